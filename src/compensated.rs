@@ -1,0 +1,35 @@
+//! Compensated (Neumaier) summation, so long sums of energy increments lose no more than a
+//! rounding error or two whatever the number of steps.
+
+/// Running sum Σ xᵢ with Neumaier's correction term.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CompensatedSum {
+    sum: f64,
+    correction: f64,
+}
+
+impl CompensatedSum {
+    pub fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        if self.sum.abs() >= x.abs() {
+            self.correction += (self.sum - t) + x;
+        } else {
+            self.correction += (x - t) + self.sum;
+        }
+        self.sum = t;
+    }
+
+    pub fn value(&self) -> f64 {
+        self.sum + self.correction
+    }
+}
+
+/// One Kahan-compensated update x ← x + δ: `carry` holds the low-order part lost so far and
+/// is fed back into the next update.
+#[inline]
+pub fn kahan_add(x: &mut f64, carry: &mut f64, delta: f64) {
+    let y = delta - *carry;
+    let t = *x + y;
+    *carry = (t - *x) - y;
+    *x = t;
+}

@@ -1,0 +1,1 @@
+//! Config, outputs, plots.

@@ -1,0 +1,367 @@
+//! Input signals u(t), one per input channel. Conventions follow scipy.signal where a
+//! counterpart exists (`chirp(method='linear')`, `square`).
+
+use std::f64::consts::PI;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+fn one() -> f64 {
+    1.0
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+fn default_column() -> ColumnRef {
+    ColumnRef::Index(1)
+}
+
+/// How a CSV signal behaves outside its sampled time range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outside {
+    /// The simulated interval must lie inside the samples (checked when the plan is built).
+    #[default]
+    Error,
+    /// Hold the first / last sample.
+    Hold,
+    /// Zero outside the samples.
+    Zero,
+}
+
+/// A CSV value column, by zero-based index or by header name.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ColumnRef {
+    Index(usize),
+    Name(String),
+}
+
+/// An input signal as written in a config (`[[input]]` tables, selected by `kind`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SignalSpec {
+    /// u(t) = 0.
+    Zero,
+    /// u(t) = value.
+    Constant { value: f64 },
+    /// u(t) = offset + amplitude · sin(2π f t + phase), f in Hz, phase in radians.
+    Sine {
+        #[serde(default = "one")]
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default)]
+        phase: f64,
+        #[serde(default)]
+        offset: f64,
+    },
+    /// u(t) = offset + amplitude · cos(2π f t + phase).
+    Cosine {
+        #[serde(default = "one")]
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default)]
+        phase: f64,
+        #[serde(default)]
+        offset: f64,
+    },
+    /// Linear chirp, scipy.signal.chirp(method='linear'):
+    /// u(t) = amplitude · cos(2π (f0 t + (f1 − f0) t² / (2 t1)) + phi·π/180), phi in degrees.
+    Chirp {
+        #[serde(default = "one")]
+        amplitude: f64,
+        f0: f64,
+        f1: f64,
+        t1: f64,
+        #[serde(default)]
+        phi: f64,
+    },
+    /// Square wave, scipy.signal.square(2π f t + phase, duty): +amplitude while
+    /// (2π f t + phase) mod 2π < 2π·duty, −amplitude otherwise.
+    Square {
+        #[serde(default = "one")]
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default = "half")]
+        duty: f64,
+        #[serde(default)]
+        phase: f64,
+    },
+    /// The sin² pulse of Kotyczka & Lefèvre §5.1:
+    /// u(t) = amplitude · sin²(π (t − start)/(end − start)) on [start, end], 0 elsewhere.
+    Pulse {
+        start: f64,
+        end: f64,
+        #[serde(default = "one")]
+        amplitude: f64,
+    },
+    /// Piecewise-linear interpolation of samples (t, u) from a CSV file: time in column 0,
+    /// values in `column` (index or header name; default 1). A header row is optional.
+    Csv {
+        path: PathBuf,
+        #[serde(default = "default_column")]
+        column: ColumnRef,
+        #[serde(default)]
+        outside: Outside,
+    },
+}
+
+/// A validated, ready-to-evaluate input signal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Signal {
+    Zero,
+    Constant(f64),
+    Harmonic { amplitude: f64, omega: f64, phase: f64, offset: f64 },
+    Chirp { amplitude: f64, f0: f64, f1: f64, t1: f64, phi_rad: f64 },
+    Square { amplitude: f64, omega: f64, duty: f64, phase: f64 },
+    Pulse { start: f64, end: f64, amplitude: f64 },
+    Samples { times: Vec<f64>, values: Vec<f64>, outside: Outside, source: PathBuf },
+}
+
+fn require_finite(field: &str, name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(Error::invalid(format!("{field}.{name}"), format!("must be finite, got {v}")))
+    }
+}
+
+impl Signal {
+    /// Validates a spec; `field` names it in errors (`input[0]`), relative CSV paths are
+    /// resolved against `base_dir`.
+    pub fn from_spec(field: &str, spec: &SignalSpec, base_dir: &Path) -> Result<Signal> {
+        let f = |name: &str, v: f64| require_finite(field, name, v);
+        Ok(match spec {
+            SignalSpec::Zero => Signal::Zero,
+            SignalSpec::Constant { value } => Signal::Constant(f("value", *value)?),
+            SignalSpec::Sine { amplitude, frequency, phase, offset } => Signal::Harmonic {
+                amplitude: f("amplitude", *amplitude)?,
+                omega: 2.0 * PI * f("frequency", *frequency)?,
+                phase: f("phase", *phase)?,
+                offset: f("offset", *offset)?,
+            },
+            SignalSpec::Cosine { amplitude, frequency, phase, offset } => Signal::Harmonic {
+                amplitude: f("amplitude", *amplitude)?,
+                omega: 2.0 * PI * f("frequency", *frequency)?,
+                phase: f("phase", *phase)? + PI / 2.0,
+                offset: f("offset", *offset)?,
+            },
+            SignalSpec::Chirp { amplitude, f0, f1, t1, phi } => {
+                let t1 = f("t1", *t1)?;
+                if t1 <= 0.0 {
+                    return Err(Error::invalid(format!("{field}.t1"), format!("must be > 0, got {t1}")));
+                }
+                Signal::Chirp {
+                    amplitude: f("amplitude", *amplitude)?,
+                    f0: f("f0", *f0)?,
+                    f1: f("f1", *f1)?,
+                    t1,
+                    phi_rad: f("phi", *phi)? * PI / 180.0,
+                }
+            }
+            SignalSpec::Square { amplitude, frequency, duty, phase } => {
+                let duty = f("duty", *duty)?;
+                if !(0.0..=1.0).contains(&duty) {
+                    return Err(Error::invalid(
+                        format!("{field}.duty"),
+                        format!("must lie in [0, 1], got {duty}"),
+                    ));
+                }
+                let frequency = f("frequency", *frequency)?;
+                if frequency <= 0.0 {
+                    return Err(Error::invalid(
+                        format!("{field}.frequency"),
+                        format!("must be > 0, got {frequency}"),
+                    ));
+                }
+                Signal::Square {
+                    amplitude: f("amplitude", *amplitude)?,
+                    omega: 2.0 * PI * frequency,
+                    duty,
+                    phase: f("phase", *phase)?,
+                }
+            }
+            SignalSpec::Pulse { start, end, amplitude } => {
+                let (start, end) = (f("start", *start)?, f("end", *end)?);
+                if end <= start {
+                    return Err(Error::invalid(
+                        format!("{field}.end"),
+                        format!("must be greater than start = {start}, got {end}"),
+                    ));
+                }
+                Signal::Pulse { start, end, amplitude: f("amplitude", *amplitude)? }
+            }
+            SignalSpec::Csv { path, column, outside } => {
+                let source = base_dir.join(path);
+                let (times, values) = read_samples(field, &source, column)?;
+                Signal::Samples { times, values, outside: *outside, source }
+            }
+        })
+    }
+
+    /// u(t).
+    pub fn value(&self, t: f64) -> f64 {
+        match self {
+            Signal::Zero => 0.0,
+            Signal::Constant(v) => *v,
+            Signal::Harmonic { amplitude, omega, phase, offset } => {
+                offset + amplitude * (omega * t + phase).sin()
+            }
+            Signal::Chirp { amplitude, f0, f1, t1, phi_rad } => {
+                let phase = 2.0 * PI * (f0 * t + 0.5 * (f1 - f0) * t * t / t1);
+                amplitude * (phase + phi_rad).cos()
+            }
+            Signal::Square { amplitude, omega, duty, phase } => {
+                let w = (omega * t + phase).rem_euclid(2.0 * PI);
+                if w < 2.0 * PI * duty { *amplitude } else { -amplitude }
+            }
+            Signal::Pulse { start, end, amplitude } => {
+                if t < *start || t > *end {
+                    0.0
+                } else {
+                    let s = (PI * (t - start) / (end - start)).sin();
+                    amplitude * s * s
+                }
+            }
+            Signal::Samples { times, values, outside, .. } => {
+                interpolate(times, values, *outside, t)
+            }
+        }
+    }
+
+    /// Times in (0, t_end) where the signal or one of its low derivatives jumps; a
+    /// high-accuracy reference integrates between them.
+    pub fn breakpoints(&self, t_end: f64) -> Vec<f64> {
+        let inside = |t: &f64| *t > 0.0 && *t < t_end;
+        match self {
+            Signal::Pulse { start, end, .. } => [*start, *end].into_iter().filter(inside).collect(),
+            Signal::Samples { times, .. } => times.iter().copied().filter(inside).collect(),
+            Signal::Square { omega, duty, phase, .. } => {
+                let period = 2.0 * PI / omega;
+                let mut edges = Vec::new();
+                let first = ((phase / (2.0 * PI)).floor() - 1.0) as i64;
+                let mut k = first;
+                loop {
+                    let rise = (2.0 * PI * k as f64 - phase) / omega;
+                    if rise > t_end {
+                        break;
+                    }
+                    edges.push(rise);
+                    edges.push(rise + duty * period);
+                    k += 1;
+                }
+                edges.into_iter().filter(inside).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// An upper bound of the signal's instantaneous frequency in Hz on [0, t_end]
+    /// (0 for piecewise-polynomial signals), used to resolve it in reference integrations.
+    pub fn max_frequency(&self, t_end: f64) -> f64 {
+        match self {
+            Signal::Harmonic { omega, .. } => omega.abs() / (2.0 * PI),
+            Signal::Chirp { f0, f1, t1, .. } => {
+                (f0.abs()).max((f0 + (f1 - f0) * t_end / t1).abs())
+            }
+            Signal::Pulse { start, end, .. } => 1.0 / (end - start),
+            _ => 0.0,
+        }
+    }
+
+    /// The time range the signal is defined on, if limited (CSV samples with `outside =
+    /// "error"`).
+    pub fn check_covers(&self, field: &str, t_end: f64) -> Result<()> {
+        if let Signal::Samples { times, outside: Outside::Error, source, .. } = self {
+            let (first, last) = (times[0], times[times.len() - 1]);
+            if first > 0.0 || last < t_end {
+                return Err(Error::invalid(
+                    field,
+                    format!(
+                        "samples in {} cover [{first}, {last}] but the run needs [0, {t_end}] (set outside = \"hold\" or \"zero\" to extend)",
+                        source.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Piecewise-linear interpolation of (times, values) at t.
+fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f64) -> f64 {
+    let last = times.len() - 1;
+    if t < times[0] || t > times[last] {
+        return match outside {
+            Outside::Zero => 0.0,
+            Outside::Hold | Outside::Error => {
+                if t < times[0] { values[0] } else { values[last] }
+            }
+        };
+    }
+    let upper = times.partition_point(|&s| s <= t).clamp(1, last);
+    let (t0, t1) = (times[upper - 1], times[upper]);
+    let w = (t - t0) / (t1 - t0);
+    values[upper - 1] + w * (values[upper] - values[upper - 1])
+}
+
+/// Reads (time, value) samples; a first row that does not parse as numbers is a header.
+fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64>, Vec<f64>)> {
+    let file = std::fs::File::open(path).map_err(|e| {
+        Error::invalid(format!("{field}.path"), format!("cannot open {}: {e}", path.display()))
+    })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(file);
+    let bad = |line: usize, what: String| {
+        Error::invalid(format!("{field}.path"), format!("{} line {line}: {what}", path.display()))
+    };
+    let mut index = match column {
+        ColumnRef::Index(i) => Some(*i),
+        ColumnRef::Name(_) => None,
+    };
+    let (mut times, mut values) = (Vec::new(), Vec::new());
+    for (row_number, record) in reader.records().enumerate() {
+        let line = row_number + 1;
+        let record = record.map_err(|e| bad(line, e.to_string()))?;
+        let is_header = times.is_empty() && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
+        if is_header {
+            if let ColumnRef::Name(name) = column {
+                index = record.iter().position(|h| h == name);
+                if index.is_none() {
+                    return Err(bad(line, format!("no column named {name:?} in the header")));
+                }
+            }
+            continue;
+        }
+        let col = index.ok_or_else(|| bad(line, "column given by name but the file has no header".into()))?;
+        let parse = |i: usize| -> Result<f64> {
+            let cell = record
+                .get(i)
+                .ok_or_else(|| bad(line, format!("has {} columns, column {i} is missing", record.len())))?;
+            let v: f64 = cell.parse().map_err(|_| bad(line, format!("{cell:?} is not a number")))?;
+            if v.is_finite() { Ok(v) } else { Err(bad(line, format!("value {v} is not finite"))) }
+        };
+        let (t, u) = (parse(0)?, parse(col)?);
+        if let Some(&previous) = times.last() {
+            if t <= previous {
+                return Err(bad(line, format!("times must increase strictly: {t} follows {previous}")));
+            }
+        }
+        times.push(t);
+        values.push(u);
+    }
+    if times.len() < 2 {
+        return Err(Error::invalid(
+            format!("{field}.path"),
+            format!("{} holds {} samples, at least 2 are needed", path.display(), times.len()),
+        ));
+    }
+    Ok((times, values))
+}

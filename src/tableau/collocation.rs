@@ -1,0 +1,179 @@
+//! Collocation Butcher tables with the mass matrix of their Lagrange basis, computed in f64
+//! from the definitions (Hairer, Lubich & Wanner, *Geometric Numerical Integration*, §II.1):
+//!
+//! - nodes: Gauss–Legendre c_i are the roots of the shifted Legendre polynomial
+//!   dˢ/dτˢ (τˢ (τ − 1)ˢ); Lobatto c_i are 0, 1 and the roots of P'_{s−1}(2τ − 1);
+//! - collocation (Gauss, Lobatto IIIA): a_ij = ∫₀^{c_i} ℓ_j, b_j = ∫₀¹ ℓ_j;
+//! - Lobatto IIIB is defined by the simplifying assumption D(s); written in the Lagrange
+//!   basis p = ℓ_i it reads b_i a_ij = b_j ∫_{c_j}^1 ℓ_i, which is how it is computed;
+//! - the mass matrix m_ij = ∫₀¹ ℓ_i ℓ_j (Kotyczka & Lefèvre 2019, eq. 25).
+//!
+//! All integrals are of polynomials of degree ≤ 2s − 2 and are evaluated exactly (up to
+//! rounding) by an (s + 1)-point Gauss rule.
+
+use nalgebra::DMatrix;
+use serde::Serialize;
+
+use super::polynomial::{LagrangeBasis, UnitQuadrature, gauss_legendre, lobatto_interior};
+use crate::error::{Error, Result};
+
+/// A family of collocation-type Runge–Kutta methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Gauss–Legendre collocation, order 2s, s = 1…8.
+    Gauss,
+    /// Lobatto IIIA (collocation at the Lobatto points), order 2s − 2, s = 2…6.
+    LobattoIiia,
+    /// Lobatto IIIB (discontinuous collocation, the symplectic partner of IIIA), order
+    /// 2s − 2, s = 2…6.
+    LobattoIiib,
+}
+
+impl Family {
+    /// The name used on the command line and in configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Gauss => "gauss",
+            Family::LobattoIiia => "lobatto-iiia",
+            Family::LobattoIiib => "lobatto-iiib",
+        }
+    }
+
+    /// The stage counts harbor supports for this family.
+    pub fn stage_range(self) -> std::ops::RangeInclusive<usize> {
+        match self {
+            Family::Gauss => 1..=8,
+            Family::LobattoIiia | Family::LobattoIiib => 2..=6,
+        }
+    }
+
+    /// Classical order of the s-stage method.
+    pub fn order(self, stages: usize) -> usize {
+        match self {
+            Family::Gauss => 2 * stages,
+            Family::LobattoIiia | Family::LobattoIiib => 2 * stages - 2,
+        }
+    }
+
+    /// Parses `gauss`, `lobatto-iiia`, `lobatto-iiib`.
+    pub fn parse(name: &str) -> Option<Family> {
+        match name {
+            "gauss" => Some(Family::Gauss),
+            "lobatto-iiia" => Some(Family::LobattoIiia),
+            "lobatto-iiib" => Some(Family::LobattoIiib),
+            _ => None,
+        }
+    }
+}
+
+/// An s-stage Butcher table (c, a, b) with its order and the mass matrix M of the Lagrange
+/// basis on the nodes c.
+#[derive(Debug, Clone)]
+pub struct Tableau {
+    pub family: Family,
+    pub stages: usize,
+    pub order: usize,
+    /// Collocation nodes c_i ∈ [0, 1], increasing.
+    pub c: Vec<f64>,
+    /// Quadrature weights b_j = ∫₀¹ ℓ_j.
+    pub b: Vec<f64>,
+    /// Stage coefficients a_ij (row i = stage).
+    pub a: DMatrix<f64>,
+    /// Mass matrix m_ij = ∫₀¹ ℓ_i ℓ_j (symmetric positive definite).
+    pub m: DMatrix<f64>,
+}
+
+impl Tableau {
+    /// The s-stage table of `family`; errors when s is outside [`Family::stage_range`].
+    pub fn new(family: Family, stages: usize) -> Result<Self> {
+        let range = family.stage_range();
+        if !range.contains(&stages) {
+            return Err(Error::invalid(
+                "stages",
+                format!(
+                    "{} supports {}..={} stages, got {stages}",
+                    family.name(),
+                    range.start(),
+                    range.end()
+                ),
+            ));
+        }
+        let c = match family {
+            Family::Gauss => gauss_nodes(stages),
+            Family::LobattoIiia | Family::LobattoIiib => lobatto_nodes(stages),
+        };
+        let basis = LagrangeBasis::new(&c);
+        let rule = UnitQuadrature::gauss(stages + 1);
+        let b: Vec<f64> = (0..stages)
+            .map(|j| rule.integrate(0.0, 1.0, |t| basis.eval(j, t)))
+            .collect();
+        let a = match family {
+            Family::Gauss | Family::LobattoIiia => DMatrix::from_fn(stages, stages, |i, j| {
+                rule.integrate(0.0, c[i], |t| basis.eval(j, t))
+            }),
+            Family::LobattoIiib => DMatrix::from_fn(stages, stages, |i, j| {
+                b[j] * rule.integrate(c[j], 1.0, |t| basis.eval(i, t)) / b[i]
+            }),
+        };
+        let m = DMatrix::from_fn(stages, stages, |i, j| {
+            rule.integrate(0.0, 1.0, |t| basis.eval(i, t) * basis.eval(j, t))
+        });
+        Ok(Tableau {
+            family,
+            stages,
+            order: family.order(stages),
+            c,
+            b,
+            a,
+            m,
+        })
+    }
+
+    /// Gauss–Legendre collocation with s stages.
+    pub fn gauss(stages: usize) -> Result<Self> {
+        Self::new(Family::Gauss, stages)
+    }
+
+    /// Lobatto IIIA with s stages.
+    pub fn lobatto_iiia(stages: usize) -> Result<Self> {
+        Self::new(Family::LobattoIiia, stages)
+    }
+
+    /// Lobatto IIIB with s stages.
+    pub fn lobatto_iiib(stages: usize) -> Result<Self> {
+        Self::new(Family::LobattoIiib, stages)
+    }
+
+    /// The rows of a as plain vectors (for JSON and WGSL constants).
+    pub fn a_rows(&self) -> Vec<Vec<f64>> {
+        matrix_rows(&self.a)
+    }
+
+    /// The rows of M as plain vectors.
+    pub fn m_rows(&self) -> Vec<Vec<f64>> {
+        matrix_rows(&self.m)
+    }
+}
+
+/// Rows of a dense matrix as nested vectors.
+pub fn matrix_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    m.row_iter().map(|r| r.iter().copied().collect()).collect()
+}
+
+/// Gauss–Legendre nodes on [0, 1]: the roots of P_s(2τ − 1).
+fn gauss_nodes(stages: usize) -> Vec<f64> {
+    gauss_legendre(stages)
+        .0
+        .iter()
+        .map(|x| 0.5 * (1.0 + x))
+        .collect()
+}
+
+/// Lobatto nodes on [0, 1]: 0, the roots of P'_{s−1}(2τ − 1), 1.
+fn lobatto_nodes(stages: usize) -> Vec<f64> {
+    let mut c = vec![0.0];
+    c.extend(lobatto_interior(stages - 1).iter().map(|x| 0.5 * (1.0 + x)));
+    c.push(1.0);
+    c
+}
