@@ -35,7 +35,11 @@ impl StageInputs {
                 values.extend(signals.iter().map(|s| s.value(t)));
             }
         }
-        StageInputs { stages, channels, values }
+        StageInputs {
+            stages,
+            channels,
+            values,
+        }
     }
 
     /// The s·m stage inputs of step k, stage-major.
@@ -64,10 +68,16 @@ pub struct Plan {
 /// Number of steps N = t_end / h, which must be a whole number (to 1e-9 relative).
 pub fn step_count(h: f64, t_end: f64) -> Result<usize> {
     if !(h.is_finite() && h > 0.0) {
-        return Err(Error::invalid("scheme.h", format!("must be a finite number > 0, got {h}")));
+        return Err(Error::invalid(
+            "scheme.h",
+            format!("must be a finite number > 0, got {h}"),
+        ));
     }
     if !(t_end.is_finite() && t_end > 0.0) {
-        return Err(Error::invalid("scheme.t_end", format!("must be a finite number > 0, got {t_end}")));
+        return Err(Error::invalid(
+            "scheme.t_end",
+            format!("must be a finite number > 0, got {t_end}"),
+        ));
     }
     let ratio = t_end / h;
     let steps = ratio.round();
@@ -78,7 +88,10 @@ pub fn step_count(h: f64, t_end: f64) -> Result<usize> {
         ));
     }
     if steps > u32::MAX as f64 {
-        return Err(Error::invalid("scheme.h", format!("{steps} steps exceed the supported 2³² − 1")));
+        return Err(Error::invalid(
+            "scheme.h",
+            format!("{steps} steps exceed the supported 2³² − 1"),
+        ));
     }
     Ok(steps as usize)
 }
@@ -103,7 +116,11 @@ impl Plan {
         }
         let mut split = None;
         for (index, member) in members.iter().enumerate() {
-            let prefix = if members.len() == 1 { "system".to_string() } else { format!("member[{index}]") };
+            let prefix = if members.len() == 1 {
+                "system".to_string()
+            } else {
+                format!("member[{index}]")
+            };
             if member.system.inputs() != signals.len() {
                 return Err(Error::invalid(
                     "input",
@@ -117,13 +134,20 @@ impl Plan {
             if member.x0.len() != member.system.states() {
                 return Err(Error::invalid(
                     format!("{prefix}.x0"),
-                    format!("has length {}, the system has n = {}", member.x0.len(), member.system.states()),
+                    format!(
+                        "has length {}, the system has n = {}",
+                        member.x0.len(),
+                        member.system.states()
+                    ),
                 ));
             }
             if scheme.is_partitioned() {
                 let half = member.system.canonical_split(&prefix)?;
                 if split.is_some_and(|s| s != half) {
-                    return Err(Error::invalid(format!("{prefix}.J"), "members differ in state size"));
+                    return Err(Error::invalid(
+                        format!("{prefix}.J"),
+                        "members differ in state size",
+                    ));
                 }
                 split = Some(half);
             }
@@ -132,13 +156,23 @@ impl Plan {
             s.check_covers(&format!("input[{i}]"), t_end)?;
         }
         let inputs = StageInputs::sample(signals, &scheme.c, h, steps);
-        Ok(Plan { scheme, h, steps, split, members, inputs, record_every })
+        Ok(Plan {
+            scheme,
+            h,
+            steps,
+            split,
+            members,
+            inputs,
+            record_every,
+        })
     }
 
     /// Step indices (1-based, counting completed steps) at which samples are recorded:
     /// every `record_every` steps and the last step.
     pub fn record_points(&self) -> Vec<usize> {
-        let mut points: Vec<usize> = (1..=self.steps).filter(|k| k % self.record_every == 0).collect();
+        let mut points: Vec<usize> = (1..=self.steps)
+            .filter(|k| k % self.record_every == 0)
+            .collect();
         if points.last() != Some(&self.steps) {
             points.push(self.steps);
         }

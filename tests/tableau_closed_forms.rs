@@ -73,7 +73,11 @@ fn gauss_three_stages() {
             &[5.0 / 36.0 + r / 24.0, 2.0 / 9.0, 5.0 / 36.0 - r / 24.0],
             &[5.0 / 36.0 + r / 30.0, 2.0 / 9.0 + r / 15.0, 5.0 / 36.0],
         ]),
-        Some(&[&[5.0 / 18.0, 0.0, 0.0], &[0.0, 4.0 / 9.0, 0.0], &[0.0, 0.0, 5.0 / 18.0]]),
+        Some(&[
+            &[5.0 / 18.0, 0.0, 0.0],
+            &[0.0, 4.0 / 9.0, 0.0],
+            &[0.0, 0.0, 5.0 / 18.0],
+        ]),
     );
 }
 
@@ -104,9 +108,21 @@ fn gauss_four_stages_nodes_and_weights() {
 fn lobatto_two_stages_trapezoidal_pair() {
     let iiia = Tableau::lobatto_iiia(2).unwrap();
     let mass: &[&[f64]] = &[&[1.0 / 3.0, 1.0 / 6.0], &[1.0 / 6.0, 1.0 / 3.0]];
-    check(&iiia, &[0.0, 1.0], &[0.5, 0.5], Some(&[&[0.0, 0.0], &[0.5, 0.5]]), Some(mass));
+    check(
+        &iiia,
+        &[0.0, 1.0],
+        &[0.5, 0.5],
+        Some(&[&[0.0, 0.0], &[0.5, 0.5]]),
+        Some(mass),
+    );
     let iiib = Tableau::lobatto_iiib(2).unwrap();
-    check(&iiib, &[0.0, 1.0], &[0.5, 0.5], Some(&[&[0.5, 0.0], &[0.5, 0.0]]), Some(mass));
+    check(
+        &iiib,
+        &[0.0, 1.0],
+        &[0.5, 0.5],
+        Some(&[&[0.5, 0.0], &[0.5, 0.0]]),
+        Some(mass),
+    );
     assert_eq!(iiia.order, 2);
 }
 
@@ -124,7 +140,11 @@ fn lobatto_three_stages() {
         &iiia,
         &c,
         &b,
-        Some(&[&[0.0, 0.0, 0.0], &[5.0 / 24.0, 1.0 / 3.0, -1.0 / 24.0], &[1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0]]),
+        Some(&[
+            &[0.0, 0.0, 0.0],
+            &[5.0 / 24.0, 1.0 / 3.0, -1.0 / 24.0],
+            &[1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0],
+        ]),
         Some(mass),
     );
     let iiib = Tableau::lobatto_iiib(3).unwrap();
@@ -132,7 +152,11 @@ fn lobatto_three_stages() {
         &iiib,
         &c,
         &b,
-        Some(&[&[1.0 / 6.0, -1.0 / 6.0, 0.0], &[1.0 / 6.0, 1.0 / 3.0, 0.0], &[1.0 / 6.0, 5.0 / 6.0, 0.0]]),
+        Some(&[
+            &[1.0 / 6.0, -1.0 / 6.0, 0.0],
+            &[1.0 / 6.0, 1.0 / 3.0, 0.0],
+            &[1.0 / 6.0, 5.0 / 6.0, 0.0],
+        ]),
         Some(mass),
     );
     assert_eq!(iiia.order, 4);
@@ -150,8 +174,18 @@ fn lobatto_four_stages() {
         &b,
         Some(&[
             &[0.0, 0.0, 0.0, 0.0],
-            &[(11.0 + r5) / 120.0, (25.0 - r5) / 120.0, (25.0 - 13.0 * r5) / 120.0, (-1.0 + r5) / 120.0],
-            &[(11.0 - r5) / 120.0, (25.0 + 13.0 * r5) / 120.0, (25.0 + r5) / 120.0, (-1.0 - r5) / 120.0],
+            &[
+                (11.0 + r5) / 120.0,
+                (25.0 - r5) / 120.0,
+                (25.0 - 13.0 * r5) / 120.0,
+                (-1.0 + r5) / 120.0,
+            ],
+            &[
+                (11.0 - r5) / 120.0,
+                (25.0 + 13.0 * r5) / 120.0,
+                (25.0 + r5) / 120.0,
+                (-1.0 - r5) / 120.0,
+            ],
             &[1.0 / 12.0, 5.0 / 12.0, 5.0 / 12.0, 1.0 / 12.0],
         ]),
         None,
@@ -163,8 +197,18 @@ fn lobatto_four_stages() {
         &b,
         Some(&[
             &[1.0 / 12.0, (-1.0 - r5) / 24.0, (-1.0 + r5) / 24.0, 0.0],
-            &[1.0 / 12.0, (25.0 + r5) / 120.0, (25.0 - 13.0 * r5) / 120.0, 0.0],
-            &[1.0 / 12.0, (25.0 + 13.0 * r5) / 120.0, (25.0 - r5) / 120.0, 0.0],
+            &[
+                1.0 / 12.0,
+                (25.0 + r5) / 120.0,
+                (25.0 - 13.0 * r5) / 120.0,
+                0.0,
+            ],
+            &[
+                1.0 / 12.0,
+                (25.0 + 13.0 * r5) / 120.0,
+                (25.0 - r5) / 120.0,
+                0.0,
+            ],
             &[1.0 / 12.0, (11.0 - r5) / 24.0, (11.0 + r5) / 24.0, 0.0],
         ]),
         None,
@@ -174,8 +218,76 @@ fn lobatto_four_stages() {
 
 #[test]
 fn stage_counts_outside_the_supported_range_are_rejected() {
-    for (family, s) in [(Family::Gauss, 0), (Family::Gauss, 9), (Family::LobattoIiia, 1), (Family::LobattoIiib, 7)] {
+    for (family, s) in [
+        (Family::Gauss, 0),
+        (Family::Gauss, 9),
+        (Family::LobattoIiia, 1),
+        (Family::LobattoIiib, 7),
+    ] {
         let err = Tableau::new(family, s).unwrap_err().to_string();
-        assert!(err.contains("stages") && err.contains(&format!("got {s}")), "{err}");
+        assert!(
+            err.contains("stages") && err.contains(&format!("got {s}")),
+            "{err}"
+        );
     }
+}
+
+/// Entries that are rational numbers must equal the correctly rounded f64 of that rational
+/// (a single f64 division p/q is correctly rounded), bit for bit.
+#[test]
+fn rational_entries_are_correctly_rounded() {
+    let exact = |what: &str, found: f64, p: f64, q: f64| {
+        assert_eq!(
+            found.to_bits(),
+            (p / q).to_bits(),
+            "{what}: found {found:e}, expected {p}/{q} = {:e}",
+            p / q
+        );
+    };
+    let g2 = Tableau::gauss(2).unwrap();
+    for i in 0..2 {
+        exact("gauss-2 b", g2.b[i], 1.0, 2.0);
+        exact("gauss-2 a_ii", g2.a[(i, i)], 1.0, 4.0);
+        exact("gauss-2 m_ii", g2.m[(i, i)], 1.0, 2.0);
+        assert_eq!(
+            g2.m[(i, 1 - i)],
+            0.0,
+            "gauss-2 off-diagonal of M is exactly zero"
+        );
+    }
+    let g3 = Tableau::gauss(3).unwrap();
+    exact("gauss-3 b_1", g3.b[0], 5.0, 18.0);
+    exact("gauss-3 b_2", g3.b[1], 4.0, 9.0);
+    exact("gauss-3 a_11", g3.a[(0, 0)], 5.0, 36.0);
+    exact("gauss-3 a_22", g3.a[(1, 1)], 2.0, 9.0);
+    exact("gauss-3 c_2", g3.c[1], 1.0, 2.0);
+    let l3a = Tableau::lobatto_iiia(3).unwrap();
+    let l3b = Tableau::lobatto_iiib(3).unwrap();
+    for (i, j, p, q) in [
+        (1, 0, 5.0, 24.0),
+        (1, 1, 1.0, 3.0),
+        (1, 2, -1.0, 24.0),
+        (2, 1, 2.0, 3.0),
+    ] {
+        exact(&format!("lobatto-iiia-3 a[{i}][{j}]"), l3a.a[(i, j)], p, q);
+    }
+    for (i, j, p, q) in [
+        (0, 0, 1.0, 6.0),
+        (0, 1, -1.0, 6.0),
+        (1, 1, 1.0, 3.0),
+        (2, 1, 5.0, 6.0),
+    ] {
+        exact(&format!("lobatto-iiib-3 a[{i}][{j}]"), l3b.a[(i, j)], p, q);
+    }
+    for (i, j, p, q) in [
+        (0, 0, 2.0, 15.0),
+        (0, 1, 1.0, 15.0),
+        (0, 2, -1.0, 30.0),
+        (1, 1, 8.0, 15.0),
+    ] {
+        exact(&format!("lobatto-3 m[{i}][{j}]"), l3a.m[(i, j)], p, q);
+    }
+    let l4 = Tableau::lobatto_iiia(4).unwrap();
+    exact("lobatto-4 b_1", l4.b[0], 1.0, 12.0);
+    exact("lobatto-4 b_2", l4.b[1], 5.0, 12.0);
 }

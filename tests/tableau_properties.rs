@@ -24,7 +24,10 @@ fn all_tables() -> Vec<Tableau> {
 
 fn expect(what: &str, found: f64, expected: f64, tol: f64) {
     let err = (found - expected).abs();
-    assert!(err <= tol, "{what}: found {found:.17e}, expected {expected:.17e}, error {err:.2e} > {tol:.0e}");
+    assert!(
+        err <= tol,
+        "{what}: found {found:.17e}, expected {expected:.17e}, error {err:.2e} > {tol:.0e}"
+    );
 }
 
 /// (B(p), C(q), D(r)) that each family satisfies.
@@ -41,20 +44,33 @@ fn assumptions(t: &Tableau) -> (usize, usize, usize) {
 fn simplifying_assumptions_b_c_d() {
     for t in all_tables() {
         let (p, q, r) = assumptions(&t);
-        let (s, tol, name) = (t.stages, tolerance(t.stages), format!("{}-{}", t.family.name(), t.stages));
+        let (s, tol, name) = (
+            t.stages,
+            tolerance(t.stages),
+            format!("{}-{}", t.family.name(), t.stages),
+        );
         for k in 1..=p {
             let sum: f64 = (0..s).map(|i| t.b[i] * t.c[i].powi(k as i32 - 1)).sum();
             expect(&format!("{name} B({k})"), sum, 1.0 / k as f64, tol);
         }
         for k in 1..=q {
             for i in 0..s {
-                let sum: f64 = (0..s).map(|j| t.a[(i, j)] * t.c[j].powi(k as i32 - 1)).sum();
-                expect(&format!("{name} C({k}) row {i}"), sum, t.c[i].powi(k as i32) / k as f64, tol);
+                let sum: f64 = (0..s)
+                    .map(|j| t.a[(i, j)] * t.c[j].powi(k as i32 - 1))
+                    .sum();
+                expect(
+                    &format!("{name} C({k}) row {i}"),
+                    sum,
+                    t.c[i].powi(k as i32) / k as f64,
+                    tol,
+                );
             }
         }
         for k in 1..=r {
             for j in 0..s {
-                let sum: f64 = (0..s).map(|i| t.b[i] * t.c[i].powi(k as i32 - 1) * t.a[(i, j)]).sum();
+                let sum: f64 = (0..s)
+                    .map(|i| t.b[i] * t.c[i].powi(k as i32 - 1) * t.a[(i, j)])
+                    .sum();
                 let expected = t.b[j] * (1.0 - t.c[j].powi(k as i32)) / k as f64;
                 expect(&format!("{name} D({k}) column {j}"), sum, expected, tol);
             }
@@ -67,10 +83,24 @@ fn nodes_are_symmetric_and_increasing() {
     for t in all_tables() {
         let s = t.stages;
         for i in 0..s {
-            expect(&format!("{}-{s} c symmetry", t.family.name()), t.c[i] + t.c[s - 1 - i], 1.0, tolerance(s));
-            expect(&format!("{}-{s} b symmetry", t.family.name()), t.b[i], t.b[s - 1 - i], tolerance(s));
+            expect(
+                &format!("{}-{s} c symmetry", t.family.name()),
+                t.c[i] + t.c[s - 1 - i],
+                1.0,
+                tolerance(s),
+            );
+            expect(
+                &format!("{}-{s} b symmetry", t.family.name()),
+                t.b[i],
+                t.b[s - 1 - i],
+                tolerance(s),
+            );
             if i > 0 {
-                assert!(t.c[i] > t.c[i - 1], "{}-{s}: nodes not increasing", t.family.name());
+                assert!(
+                    t.c[i] > t.c[i - 1],
+                    "{}-{s}: nodes not increasing",
+                    t.family.name()
+                );
             }
         }
     }
@@ -95,7 +125,11 @@ fn lobatto_pair_is_symplectic() {
         // Lobatto IIIA has a zero first row, IIIB a zero last column.
         for j in 0..s {
             assert_eq!(a[(0, j)], 0.0, "IIIA-{s} first row");
-            assert!(ah[(j, s - 1)].abs() <= tolerance(s), "IIIB-{s} last column: {:e}", ah[(j, s - 1)]);
+            assert!(
+                ah[(j, s - 1)].abs() <= tolerance(s),
+                "IIIB-{s} last column: {:e}",
+                ah[(j, s - 1)]
+            );
         }
     }
 }
@@ -108,9 +142,19 @@ fn gauss_satisfies_the_exact_energy_balance_conditions() {
         for i in 0..s {
             for j in 0..s {
                 let lhs = t.a[(i, j)] * t.b[i] + t.a[(j, i)] * t.b[j];
-                expect(&format!("gauss-{s} (52) at ({i},{j})"), lhs, t.b[i] * t.b[j], tolerance(s));
+                expect(
+                    &format!("gauss-{s} (52) at ({i},{j})"),
+                    lhs,
+                    t.b[i] * t.b[j],
+                    tolerance(s),
+                );
             }
-            expect(&format!("gauss-{s} a_ii"), t.a[(i, i)], 0.5 * t.b[i], tolerance(s));
+            expect(
+                &format!("gauss-{s} a_ii"),
+                t.a[(i, i)],
+                0.5 * t.b[i],
+                tolerance(s),
+            );
         }
     }
 }
@@ -124,10 +168,20 @@ fn mass_matrix_is_symmetric_positive_definite_with_row_sums_b() {
             let row_sum: f64 = (0..s).map(|j| t.m[(i, j)]).sum();
             expect(&format!("{name} Σ_j m_{i}j = b_{i}"), row_sum, t.b[i], tol);
             for j in 0..s {
-                expect(&format!("{name} m symmetry ({i},{j})"), t.m[(i, j)], t.m[(j, i)], tol);
+                expect(
+                    &format!("{name} m symmetry ({i},{j})"),
+                    t.m[(i, j)],
+                    t.m[(j, i)],
+                    tol,
+                );
                 if t.family == Family::Gauss {
                     let expected = if i == j { t.b[i] } else { 0.0 };
-                    expect(&format!("{name} m_ij = b_i δ_ij at ({i},{j})"), t.m[(i, j)], expected, tol);
+                    expect(
+                        &format!("{name} m_ij = b_i δ_ij at ({i},{j})"),
+                        t.m[(i, j)],
+                        expected,
+                        tol,
+                    );
                 }
             }
         }

@@ -1,1 +1,242 @@
-fn main(){}
+//! The `harbor` command line: collocation tables, simulations, studies.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use harbor::io::Config;
+use harbor::io::output::{write_atomically, write_simulation};
+use harbor::io::plot::energy_order_svg;
+use harbor::results::Results;
+use harbor::study::energy_order;
+use harbor::tableau::{Family, Tableau};
+use harbor::{Error, Result, cpu};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "harbor",
+    version,
+    about = "Structure-preserving ensembles of port-Hamiltonian systems"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a collocation Butcher table (c, a, b, order) with the mass matrix M of its
+    /// Lagrange basis.
+    Tableau {
+        /// gauss (s = 1…8), lobatto-iiia or lobatto-iiib (s = 2…6).
+        family: String,
+        /// Number of stages s.
+        stages: usize,
+        /// Print JSON {"family","stages","order","c","b","a","m"} instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Integrate the system of a config file and write summary.json plus NPY arrays.
+    Simulate {
+        config: PathBuf,
+        /// Output directory (created; files in it are replaced only when the run succeeds).
+        #[arg(long)]
+        out: PathBuf,
+        /// Where to run: auto picks the best available backend and says which.
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        backend: Backend,
+        /// Override a config value by dotted path, the value written as TOML
+        /// (--set system.x0=[0.0,-1.0]); repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// Numerical studies.
+    Study {
+        #[command(subcommand)]
+        study: Study,
+    },
+}
+
+#[derive(Subcommand)]
+enum Study {
+    /// Relative errors of total supplied and stored energy over a sweep of h against the
+    /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
+    /// Fig. 3/5). Writes energy_order.csv, energy_order_slopes.csv, energy_order.svg.
+    EnergyOrder {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// The best available backend.
+    Auto,
+    /// The f64 reference path on all CPU cores.
+    Cpu,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Tableau {
+            family,
+            stages,
+            json,
+        } => tableau(&family, stages, json),
+        Command::Simulate {
+            config,
+            out,
+            backend,
+            overrides,
+        } => simulate(&config, &out, backend, &overrides),
+        Command::Study {
+            study:
+                Study::EnergyOrder {
+                    config,
+                    out,
+                    overrides,
+                },
+        } => study_energy_order(&config, &out, &overrides),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
+    let family = Family::parse(family).ok_or_else(|| {
+        Error::invalid(
+            "family",
+            format!("unknown family {family:?}: expected gauss, lobatto-iiia or lobatto-iiib"),
+        )
+    })?;
+    let t = Tableau::new(family, stages)?;
+    if as_json {
+        let doc = json!({
+            "family": family.name(),
+            "stages": t.stages,
+            "order": t.order,
+            "c": t.c,
+            "b": t.b,
+            "a": t.a_rows(),
+            "m": t.m_rows(),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("JSON values always serialise")
+        );
+        return Ok(());
+    }
+    println!(
+        "{} with s = {}, order {}\n",
+        family.name(),
+        t.stages,
+        t.order
+    );
+    let cell = |v: f64| format!("{:>24}", format!("{v:.17e}"));
+    println!("{:>24} |{:>24}", "c", "a");
+    for i in 0..t.stages {
+        let row: String = (0..t.stages).map(|j| cell(t.a[(i, j)])).collect();
+        println!("{} |{row}", cell(t.c[i]));
+    }
+    println!(
+        "{:>24} |{}",
+        "b",
+        t.b.iter().map(|&v| cell(v)).collect::<String>()
+    );
+    println!("\nM (m_ij = ∫₀¹ ℓ_i ℓ_j)");
+    for i in 0..t.stages {
+        println!(
+            "{:>24} |{}",
+            "",
+            (0..t.stages).map(|j| cell(t.m[(i, j)])).collect::<String>()
+        );
+    }
+    Ok(())
+}
+
+fn simulate(config_path: &Path, out: &Path, backend: Backend, overrides: &[String]) -> Result<()> {
+    let config = Config::load(config_path, overrides)?;
+    let plan = config.plan()?;
+    if backend == Backend::Auto {
+        eprintln!(
+            "backend: cpu (auto: this build has no GPU path; running the f64 reference on {} threads)",
+            rayon::current_num_threads()
+        );
+    }
+    let started = Instant::now();
+    let results = cpu::run(&plan)?;
+    let elapsed = started.elapsed().as_secs_f64();
+    write_simulation(out, &results, &plan)?;
+    print_simulation(&results, plan.scheme.order, elapsed);
+    println!(
+        "wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}",
+        out.display()
+    );
+    Ok(())
+}
+
+fn print_simulation(results: &Results, order: usize, seconds: f64) {
+    let members = results.members.len();
+    let member_steps = (members * results.steps) as f64;
+    println!(
+        "scheme {} (order {order}), h = {}, {} steps, {members} member(s), n = {}, m = {}",
+        results.scheme, results.h, results.steps, results.states, results.inputs
+    );
+    println!(
+        "backend {} ({}): {seconds:.3} s, {:.3e} member-steps/s",
+        results.backend,
+        results.precision,
+        member_steps / seconds.max(1e-9)
+    );
+    println!(
+        "\n{:>6} {:>24} {:>24} {:>24} {:>24} {:>12}",
+        "member", "stored ΔH̄_tot", "supplied ΔH̃_tot", "port Σ h yᵀu", "dissipated", "max|ΔH̄−ΔH̃|"
+    );
+    for (i, m) in results.members.iter().enumerate().take(8) {
+        let t = m.totals;
+        println!(
+            "{i:>6} {:>24.16e} {:>24.16e} {:>24.16e} {:>24.16e} {:>12.3e}",
+            t.stored, t.supplied, t.port, t.dissipated, t.max_abs_residual
+        );
+    }
+    if members > 8 {
+        println!("   … {} more in summary.json", members - 8);
+    }
+}
+
+fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
+    let config = Config::load(config_path, overrides)?;
+    let study = energy_order::run(&config)?;
+    let title = format!(
+        "{}: relative energy errors (supplied ●, stored ×)",
+        config_path
+            .file_stem()
+            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned())
+    );
+    write_atomically(out, |dir| {
+        let write = |name: &str, text: String| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
+        };
+        write("energy_order.csv", study.points_csv())?;
+        write("energy_order_slopes.csv", study.fits_csv())?;
+        energy_order_svg(&study, &dir.join("energy_order.svg"), &title)
+    })?;
+    print!("{}", study.table());
+    println!(
+        "\nwrote {}/{{energy_order.csv, energy_order_slopes.csv, energy_order.svg}}",
+        out.display()
+    );
+    Ok(())
+}

@@ -62,7 +62,11 @@ impl CollocationStepper {
         let l = member.system.drift();
         let mut stage_coef = vec![0.0; n * s * s];
         for r in 0..n {
-            let a = if r < split { &scheme.a_positions } else { &scheme.a_momenta };
+            let a = if r < split {
+                &scheme.a_positions
+            } else {
+                &scheme.a_momenta
+            };
             for i in 0..s {
                 for j in 0..s {
                     stage_coef[(r * s + i) * s + j] = a[(i, j)];
@@ -156,15 +160,18 @@ impl CollocationStepper {
         // (M e)_i = Σ_j m_ij e_j.
         for i in 0..s {
             for r in 0..n {
-                w.weighted_efforts[i * n + r] =
-                    (0..s).map(|j| self.mass[(i, j)] * w.efforts[j * n + r]).sum();
+                w.weighted_efforts[i * n + r] = (0..s)
+                    .map(|j| self.mass[(i, j)] * w.efforts[j * n + r])
+                    .sum();
             }
         }
         // y_i = Bᵀ (M e)_i and the port energy h Σ_i y_iᵀ u_i.
         let mut port = 0.0;
         for i in 0..s {
             for c in 0..m {
-                let yi: f64 = (0..n).map(|r| self.bmat[(r, c)] * w.weighted_efforts[i * n + r]).sum();
+                let yi: f64 = (0..n)
+                    .map(|r| self.bmat[(r, c)] * w.weighted_efforts[i * n + r])
+                    .sum();
                 y[i * m + c] = yi;
                 port += yi * u[i * m + c];
             }
@@ -184,15 +191,26 @@ impl CollocationStepper {
         // δ = h Σ_j b_j (L x_j + B u_j); ΔH̄ = δᵀ Q (x_0 + δ/2); x ← x + δ.
         let mut stored = 0.0;
         let delta: Vec<f64> = (0..n)
-            .map(|r| h * (0..s).map(|j| self.weights[j] * w.stage_rates[j * n + r]).sum::<f64>())
+            .map(|r| {
+                h * (0..s)
+                    .map(|j| self.weights[j] * w.stage_rates[j * n + r])
+                    .sum::<f64>()
+            })
             .collect();
         for r in 0..n {
-            let q_mid: f64 = (0..n).map(|c| self.q[(r, c)] * (x[c] + 0.5 * delta[c])).sum();
+            let q_mid: f64 = (0..n)
+                .map(|c| self.q[(r, c)] * (x[c] + 0.5 * delta[c]))
+                .sum();
             stored += delta[r] * q_mid;
         }
         for r in 0..n {
             kahan_add(&mut x[r], &mut carry[r], delta[r]);
         }
-        StepEnergy { stored, supplied: port - dissipated, port, dissipated }
+        StepEnergy {
+            stored,
+            supplied: port - dissipated,
+            port,
+            dissipated,
+        }
     }
 }

@@ -13,7 +13,11 @@ use crate::results::{EnergyTotals, MemberResult, Results};
 pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
     let stepper = CollocationStepper::new(plan, member)?;
     let mut scratch = stepper.scratch();
-    let (n, s, m) = (member.system.states(), plan.scheme.stages, member.system.inputs());
+    let (n, s, m) = (
+        member.system.states(),
+        plan.scheme.stages,
+        member.system.inputs(),
+    );
     let mut x: Vec<f64> = member.x0.iter().copied().collect();
     let mut carry = vec![0.0; n];
     let mut y = vec![0.0; s * m];
@@ -30,9 +34,24 @@ pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
     let mut max_abs_residual = 0.0_f64;
     let mut next_record = record_points.iter().copied().peekable();
     for k in 0..plan.steps {
-        let energy = stepper.step(&mut x, &mut carry, plan.inputs.step(k), &mut y, &mut scratch);
-        let parts = [energy.stored, energy.supplied, energy.port, energy.dissipated];
-        for (sum, value) in totals.iter_mut().chain(window.iter_mut()).zip(parts.iter().cycle()) {
+        let energy = stepper.step(
+            &mut x,
+            &mut carry,
+            plan.inputs.step(k),
+            &mut y,
+            &mut scratch,
+        );
+        let parts = [
+            energy.stored,
+            energy.supplied,
+            energy.port,
+            energy.dissipated,
+        ];
+        for (sum, value) in totals
+            .iter_mut()
+            .chain(window.iter_mut())
+            .zip(parts.iter().cycle())
+        {
             sum.add(*value);
         }
         max_abs_residual = max_abs_residual.max(energy.residual().abs());

@@ -1,1 +1,8 @@
-//! Config, outputs, plots.
+//! Configuration in, result files and plots out.
+
+pub mod config;
+pub mod output;
+pub mod overrides;
+pub mod plot;
+
+pub use config::Config;

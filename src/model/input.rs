@@ -115,18 +115,46 @@ pub enum SignalSpec {
 pub enum Signal {
     Zero,
     Constant(f64),
-    Harmonic { amplitude: f64, omega: f64, phase: f64, offset: f64 },
-    Chirp { amplitude: f64, f0: f64, f1: f64, t1: f64, phi_rad: f64 },
-    Square { amplitude: f64, omega: f64, duty: f64, phase: f64 },
-    Pulse { start: f64, end: f64, amplitude: f64 },
-    Samples { times: Vec<f64>, values: Vec<f64>, outside: Outside, source: PathBuf },
+    Harmonic {
+        amplitude: f64,
+        omega: f64,
+        phase: f64,
+        offset: f64,
+    },
+    Chirp {
+        amplitude: f64,
+        f0: f64,
+        f1: f64,
+        t1: f64,
+        phi_rad: f64,
+    },
+    Square {
+        amplitude: f64,
+        omega: f64,
+        duty: f64,
+        phase: f64,
+    },
+    Pulse {
+        start: f64,
+        end: f64,
+        amplitude: f64,
+    },
+    Samples {
+        times: Vec<f64>,
+        values: Vec<f64>,
+        outside: Outside,
+        source: PathBuf,
+    },
 }
 
 fn require_finite(field: &str, name: &str, v: f64) -> Result<f64> {
     if v.is_finite() {
         Ok(v)
     } else {
-        Err(Error::invalid(format!("{field}.{name}"), format!("must be finite, got {v}")))
+        Err(Error::invalid(
+            format!("{field}.{name}"),
+            format!("must be finite, got {v}"),
+        ))
     }
 }
 
@@ -138,22 +166,41 @@ impl Signal {
         Ok(match spec {
             SignalSpec::Zero => Signal::Zero,
             SignalSpec::Constant { value } => Signal::Constant(f("value", *value)?),
-            SignalSpec::Sine { amplitude, frequency, phase, offset } => Signal::Harmonic {
+            SignalSpec::Sine {
+                amplitude,
+                frequency,
+                phase,
+                offset,
+            } => Signal::Harmonic {
                 amplitude: f("amplitude", *amplitude)?,
                 omega: 2.0 * PI * f("frequency", *frequency)?,
                 phase: f("phase", *phase)?,
                 offset: f("offset", *offset)?,
             },
-            SignalSpec::Cosine { amplitude, frequency, phase, offset } => Signal::Harmonic {
+            SignalSpec::Cosine {
+                amplitude,
+                frequency,
+                phase,
+                offset,
+            } => Signal::Harmonic {
                 amplitude: f("amplitude", *amplitude)?,
                 omega: 2.0 * PI * f("frequency", *frequency)?,
                 phase: f("phase", *phase)? + PI / 2.0,
                 offset: f("offset", *offset)?,
             },
-            SignalSpec::Chirp { amplitude, f0, f1, t1, phi } => {
+            SignalSpec::Chirp {
+                amplitude,
+                f0,
+                f1,
+                t1,
+                phi,
+            } => {
                 let t1 = f("t1", *t1)?;
                 if t1 <= 0.0 {
-                    return Err(Error::invalid(format!("{field}.t1"), format!("must be > 0, got {t1}")));
+                    return Err(Error::invalid(
+                        format!("{field}.t1"),
+                        format!("must be > 0, got {t1}"),
+                    ));
                 }
                 Signal::Chirp {
                     amplitude: f("amplitude", *amplitude)?,
@@ -163,7 +210,12 @@ impl Signal {
                     phi_rad: f("phi", *phi)? * PI / 180.0,
                 }
             }
-            SignalSpec::Square { amplitude, frequency, duty, phase } => {
+            SignalSpec::Square {
+                amplitude,
+                frequency,
+                duty,
+                phase,
+            } => {
                 let duty = f("duty", *duty)?;
                 if !(0.0..=1.0).contains(&duty) {
                     return Err(Error::invalid(
@@ -185,7 +237,11 @@ impl Signal {
                     phase: f("phase", *phase)?,
                 }
             }
-            SignalSpec::Pulse { start, end, amplitude } => {
+            SignalSpec::Pulse {
+                start,
+                end,
+                amplitude,
+            } => {
                 let (start, end) = (f("start", *start)?, f("end", *end)?);
                 if end <= start {
                     return Err(Error::invalid(
@@ -193,12 +249,25 @@ impl Signal {
                         format!("must be greater than start = {start}, got {end}"),
                     ));
                 }
-                Signal::Pulse { start, end, amplitude: f("amplitude", *amplitude)? }
+                Signal::Pulse {
+                    start,
+                    end,
+                    amplitude: f("amplitude", *amplitude)?,
+                }
             }
-            SignalSpec::Csv { path, column, outside } => {
+            SignalSpec::Csv {
+                path,
+                column,
+                outside,
+            } => {
                 let source = base_dir.join(path);
                 let (times, values) = read_samples(field, &source, column)?;
-                Signal::Samples { times, values, outside: *outside, source }
+                Signal::Samples {
+                    times,
+                    values,
+                    outside: *outside,
+                    source,
+                }
             }
         })
     }
@@ -208,18 +277,40 @@ impl Signal {
         match self {
             Signal::Zero => 0.0,
             Signal::Constant(v) => *v,
-            Signal::Harmonic { amplitude, omega, phase, offset } => {
-                offset + amplitude * (omega * t + phase).sin()
-            }
-            Signal::Chirp { amplitude, f0, f1, t1, phi_rad } => {
+            Signal::Harmonic {
+                amplitude,
+                omega,
+                phase,
+                offset,
+            } => offset + amplitude * (omega * t + phase).sin(),
+            Signal::Chirp {
+                amplitude,
+                f0,
+                f1,
+                t1,
+                phi_rad,
+            } => {
                 let phase = 2.0 * PI * (f0 * t + 0.5 * (f1 - f0) * t * t / t1);
                 amplitude * (phase + phi_rad).cos()
             }
-            Signal::Square { amplitude, omega, duty, phase } => {
+            Signal::Square {
+                amplitude,
+                omega,
+                duty,
+                phase,
+            } => {
                 let w = (omega * t + phase).rem_euclid(2.0 * PI);
-                if w < 2.0 * PI * duty { *amplitude } else { -amplitude }
+                if w < 2.0 * PI * duty {
+                    *amplitude
+                } else {
+                    -amplitude
+                }
             }
-            Signal::Pulse { start, end, amplitude } => {
+            Signal::Pulse {
+                start,
+                end,
+                amplitude,
+            } => {
                 if t < *start || t > *end {
                     0.0
                 } else {
@@ -227,9 +318,12 @@ impl Signal {
                     amplitude * s * s
                 }
             }
-            Signal::Samples { times, values, outside, .. } => {
-                interpolate(times, values, *outside, t)
-            }
+            Signal::Samples {
+                times,
+                values,
+                outside,
+                ..
+            } => interpolate(times, values, *outside, t),
         }
     }
 
@@ -240,7 +334,9 @@ impl Signal {
         match self {
             Signal::Pulse { start, end, .. } => [*start, *end].into_iter().filter(inside).collect(),
             Signal::Samples { times, .. } => times.iter().copied().filter(inside).collect(),
-            Signal::Square { omega, duty, phase, .. } => {
+            Signal::Square {
+                omega, duty, phase, ..
+            } => {
                 let period = 2.0 * PI / omega;
                 let mut edges = Vec::new();
                 let first = ((phase / (2.0 * PI)).floor() - 1.0) as i64;
@@ -265,9 +361,7 @@ impl Signal {
     pub fn max_frequency(&self, t_end: f64) -> f64 {
         match self {
             Signal::Harmonic { omega, .. } => omega.abs() / (2.0 * PI),
-            Signal::Chirp { f0, f1, t1, .. } => {
-                (f0.abs()).max((f0 + (f1 - f0) * t_end / t1).abs())
-            }
+            Signal::Chirp { f0, f1, t1, .. } => (f0.abs()).max((f0 + (f1 - f0) * t_end / t1).abs()),
             Signal::Pulse { start, end, .. } => 1.0 / (end - start),
             _ => 0.0,
         }
@@ -276,7 +370,13 @@ impl Signal {
     /// The time range the signal is defined on, if limited (CSV samples with `outside =
     /// "error"`).
     pub fn check_covers(&self, field: &str, t_end: f64) -> Result<()> {
-        if let Signal::Samples { times, outside: Outside::Error, source, .. } = self {
+        if let Signal::Samples {
+            times,
+            outside: Outside::Error,
+            source,
+            ..
+        } = self
+        {
             let (first, last) = (times[0], times[times.len() - 1]);
             if first > 0.0 || last < t_end {
                 return Err(Error::invalid(
@@ -299,7 +399,11 @@ fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f64) -> f64 {
         return match outside {
             Outside::Zero => 0.0,
             Outside::Hold | Outside::Error => {
-                if t < times[0] { values[0] } else { values[last] }
+                if t < times[0] {
+                    values[0]
+                } else {
+                    values[last]
+                }
             }
         };
     }
@@ -312,7 +416,10 @@ fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f64) -> f64 {
 /// Reads (time, value) samples; a first row that does not parse as numbers is a header.
 fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64>, Vec<f64>)> {
     let file = std::fs::File::open(path).map_err(|e| {
-        Error::invalid(format!("{field}.path"), format!("cannot open {}: {e}", path.display()))
+        Error::invalid(
+            format!("{field}.path"),
+            format!("cannot open {}: {e}", path.display()),
+        )
     })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -320,7 +427,10 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
         .comment(Some(b'#'))
         .from_reader(file);
     let bad = |line: usize, what: String| {
-        Error::invalid(format!("{field}.path"), format!("{} line {line}: {what}", path.display()))
+        Error::invalid(
+            format!("{field}.path"),
+            format!("{} line {line}: {what}", path.display()),
+        )
     };
     let mut index = match column {
         ColumnRef::Index(i) => Some(*i),
@@ -330,7 +440,8 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
     for (row_number, record) in reader.records().enumerate() {
         let line = row_number + 1;
         let record = record.map_err(|e| bad(line, e.to_string()))?;
-        let is_header = times.is_empty() && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
+        let is_header =
+            times.is_empty() && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
         if is_header {
             if let ColumnRef::Name(name) = column {
                 index = record.iter().position(|h| h == name);
@@ -340,18 +451,35 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
             }
             continue;
         }
-        let col = index.ok_or_else(|| bad(line, "column given by name but the file has no header".into()))?;
+        let col = index.ok_or_else(|| {
+            bad(
+                line,
+                "column given by name but the file has no header".into(),
+            )
+        })?;
         let parse = |i: usize| -> Result<f64> {
-            let cell = record
-                .get(i)
-                .ok_or_else(|| bad(line, format!("has {} columns, column {i} is missing", record.len())))?;
-            let v: f64 = cell.parse().map_err(|_| bad(line, format!("{cell:?} is not a number")))?;
-            if v.is_finite() { Ok(v) } else { Err(bad(line, format!("value {v} is not finite"))) }
+            let cell = record.get(i).ok_or_else(|| {
+                bad(
+                    line,
+                    format!("has {} columns, column {i} is missing", record.len()),
+                )
+            })?;
+            let v: f64 = cell
+                .parse()
+                .map_err(|_| bad(line, format!("{cell:?} is not a number")))?;
+            if v.is_finite() {
+                Ok(v)
+            } else {
+                Err(bad(line, format!("value {v} is not finite")))
+            }
         };
         let (t, u) = (parse(0)?, parse(col)?);
         if let Some(&previous) = times.last() {
             if t <= previous {
-                return Err(bad(line, format!("times must increase strictly: {t} follows {previous}")));
+                return Err(bad(
+                    line,
+                    format!("times must increase strictly: {t} follows {previous}"),
+                ));
             }
         }
         times.push(t);
@@ -360,7 +488,11 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
     if times.len() < 2 {
         return Err(Error::invalid(
             format!("{field}.path"),
-            format!("{} holds {} samples, at least 2 are needed", path.display(), times.len()),
+            format!(
+                "{} holds {} samples, at least 2 are needed",
+                path.display(),
+                times.len()
+            ),
         ));
     }
     Ok((times, values))

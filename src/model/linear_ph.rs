@@ -25,7 +25,12 @@ impl LinearPh {
         b: DMatrix<f64>,
     ) -> Result<Self> {
         let n = q.nrows();
-        for (name, m, cols) in [("J", &j, n), ("R", &r, n), ("Q", &q, n), ("B", &b, b.ncols())] {
+        for (name, m, cols) in [
+            ("J", &j, n),
+            ("R", &r, n),
+            ("Q", &q, n),
+            ("B", &b, b.ncols()),
+        ] {
             if m.nrows() != n || m.ncols() != cols {
                 return Err(Error::invalid(
                     format!("{prefix}.{name}"),
@@ -75,7 +80,9 @@ impl LinearPh {
         if n % 2 != 0 {
             return Err(Error::invalid(
                 format!("{prefix}.J"),
-                format!("lobatto-pair needs canonical form x = (q, p) with an even state size, found n = {n}"),
+                format!(
+                    "lobatto-pair needs canonical form x = (q, p) with an even state size, found n = {n}"
+                ),
             ));
         }
         let half = n / 2;
@@ -92,7 +99,9 @@ impl LinearPh {
         if defect > STRUCTURE_TOLERANCE {
             return Err(Error::invalid(
                 format!("{prefix}.J"),
-                format!("lobatto-pair needs canonical J = [[0, I], [−I, 0]]: max deviation {defect:.3e}"),
+                format!(
+                    "lobatto-pair needs canonical J = [[0, I], [−I, 0]]: max deviation {defect:.3e}"
+                ),
             ));
         }
         for (name, m) in [("Q", &self.q), ("R", &self.r)] {
@@ -100,7 +109,9 @@ impl LinearPh {
             if coupling > STRUCTURE_TOLERANCE * m.amax().max(1.0) {
                 return Err(Error::invalid(
                     format!("{prefix}.{name}"),
-                    format!("lobatto-pair needs {name} block-diagonal in (q, p): max off-diagonal block entry {coupling:.3e}"),
+                    format!(
+                        "lobatto-pair needs {name} block-diagonal in (q, p): max off-diagonal block entry {coupling:.3e}"
+                    ),
                 ));
             }
         }

@@ -55,15 +55,26 @@ pub fn matrix_from_rows(
 }
 
 /// A vector of finite entries with the given length.
-pub fn vector_from_slice(field: &str, data: &[f64], len: usize, expected: &str) -> Result<DVector<f64>> {
+pub fn vector_from_slice(
+    field: &str,
+    data: &[f64],
+    len: usize,
+    expected: &str,
+) -> Result<DVector<f64>> {
     if data.len() != len {
         return Err(Error::invalid(
             field,
-            format!("wrong length: expected {len} ({expected}), found {}", data.len()),
+            format!(
+                "wrong length: expected {len} ({expected}), found {}",
+                data.len()
+            ),
         ));
     }
     if let Some((i, v)) = data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::invalid(format!("{field}[{i}]"), format!("entry is not finite ({v})")));
+        return Err(Error::invalid(
+            format!("{field}[{i}]"),
+            format!("entry is not finite ({v})"),
+        ));
     }
     Ok(DVector::from_column_slice(data))
 }

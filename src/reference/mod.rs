@@ -1,1 +1,6 @@
-//! Reference solutions.
+//! Independent high-accuracy references of the continuous systems, against which the
+//! discrete schemes are measured.
+
+pub mod linear_flow;
+
+pub use linear_flow::LinearFlow;

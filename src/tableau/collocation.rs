@@ -9,12 +9,13 @@
 //! - the mass matrix m_ij = ∫₀¹ ℓ_i ℓ_j (Kotyczka & Lefèvre 2019, eq. 25).
 //!
 //! All integrals are of polynomials of degree ≤ 2s − 2 and are evaluated exactly (up to
-//! rounding) by an (s + 1)-point Gauss rule.
+//! rounding) by an (s + 1)-point Gauss rule. Everything is computed in double-double and
+//! rounded to f64 once at the end.
 
 use nalgebra::DMatrix;
 use serde::Serialize;
 
-use super::polynomial::{LagrangeBasis, UnitQuadrature, gauss_legendre, lobatto_interior};
+use super::polynomial::{Dd, LagrangeBasis, UnitQuadrature, gauss_legendre, lobatto_interior};
 use crate::error::{Error, Result};
 
 /// A family of collocation-type Runge–Kutta methods.
@@ -103,22 +104,26 @@ impl Tableau {
             Family::Gauss => gauss_nodes(stages),
             Family::LobattoIiia | Family::LobattoIiib => lobatto_nodes(stages),
         };
+        let (zero, one) = (Dd::from(0.0), Dd::from(1.0));
         let basis = LagrangeBasis::new(&c);
         let rule = UnitQuadrature::gauss(stages + 1);
-        let b: Vec<f64> = (0..stages)
-            .map(|j| rule.integrate(0.0, 1.0, |t| basis.eval(j, t)))
+        let b: Vec<Dd> = (0..stages)
+            .map(|j| rule.integrate(zero, one, |t| basis.eval(j, t)))
             .collect();
         let a = match family {
             Family::Gauss | Family::LobattoIiia => DMatrix::from_fn(stages, stages, |i, j| {
-                rule.integrate(0.0, c[i], |t| basis.eval(j, t))
+                f64::from(rule.integrate(zero, c[i], |t| basis.eval(j, t)))
             }),
             Family::LobattoIiib => DMatrix::from_fn(stages, stages, |i, j| {
-                b[j] * rule.integrate(c[j], 1.0, |t| basis.eval(i, t)) / b[i]
+                f64::from(b[j] * rule.integrate(c[j], one, |t| basis.eval(i, t)) / b[i])
             }),
         };
         let m = DMatrix::from_fn(stages, stages, |i, j| {
-            rule.integrate(0.0, 1.0, |t| basis.eval(i, t) * basis.eval(j, t))
+            f64::from(rule.integrate(zero, one, |t| basis.eval(i, t) * basis.eval(j, t)))
         });
+        let (a, m) = (a.map(flush_rounding_noise), m.map(flush_rounding_noise));
+        let c = c.into_iter().map(f64::from).collect();
+        let b = b.into_iter().map(f64::from).collect();
         Ok(Tableau {
             family,
             stages,
@@ -156,24 +161,35 @@ impl Tableau {
     }
 }
 
+/// Entries that are exactly zero in exact arithmetic come out of the double-double sums
+/// as ~1e-33; every genuine entry of s ≤ 8 tables exceeds 1e-4, so anything below 1e-30 is
+/// that noise and is returned as 0.
+fn flush_rounding_noise(v: f64) -> f64 {
+    if v.abs() < 1e-30 { 0.0 } else { v }
+}
+
 /// Rows of a dense matrix as nested vectors.
 pub fn matrix_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
     m.row_iter().map(|r| r.iter().copied().collect()).collect()
 }
 
 /// Gauss–Legendre nodes on [0, 1]: the roots of P_s(2τ − 1).
-fn gauss_nodes(stages: usize) -> Vec<f64> {
+fn gauss_nodes(stages: usize) -> Vec<Dd> {
     gauss_legendre(stages)
         .0
         .iter()
-        .map(|x| 0.5 * (1.0 + x))
+        .map(|&x| (x + 1.0) * 0.5)
         .collect()
 }
 
 /// Lobatto nodes on [0, 1]: 0, the roots of P'_{s−1}(2τ − 1), 1.
-fn lobatto_nodes(stages: usize) -> Vec<f64> {
-    let mut c = vec![0.0];
-    c.extend(lobatto_interior(stages - 1).iter().map(|x| 0.5 * (1.0 + x)));
-    c.push(1.0);
+fn lobatto_nodes(stages: usize) -> Vec<Dd> {
+    let mut c = vec![Dd::from(0.0)];
+    c.extend(
+        lobatto_interior(stages - 1)
+            .iter()
+            .map(|&x| (x + 1.0) * 0.5),
+    );
+    c.push(Dd::from(1.0));
     c
 }

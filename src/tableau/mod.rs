@@ -2,6 +2,7 @@
 //! their Lagrange basis, and the partitioned Lobatto pair.
 
 pub mod collocation;
+pub mod double_double;
 pub mod partitioned;
 pub mod polynomial;
 pub mod scheme;

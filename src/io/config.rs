@@ -1,0 +1,298 @@
+//! The TOML configuration of a run and its translation into a [`Plan`].
+//!
+//! ```toml
+//! [system]                      # or kind = "mechanical" with K, P, D, G, q0, p0
+//! kind = "linear-ph"
+//! J = [[0.0, 1.0], [-1.0, 0.0]]
+//! R = [[0.0, 0.0], [0.0, 0.1]]  # optional, zero when omitted
+//! Q = [[1.0, 0.0], [0.0, 1.0]]
+//! B = [[0.0], [1.0]]            # optional, no inputs when omitted
+//! x0 = [0.0, -1.0]
+//!
+//! [[input]]                     # one table per column of B
+//! kind = "pulse"
+//! start = 8.0
+//! end = 10.0
+//!
+//! [scheme]
+//! family = "gauss"              # gauss | lobatto-iiia | lobatto-pair
+//! stages = 2
+//! h = 0.01
+//! t_end = 18.0
+//!
+//! [output]
+//! every = 10                    # record cadence in steps
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::DMatrix;
+use serde::Deserialize;
+
+use super::overrides::{apply_override, parse_override};
+use crate::error::{Error, Result};
+use crate::model::validate::{matrix_from_rows, vector_from_slice};
+use crate::model::{LinearPh, Signal, SignalSpec, mechanical_system};
+use crate::plan::{Member, Plan};
+use crate::tableau::{Scheme, SchemeFamily};
+
+type Rows = Vec<Vec<f64>>;
+
+/// A whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub system: SystemSpec,
+    /// One signal per input channel (column of B).
+    #[serde(default)]
+    pub input: Vec<SignalSpec>,
+    pub scheme: SchemeSpec,
+    #[serde(default)]
+    pub output: OutputSpec,
+    /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
+    #[serde(default)]
+    pub study: StudySpec,
+    /// Directory that relative paths (CSV inputs) are resolved against.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// The system, selected by `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SystemSpec {
+    /// ẋ = (J − R) Q x + B u, y = Bᵀ Q x.
+    LinearPh {
+        #[serde(rename = "J")]
+        j: Rows,
+        #[serde(rename = "R", default)]
+        r: Option<Rows>,
+        #[serde(rename = "Q")]
+        q: Rows,
+        #[serde(rename = "B", default)]
+        b: Option<Rows>,
+        x0: Vec<f64>,
+    },
+    /// q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p.
+    Mechanical {
+        #[serde(rename = "K")]
+        k: Rows,
+        #[serde(rename = "P")]
+        p: Rows,
+        #[serde(rename = "D", default)]
+        d: Option<Rows>,
+        #[serde(rename = "G", default)]
+        g: Option<Rows>,
+        q0: Vec<f64>,
+        p0: Vec<f64>,
+    },
+}
+
+/// `[scheme]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeSpec {
+    pub family: SchemeFamily,
+    pub stages: usize,
+    pub h: f64,
+    pub t_end: f64,
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Record trajectory samples, discrete outputs and windowed energies every this many
+    /// steps.
+    #[serde(default = "default_every")]
+    pub every: usize,
+}
+
+fn default_every() -> usize {
+    1
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            every: default_every(),
+        }
+    }
+}
+
+/// One scheme of a study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeChoice {
+    pub family: SchemeFamily,
+    pub stages: usize,
+}
+
+/// `[study]`: the schemes and step sizes swept by `harbor study energy-order`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudySpec {
+    #[serde(default = "default_study_schemes")]
+    pub schemes: Vec<SchemeChoice>,
+    #[serde(default = "default_study_steps")]
+    pub h: Vec<f64>,
+}
+
+fn default_study_schemes() -> Vec<SchemeChoice> {
+    let gauss = (1..=3).map(|stages| SchemeChoice {
+        family: SchemeFamily::Gauss,
+        stages,
+    });
+    let pair = (3..=4).map(|stages| SchemeChoice {
+        family: SchemeFamily::LobattoPair,
+        stages,
+    });
+    gauss.chain(pair).collect()
+}
+
+/// Step sizes spanning [0.005, 0.5] that divide 2, 8, 10 and 18 (the pulse edges and the
+/// end times of the paper's experiments).
+fn default_study_steps() -> Vec<f64> {
+    vec![0.5, 0.25, 0.2, 0.1, 0.05, 0.04, 0.025, 0.02, 0.01, 0.005]
+}
+
+impl Default for StudySpec {
+    fn default() -> Self {
+        StudySpec {
+            schemes: default_study_schemes(),
+            h: default_study_steps(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path`, applies `--set` overrides in order, and checks the structure (unknown
+    /// keys are errors that name their dotted path).
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let mut config = Self::from_str_with(&text, overrides, &path.display().to_string())?;
+        config.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(config)
+    }
+
+    /// Parses config text; `origin` names it in errors.
+    pub fn from_str_with(text: &str, overrides: &[String], origin: &str) -> Result<Config> {
+        let config_error = |message: String| Error::Config {
+            path: origin.to_string(),
+            message,
+        };
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| config_error(e.to_string()))?;
+        for text in overrides {
+            let (path, value) = parse_override(text)?;
+            apply_override(&mut table, &path, value)?;
+        }
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            let inner = inner.trim();
+            config_error(if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            })
+        })
+    }
+
+    /// The system and initial state described by `[system]`.
+    pub fn member(&self) -> Result<Member> {
+        build_member("system", &self.system)
+    }
+
+    /// The input signals, validated.
+    pub fn signals(&self) -> Result<Vec<Signal>> {
+        self.input
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Signal::from_spec(&format!("input[{i}]"), spec, &self.base_dir))
+            .collect()
+    }
+
+    /// The plan for this configuration with `scheme` (the configured one unless a study
+    /// substitutes its own) and step size `h`.
+    pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<Plan> {
+        let scheme = Scheme::new(family, stages)?;
+        Plan::new(
+            scheme,
+            h,
+            self.scheme.t_end,
+            vec![self.member()?],
+            &self.signals()?,
+            self.output.every,
+        )
+    }
+
+    /// The plan exactly as configured.
+    pub fn plan(&self) -> Result<Plan> {
+        self.plan_with(self.scheme.family, self.scheme.stages, self.scheme.h)
+    }
+}
+
+/// Validates the system spec into a member (system + initial state).
+pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
+    match spec {
+        SystemSpec::LinearPh { j, r, q, b, x0 } => {
+            let n = x0.len();
+            if n == 0 {
+                return Err(Error::invalid(
+                    format!("{prefix}.x0"),
+                    "must have at least one entry",
+                ));
+            }
+            let why = format!("n = {n} from {prefix}.x0");
+            let x0 = vector_from_slice(&format!("{prefix}.x0"), x0, n, &why)?;
+            let j = matrix_from_rows(&format!("{prefix}.J"), j, n, n, &why)?;
+            let q = matrix_from_rows(&format!("{prefix}.Q"), q, n, n, &why)?;
+            let r = match r {
+                Some(r) => matrix_from_rows(&format!("{prefix}.R"), r, n, n, &why)?,
+                None => DMatrix::zeros(n, n),
+            };
+            let b = input_matrix(&format!("{prefix}.B"), b.as_ref(), n, &why)?;
+            Ok(Member {
+                system: LinearPh::new(prefix, j, r, q, b)?,
+                x0,
+            })
+        }
+        SystemSpec::Mechanical { k, p, d, g, q0, p0 } => {
+            let n = q0.len();
+            if n == 0 {
+                return Err(Error::invalid(
+                    format!("{prefix}.q0"),
+                    "must have at least one entry",
+                ));
+            }
+            let why = format!("n = {n} from {prefix}.q0");
+            let q0 = vector_from_slice(&format!("{prefix}.q0"), q0, n, &why)?;
+            let p0 = vector_from_slice(&format!("{prefix}.p0"), p0, n, &why)?;
+            let k = matrix_from_rows(&format!("{prefix}.K"), k, n, n, &why)?;
+            let p = matrix_from_rows(&format!("{prefix}.P"), p, n, n, &why)?;
+            let d = match d {
+                Some(d) => matrix_from_rows(&format!("{prefix}.D"), d, n, n, &why)?,
+                None => DMatrix::zeros(n, n),
+            };
+            let g = input_matrix(&format!("{prefix}.G"), g.as_ref(), n, &why)?;
+            let x0 = nalgebra::DVector::from_iterator(2 * n, q0.iter().chain(p0.iter()).copied());
+            Ok(Member {
+                system: mechanical_system(prefix, k, p, d, g)?,
+                x0,
+            })
+        }
+    }
+}
+
+/// An n×m input matrix; m is the length of its first row, zero when the matrix is omitted.
+fn input_matrix(field: &str, rows: Option<&Rows>, n: usize, why: &str) -> Result<DMatrix<f64>> {
+    match rows {
+        None => Ok(DMatrix::zeros(n, 0)),
+        Some(rows) => {
+            let m = rows.first().map_or(0, Vec::len);
+            matrix_from_rows(field, rows, n, m, why)
+        }
+    }
+}
