@@ -136,6 +136,21 @@ pub struct StudySpec {
     pub schemes: Vec<SchemeChoice>,
     #[serde(default = "default_study_steps")]
     pub h: Vec<f64>,
+    /// Relative errors at or below this are treated as round-off dominated and left out of
+    /// the slope fit (the measured round-off floor of the paper's experiments is ~5e-16).
+    #[serde(default = "default_fit_floor")]
+    pub fit_floor: f64,
+    /// The fit uses the finest points above the floor within this many decades of h.
+    #[serde(default = "default_fit_decades")]
+    pub fit_decades: f64,
+}
+
+fn default_fit_floor() -> f64 {
+    1e-13
+}
+
+fn default_fit_decades() -> f64 {
+    1.0
 }
 
 fn default_study_schemes() -> Vec<SchemeChoice> {
@@ -161,6 +176,8 @@ impl Default for StudySpec {
         StudySpec {
             schemes: default_study_schemes(),
             h: default_study_steps(),
+            fit_floor: default_fit_floor(),
+            fit_decades: default_fit_decades(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::study::energy_order::EnergyOrderStudy;
+use crate::study::energy_order::{EnergyOrderStudy, OrderPoint};
 
 const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
@@ -37,7 +37,6 @@ pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> R
         .titled(title, ("sans-serif", 20))
         .map_err(|e| plot_error(e.to_string()))?;
     let panels = root.split_evenly((1, families.len()));
-    let positive = |v: f64| v.abs().max(1e-17);
     for (panel, family) in panels.iter().zip(&families) {
         let points: Vec<_> = study
             .points
@@ -47,11 +46,11 @@ pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> R
         let (h_lo, h_hi) = points.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
             (lo.min(p.h), hi.max(p.h))
         });
-        let (e_lo, e_hi) = points.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
-            let a = positive(p.supplied_error).min(positive(p.stored_error));
-            let b = positive(p.supplied_error).max(positive(p.stored_error));
-            (lo.min(a), hi.max(b))
-        });
+        let (e_lo, e_hi) = points
+            .iter()
+            .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
+            .filter(|&e| e > 0.0)
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), e| (lo.min(e), hi.max(e)));
         let mut chart = ChartBuilder::on(panel)
             .caption(family.as_str(), ("sans-serif", 16))
             .margin(12)
@@ -74,14 +73,12 @@ pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> R
         for (index, scheme) in schemes.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
             let series: Vec<_> = points.iter().filter(|p| p.scheme == *scheme).collect();
-            let supplied: Vec<(f64, f64)> = series
-                .iter()
-                .map(|p| (p.h, positive(p.supplied_error)))
-                .collect();
-            let stored: Vec<(f64, f64)> = series
-                .iter()
-                .map(|p| (p.h, positive(p.stored_error)))
-                .collect();
+            // An error of exactly zero has no place on a log axis and is left out.
+            let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
+                series.iter().map(|p| (p.h, f(p).abs())).filter(|&(_, e)| e > 0.0).collect()
+            };
+            let supplied = curve(&|p| p.supplied_error);
+            let stored = curve(&|p| p.stored_error);
             chart
                 .draw_series(LineSeries::new(supplied.clone(), color.stroke_width(2)))
                 .map_err(|e| plot_error(e.to_string()))?

@@ -6,18 +6,15 @@
 //! ```
 //!
 //! against ΔH_tot = H(x(T)) − H(x(0)) of the continuous system from [`LinearFlow`], and the
-//! least-squares slope of log|ε| over log h, fitted where rounding does not dominate.
+//! least-squares slope of log|ε| over log h in the asymptotic regime: over the finest
+//! `fit_decades` decades of h whose errors (both of them) exceed `fit_floor`, below which
+//! rounding dominates.
 
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::reference::LinearFlow;
 use crate::tableau::Scheme;
-
-/// Errors smaller than this many rounding units per step are considered round-off
-/// dominated and left out of the slope fit (the per-step rounding of an energy increment
-/// is about ε·|H|; it accumulates over the steps).
-pub const ROUND_OFF_UNITS_PER_STEP: f64 = 1e3;
 
 /// One (scheme, h) point.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +27,7 @@ pub struct OrderPoint {
     pub stored_total: f64,
     pub supplied_error: f64,
     pub stored_error: f64,
-    /// Whether the point lies above the round-off floor and enters the fit.
+    /// Whether the point enters the slope fit.
     pub fitted: bool,
 }
 
@@ -94,7 +91,6 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
             let totals = results.members[0].totals;
             let supplied_error = (totals.supplied - reference) / reference;
             let stored_error = (totals.stored - reference) / reference;
-            let floor = ROUND_OFF_UNITS_PER_STEP * f64::EPSILON * plan.steps as f64;
             scheme_points.push(OrderPoint {
                 scheme: scheme.label(),
                 order: scheme.order,
@@ -104,9 +100,10 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
                 stored_total: totals.stored,
                 supplied_error,
                 stored_error,
-                fitted: supplied_error.abs() > floor && stored_error.abs() > floor,
+                fitted: false,
             });
         }
+        mark_fit_window(&mut scheme_points, config.study.fit_floor, config.study.fit_decades);
         let used: Vec<&OrderPoint> = scheme_points.iter().filter(|p| p.fitted).collect();
         if used.len() >= 2 {
             let log_h: Vec<f64> = used.iter().map(|p| p.h.ln()).collect();
@@ -130,6 +127,17 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
         points,
         fits,
     })
+}
+
+/// Marks the points of one scheme that enter the fit: both errors above `floor`, and h
+/// within `decades` decades of the finest such point.
+fn mark_fit_window(points: &mut [OrderPoint], floor: f64, decades: f64) {
+    let above = |p: &OrderPoint| p.supplied_error.abs() > floor && p.stored_error.abs() > floor;
+    let finest = points.iter().filter(|p| above(p)).map(|p| p.h).fold(f64::INFINITY, f64::min);
+    let coarsest = finest * 10f64.powf(decades) * (1.0 + 1e-12);
+    for p in points.iter_mut() {
+        p.fitted = above(p) && p.h <= coarsest;
+    }
 }
 
 impl EnergyOrderStudy {
