@@ -208,7 +208,8 @@ impl Config {
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
-            let inner = inner.trim();
+            // toml appends "in `path`" on a second line; the path is already in front.
+            let inner = inner.lines().next().unwrap_or_default().trim();
             config_error(if path == "." {
                 inner.to_string()
             } else {
