@@ -16,35 +16,62 @@ fn simulate_fails_with(config: &Path, overrides: &[&str]) -> String {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("run");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harbor"));
-    cmd.arg("simulate").arg(config).arg("--out").arg(&target).args(["--backend", "cpu"]);
+    cmd.arg("simulate")
+        .arg(config)
+        .arg("--out")
+        .arg(&target)
+        .args(["--backend", "cpu"]);
     for o in overrides {
         cmd.args(["--set", o]);
     }
     let output = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "expected failure for {overrides:?}, stdout: {}", String::from_utf8_lossy(&output.stdout));
-    assert!(!target.exists(), "a failed run must not create its output directory");
+    assert!(
+        !output.status.success(),
+        "expected failure for {overrides:?}, stdout: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(
+        !target.exists(),
+        "a failed run must not create its output directory"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
-    assert!(leftovers.is_empty(), "a failed run leaves nothing behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "a failed run leaves nothing behind: {leftovers:?}"
+    );
     stderr
 }
 
 fn assert_mentions(stderr: &str, parts: &[&str]) {
     for part in parts {
-        assert!(stderr.contains(part), "error message {stderr:?} should mention {part:?}");
+        assert!(
+            stderr.contains(part),
+            "error message {stderr:?} should mention {part:?}"
+        );
     }
 }
 
 #[test]
 fn non_skew_j() {
     let e = simulate_fails(&["system.J=[[0.0, 1.0], [1.0, 0.0]]"]);
-    assert_mentions(&e, &["system.J", "not skew-symmetric", "max |J + Jᵀ| = 2.000e0"]);
+    assert_mentions(
+        &e,
+        &["system.J", "not skew-symmetric", "max |J + Jᵀ| = 2.000e0"],
+    );
 }
 
 #[test]
 fn indefinite_r() {
     let e = simulate_fails(&["system.R=[[0.0, 0.0], [0.0, -0.1]]"]);
-    assert_mentions(&e, &["system.R", "not positive semidefinite", "smallest eigenvalue -1.000e-1"]);
+    assert_mentions(
+        &e,
+        &[
+            "system.R",
+            "not positive semidefinite",
+            "smallest eigenvalue -1.000e-1",
+        ],
+    );
 }
 
 #[test]
@@ -56,19 +83,45 @@ fn asymmetric_r() {
 #[test]
 fn q_not_positive_definite() {
     let e = simulate_fails(&["system.Q=[[1.0, 0.0], [0.0, -2.0]]"]);
-    assert_mentions(&e, &["system.Q", "not positive definite", "smallest eigenvalue -2.000e0"]);
+    assert_mentions(
+        &e,
+        &[
+            "system.Q",
+            "not positive definite",
+            "smallest eigenvalue -2.000e0",
+        ],
+    );
     let e = simulate_fails(&["system.Q=[[1.0, 0.0], [0.0, 0.0]]"]);
-    assert_mentions(&e, &["system.Q", "not positive definite", "smallest eigenvalue 0.000e0"]);
+    assert_mentions(
+        &e,
+        &[
+            "system.Q",
+            "not positive definite",
+            "smallest eigenvalue 0.000e0",
+        ],
+    );
 }
 
 #[test]
 fn wrong_shapes() {
     let e = simulate_fails(&["system.Q=[[1.0, 0.0]]"]);
-    assert_mentions(&e, &["system.Q", "wrong shape", "expected 2×2", "n = 2 from system.x0", "found 1 rows"]);
+    assert_mentions(
+        &e,
+        &[
+            "system.Q",
+            "wrong shape",
+            "expected 2×2",
+            "n = 2 from system.x0",
+            "found 1 rows",
+        ],
+    );
     let e = simulate_fails(&["system.J=[[0.0, 1.0], [-1.0]]"]);
     assert_mentions(&e, &["system.J", "row 1 has 1 entries"]);
     let e = simulate_fails(&["system.B=[[0.0, 1.0], [1.0, 0.0]]"]);
-    assert_mentions(&e, &["input", "system.B has 2 column(s) but 1 input signal(s)"]);
+    assert_mentions(
+        &e,
+        &["input", "system.B has 2 column(s) but 1 input signal(s)"],
+    );
     let e = simulate_fails(&["system.x0=[]"]);
     assert_mentions(&e, &["system.x0", "at least one entry"]);
 }
@@ -110,7 +163,10 @@ fn stages_out_of_range() {
     let e = simulate_fails(&["scheme.stages=9"]);
     assert_mentions(&e, &["scheme.stages", "gauss supports 1..=8 stages, got 9"]);
     let e = simulate_fails(&["scheme.family=lobatto-pair", "scheme.stages=1"]);
-    assert_mentions(&e, &["scheme.stages", "lobatto-pair supports 2..=6 stages, got 1"]);
+    assert_mentions(
+        &e,
+        &["scheme.stages", "lobatto-pair supports 2..=6 stages, got 1"],
+    );
     let e = simulate_fails(&["scheme.stages=-1"]);
     assert_mentions(&e, &["scheme.stages", "invalid value"]);
 }
@@ -118,7 +174,15 @@ fn stages_out_of_range() {
 #[test]
 fn missing_input_file() {
     let e = simulate_fails(&["input.0={kind = \"csv\", path = \"no_such_samples.csv\"}"]);
-    assert_mentions(&e, &["input[0].path", "cannot open", "no_such_samples.csv", "No such file"]);
+    assert_mentions(
+        &e,
+        &[
+            "input[0].path",
+            "cannot open",
+            "no_such_samples.csv",
+            "No such file",
+        ],
+    );
 }
 
 #[test]
@@ -128,7 +192,14 @@ fn bad_csv_contents() {
     std::fs::write(&csv, "t,u\n0.0,1.0\n1.0,2.0\n0.5,3.0\n").unwrap();
     let set = format!("input.0={{kind = \"csv\", path = \"{}\"}}", csv.display());
     let e = simulate_fails(&[&set]);
-    assert_mentions(&e, &["input[0].path", "line 4", "times must increase strictly: 0.5 follows 1"]);
+    assert_mentions(
+        &e,
+        &[
+            "input[0].path",
+            "line 4",
+            "times must increase strictly: 0.5 follows 1",
+        ],
+    );
     std::fs::write(&csv, "t,u\n0.0,1.0\n1.0,abc\n").unwrap();
     let e = simulate_fails(&[&set]);
     assert_mentions(&e, &["line 3", "\"abc\" is not a number"]);
@@ -147,9 +218,17 @@ fn bad_signal_parameters() {
 
 #[test]
 fn lobatto_pair_needs_canonical_form() {
-    let e = simulate_fails(&["scheme.family=lobatto-pair", "scheme.stages=3", "system.J=[[0.0, 2.0], [-2.0, 0.0]]"]);
+    let e = simulate_fails(&[
+        "scheme.family=lobatto-pair",
+        "scheme.stages=3",
+        "system.J=[[0.0, 2.0], [-2.0, 0.0]]",
+    ]);
     assert_mentions(&e, &["system.J", "canonical J", "max deviation 1.000e0"]);
-    let e = simulate_fails(&["scheme.family=lobatto-pair", "scheme.stages=3", "system.Q=[[2.0, 0.5], [0.5, 1.0]]"]);
+    let e = simulate_fails(&[
+        "scheme.family=lobatto-pair",
+        "scheme.stages=3",
+        "system.Q=[[2.0, 0.5], [0.5, 1.0]]",
+    ]);
     assert_mentions(&e, &["system.Q", "block-diagonal", "5.000e-1"]);
 }
 
@@ -171,10 +250,20 @@ fn malformed_overrides_and_files() {
 #[test]
 fn tableau_command_rejects_bad_arguments() {
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_harbor")).arg("tableau").args(args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_harbor"))
+            .arg("tableau")
+            .args(args)
+            .output()
+            .unwrap();
         assert!(!out.status.success());
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    assert_mentions(&run(&["radau", "3"]), &["family", "unknown family \"radau\""]);
-    assert_mentions(&run(&["lobatto-iiib", "7"]), &["stages", "lobatto-iiib supports 2..=6 stages, got 7"]);
+    assert_mentions(
+        &run(&["radau", "3"]),
+        &["family", "unknown family \"radau\""],
+    );
+    assert_mentions(
+        &run(&["lobatto-iiib", "7"]),
+        &["stages", "lobatto-iiib supports 2..=6 stages, got 7"],
+    );
 }

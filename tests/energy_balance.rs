@@ -47,7 +47,10 @@ fn gauss_energy_balance_is_exact_on_random_systems() {
             )
             .unwrap();
             let member = &per_step(&plan)[0];
-            assert!(member.totals.dissipated > 0.0, "n = {n}: the system dissipates");
+            assert!(
+                member.totals.dissipated > 0.0,
+                "n = {n}: the system dissipates"
+            );
             for (k, e) in member.window_energy.iter().enumerate() {
                 let (stored, supplied) = (e[0], e[1]);
                 let bound = 1e-12 * stored.abs().max(1.0);
@@ -56,7 +59,10 @@ fn gauss_energy_balance_is_exact_on_random_systems() {
                     "n = {n}, s = {s}, h = {h}, step {k}: ΔH̄ = {stored:e}, ΔH̃ = {supplied:e}, |ΔH̄ − ΔH̃| = {:e} > {bound:e}",
                     (stored - supplied).abs()
                 );
-                assert!((e[1] - (e[2] - e[3])).abs() <= 1e-15 * e[2].abs().max(e[3].abs()).max(1e-300) * 4.0);
+                assert!(
+                    (e[1] - (e[2] - e[3])).abs()
+                        <= 1e-15 * e[2].abs().max(e[3].abs()).max(1e-300) * 4.0
+                );
             }
         }
     }
@@ -69,10 +75,20 @@ fn lobatto_iiia_energy_balance_is_not_exact() {
     let mut rng = common::fresh_rng("lobatto_iiia_energy_balance_is_not_exact");
     let (system, x0) = common::random_linear_ph(&mut rng, 4, 1, 0.5);
     let signals = random_signals(&mut rng, 1);
-    let plan = Plan::new(Scheme::new(SchemeFamily::LobattoIiia, 3).unwrap(), 0.1, 4.0, vec![Member { system, x0 }], &signals, 1)
-        .unwrap();
+    let plan = Plan::new(
+        Scheme::new(SchemeFamily::LobattoIiia, 3).unwrap(),
+        0.1,
+        4.0,
+        vec![Member { system, x0 }],
+        &signals,
+        1,
+    )
+    .unwrap();
     let worst = per_step(&plan)[0].totals.max_abs_residual;
-    assert!(worst > 1e-9, "Lobatto IIIA residual {worst:e} should be of order h^5");
+    assert!(
+        worst > 1e-9,
+        "Lobatto IIIA residual {worst:e} should be of order h^5"
+    );
 }
 
 /// §5.2: with v = 0 the stored energy decreases at every step, and equals minus the
@@ -90,13 +106,20 @@ fn damped_oscillator_loses_exactly_the_dissipated_energy() {
     ] {
         let cfg = common::example(
             "oscillator_damped.toml",
-            &[&format!("scheme.family={family}"), &format!("scheme.stages={stages}"), "output.every=1"],
+            &[
+                &format!("scheme.family={family}"),
+                &format!("scheme.stages={stages}"),
+                "output.every=1",
+            ],
         );
         let plan = cfg.plan().unwrap();
         let member = &per_step(&plan)[0];
         for (k, e) in member.window_energy.iter().enumerate() {
             let (stored, dissipated) = (e[0], e[3]);
-            assert!(stored < 0.0, "{family}-{stages} step {k}: ΔH̄ = {stored:e} is not a decrease");
+            assert!(
+                stored < 0.0,
+                "{family}-{stages} step {k}: ΔH̄ = {stored:e} is not a decrease"
+            );
             assert_eq!(e[2], 0.0, "no port energy with v = 0");
             assert!(
                 (stored + dissipated).abs() <= tolerance,
@@ -104,8 +127,15 @@ fn damped_oscillator_loses_exactly_the_dissipated_energy() {
             );
         }
         // The trajectory's energy decreases monotonically too.
-        let energies: Vec<f64> = member.trajectory.chunks(2).map(|x| 0.5 * (x[0] * x[0] + x[1] * x[1])).collect();
-        assert!(energies.windows(2).all(|w| w[1] < w[0]), "{family}-{stages}: H(x_k) not decreasing");
+        let energies: Vec<f64> = member
+            .trajectory
+            .chunks(2)
+            .map(|x| 0.5 * (x[0] * x[0] + x[1] * x[1]))
+            .collect();
+        assert!(
+            energies.windows(2).all(|w| w[1] < w[0]),
+            "{family}-{stages}: H(x_k) not decreasing"
+        );
     }
 }
 
@@ -137,7 +167,13 @@ fn mechanical_form_equals_its_linear_ph_form() {
     .unwrap();
     let linear = common::example(
         "oscillator_damped.toml",
-        &["scheme.family=lobatto-pair", "scheme.stages=3", "scheme.h=0.05", "scheme.t_end=5.0", "input.0={kind='sine', frequency=0.3}"],
+        &[
+            "scheme.family=lobatto-pair",
+            "scheme.stages=3",
+            "scheme.h=0.05",
+            "scheme.t_end=5.0",
+            "input.0={kind='sine', frequency=0.3}",
+        ],
     );
     let a = cpu::run(&mechanical.plan().unwrap()).unwrap();
     let b = cpu::run(&linear.plan().unwrap()).unwrap();
@@ -156,9 +192,21 @@ fn ensembles_are_deterministic_across_thread_counts() {
         })
         .collect();
     let signals = random_signals(&mut rng, 2);
-    let plan = Plan::new(Scheme::new(SchemeFamily::Gauss, 2).unwrap(), 0.05, 2.0, members, &signals, 7).unwrap();
+    let plan = Plan::new(
+        Scheme::new(SchemeFamily::Gauss, 2).unwrap(),
+        0.05,
+        2.0,
+        members,
+        &signals,
+        7,
+    )
+    .unwrap();
     let run_on = |threads: usize| {
-        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| cpu::run(&plan).unwrap())
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| cpu::run(&plan).unwrap())
     };
     let (one, two) = (run_on(1), run_on(2));
     assert_eq!(one, two);

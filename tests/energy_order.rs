@@ -12,8 +12,16 @@ fn check_orders(example: &str) {
     print!("{}", study.table());
     assert_eq!(study.fits.len(), 5, "one fit per scheme");
     for fit in &study.fits {
-        assert!(fit.points >= 3, "{}: only {} points above the round-off floor", fit.scheme, fit.points);
-        for (what, slope) in [("supplied", fit.supplied_slope), ("stored", fit.stored_slope)] {
+        assert!(
+            fit.points >= 3,
+            "{}: only {} points above the round-off floor",
+            fit.scheme,
+            fit.points
+        );
+        for (what, slope) in [
+            ("supplied", fit.supplied_slope),
+            ("stored", fit.stored_slope),
+        ] {
             assert!(
                 (slope - fit.expected_order as f64).abs() <= 0.3,
                 "{example} {}: {what} energy slope {slope:.3}, expected {} ± 0.3",
@@ -23,9 +31,18 @@ fn check_orders(example: &str) {
         }
     }
     // Gauss: supplied and stored totals coincide (exact discrete energy balance).
-    for p in study.points.iter().filter(|p| p.scheme.starts_with("gauss")) {
+    for p in study
+        .points
+        .iter()
+        .filter(|p| p.scheme.starts_with("gauss"))
+    {
         let gap = (p.supplied_total - p.stored_total).abs();
-        assert!(gap <= 1e-13 * p.stored_total.abs().max(1.0), "{} h = {}: supplied − stored = {gap:e}", p.scheme, p.h);
+        assert!(
+            gap <= 1e-13 * p.stored_total.abs().max(1.0),
+            "{} h = {}: supplied − stored = {gap:e}",
+            p.scheme,
+            p.h
+        );
     }
 }
 

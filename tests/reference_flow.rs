@@ -18,16 +18,24 @@ fn pulse_oscillator_exact(t_end: f64) -> [f64; 2] {
     let (p1, p2) = (PI - 1.0, PI + 1.0);
     let i_s = 0.5 * ((a - 2.0).cos() - a.cos())
         - 0.25
-            * (-(a + 2.0 * p1).cos() / p1 + a.cos() / p1 + (a - 2.0 * p2).cos() / p2 - a.cos() / p2);
+            * (-(a + 2.0 * p1).cos() / p1 + a.cos() / p1 + (a - 2.0 * p2).cos() / p2
+                - a.cos() / p2);
     let i_c = 0.5 * (a.sin() - (a - 2.0).sin())
-        - 0.25 * ((a + 2.0 * p1).sin() / p1 - a.sin() / p1 - (a - 2.0 * p2).sin() / p2 + a.sin() / p2);
+        - 0.25
+            * ((a + 2.0 * p1).sin() / p1 - a.sin() / p1 - (a - 2.0 * p2).sin() / p2 + a.sin() / p2);
     let (c, s) = (t_end.cos(), t_end.sin());
     // e^{JT} (0, −1) = (−sin T, −cos T).
     [-s + i_s, -c + i_c]
 }
 
 fn config(name: &str) -> Config {
-    Config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name), &[]).unwrap()
+    Config::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name),
+        &[],
+    )
+    .unwrap()
 }
 
 #[test]
@@ -40,11 +48,19 @@ fn pulse_oscillator_matches_the_closed_form() {
     let exact = pulse_oscillator_exact(18.0);
     for r in 0..2 {
         let err = (x[r] - exact[r]).abs();
-        assert!(err < 1e-15, "x[{r}]: reference {:.17e}, closed form {:.17e}, error {err:.2e}", x[r], exact[r]);
+        assert!(
+            err < 1e-15,
+            "x[{r}]: reference {:.17e}, closed form {:.17e}, error {err:.2e}",
+            x[r],
+            exact[r]
+        );
     }
     let exact_dh = 0.5 * (exact[0] * exact[0] + exact[1] * exact[1]) - 0.5;
     let dh = flow.energy_change(&member.x0, 18.0);
-    assert!(((dh - exact_dh) / exact_dh).abs() < 2e-15, "ΔH: reference {dh:.17e}, closed form {exact_dh:.17e}");
+    assert!(
+        ((dh - exact_dh) / exact_dh).abs() < 2e-15,
+        "ΔH: reference {dh:.17e}, closed form {exact_dh:.17e}"
+    );
 }
 
 /// Damped oscillator x' = (J − R) x, R = diag(0, r): the characteristic polynomial is
@@ -59,10 +75,18 @@ fn damped_oscillator_matches_the_closed_form() {
     let (r, t) = (0.1, 10.0);
     let w = (1.0 - r * r / 4.0f64).sqrt();
     let decay = (-r * t / 2.0).exp();
-    let exact = [-decay * (w * t).sin() / w, -decay * ((w * t).cos() - 0.5 * r * (w * t).sin() / w)];
+    let exact = [
+        -decay * (w * t).sin() / w,
+        -decay * ((w * t).cos() - 0.5 * r * (w * t).sin() / w),
+    ];
     let x = flow.state_at(&member.x0, t);
     for r in 0..2 {
         let err = (x[r] - exact[r]).abs();
-        assert!(err < 1e-15, "x[{r}]: reference {:.17e}, closed form {:.17e}, error {err:.2e}", x[r], exact[r]);
+        assert!(
+            err < 1e-15,
+            "x[{r}]: reference {:.17e}, closed form {:.17e}, error {err:.2e}",
+            x[r],
+            exact[r]
+        );
     }
 }

@@ -50,6 +50,7 @@ pub struct StepScratch {
     stage_rates: Vec<f64>,
     efforts: Vec<f64>,
     weighted_efforts: Vec<f64>,
+    delta: Vec<f64>,
 }
 
 impl CollocationStepper {
@@ -114,6 +115,7 @@ impl CollocationStepper {
             stage_rates: vec![0.0; n * s],
             efforts: vec![0.0; n * s],
             weighted_efforts: vec![0.0; n * s],
+            delta: vec![0.0; n],
         }
     }
 
@@ -146,8 +148,8 @@ impl CollocationStepper {
         self.lu.solve_mut(&mut w.rhs);
         // Stage states, rates −f_i = L x_i + B u_i, efforts e_i = Q x_i.
         for i in 0..s {
-            for r in 0..n {
-                w.stage_states[i * n + r] = x[r] + w.rhs[i * n + r];
+            for (r, &x_r) in x.iter().enumerate() {
+                w.stage_states[i * n + r] = x_r + w.rhs[i * n + r];
             }
             for r in 0..n {
                 let xi = &w.stage_states[i * n..(i + 1) * n];
@@ -189,22 +191,21 @@ impl CollocationStepper {
             dissipated *= h;
         }
         // δ = h Σ_j b_j (L x_j + B u_j); ΔH̄ = δᵀ Q (x_0 + δ/2); x ← x + δ.
-        let mut stored = 0.0;
-        let delta: Vec<f64> = (0..n)
-            .map(|r| {
-                h * (0..s)
+        for r in 0..n {
+            w.delta[r] = h
+                * (0..s)
                     .map(|j| self.weights[j] * w.stage_rates[j * n + r])
-                    .sum::<f64>()
-            })
-            .collect();
+                    .sum::<f64>();
+        }
+        let mut stored = 0.0;
         for r in 0..n {
             let q_mid: f64 = (0..n)
-                .map(|c| self.q[(r, c)] * (x[c] + 0.5 * delta[c]))
+                .map(|c| self.q[(r, c)] * (x[c] + 0.5 * w.delta[c]))
                 .sum();
-            stored += delta[r] * q_mid;
+            stored += w.delta[r] * q_mid;
         }
-        for r in 0..n {
-            kahan_add(&mut x[r], &mut carry[r], delta[r]);
+        for ((x_r, carry_r), &delta_r) in x.iter_mut().zip(carry.iter_mut()).zip(&w.delta) {
+            kahan_add(x_r, carry_r, delta_r);
         }
         StepEnergy {
             stored,

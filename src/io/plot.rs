@@ -50,7 +50,9 @@ pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> R
             .iter()
             .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
             .filter(|&e| e > 0.0)
-            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), e| (lo.min(e), hi.max(e)));
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), e| {
+                (lo.min(e), hi.max(e))
+            });
         let mut chart = ChartBuilder::on(panel)
             .caption(family.as_str(), ("sans-serif", 16))
             .margin(12)
@@ -75,7 +77,11 @@ pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> R
             let series: Vec<_> = points.iter().filter(|p| p.scheme == *scheme).collect();
             // An error of exactly zero has no place on a log axis and is left out.
             let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
-                series.iter().map(|p| (p.h, f(p).abs())).filter(|&(_, e)| e > 0.0).collect()
+                series
+                    .iter()
+                    .map(|p| (p.h, f(p).abs()))
+                    .filter(|&(_, e)| e > 0.0)
+                    .collect()
             };
             let supplied = curve(&|p| p.supplied_error);
             let stored = curve(&|p| p.stored_error);

@@ -45,13 +45,21 @@ impl<'a> LinearFlow<'a> {
 
     /// x(t_end) from x(0) = x0.
     pub fn state_at(&self, x0: &DVector<f64>, t_end: f64) -> DVector<f64> {
-        let mut cuts: Vec<f64> = self.signals.iter().flat_map(|s| s.breakpoints(t_end)).collect();
+        let mut cuts: Vec<f64> = self
+            .signals
+            .iter()
+            .flat_map(|s| s.breakpoints(t_end))
+            .collect();
         cuts.push(0.0);
         cuts.push(t_end);
         cuts.sort_by(f64::total_cmp);
         cuts.dedup_by(|a, b| (*a - *b).abs() <= 1e-14 * t_end.max(1.0));
         let norm = self.drift.abs().row_sum().max().max(1e-300);
-        let frequency = self.signals.iter().map(|s| s.max_frequency(t_end)).fold(0.0, f64::max);
+        let frequency = self
+            .signals
+            .iter()
+            .map(|s| s.max_frequency(t_end))
+            .fold(0.0, f64::max);
         let mut piece_max = (0.25 / norm).min(0.05);
         if frequency > 0.0 {
             piece_max = piece_max.min(0.05 / frequency);

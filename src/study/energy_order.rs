@@ -103,7 +103,11 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
                 fitted: false,
             });
         }
-        mark_fit_window(&mut scheme_points, config.study.fit_floor, config.study.fit_decades);
+        mark_fit_window(
+            &mut scheme_points,
+            config.study.fit_floor,
+            config.study.fit_decades,
+        );
         let used: Vec<&OrderPoint> = scheme_points.iter().filter(|p| p.fitted).collect();
         if used.len() >= 2 {
             let log_h: Vec<f64> = used.iter().map(|p| p.h.ln()).collect();
@@ -133,7 +137,11 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
 /// within `decades` decades of the finest such point.
 fn mark_fit_window(points: &mut [OrderPoint], floor: f64, decades: f64) {
     let above = |p: &OrderPoint| p.supplied_error.abs() > floor && p.stored_error.abs() > floor;
-    let finest = points.iter().filter(|p| above(p)).map(|p| p.h).fold(f64::INFINITY, f64::min);
+    let finest = points
+        .iter()
+        .filter(|p| above(p))
+        .map(|p| p.h)
+        .fold(f64::INFINITY, f64::min);
     let coarsest = finest * 10f64.powf(decades) * (1.0 + 1e-12);
     for p in points.iter_mut() {
         p.fitted = above(p) && p.h <= coarsest;

@@ -11,7 +11,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub fn example_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
 }
 
 pub fn example(name: &str, overrides: &[&str]) -> Config {
@@ -35,7 +37,12 @@ fn gaussian_matrix(rng: &mut ChaCha8Rng, rows: usize, cols: usize) -> DMatrix<f6
 
 /// A random well-conditioned linear PH system: J = A − Aᵀ, R = CᵀC/n scaled by
 /// `damping`, Q = DᵀD/n + I/2, B uniform in [−1, 1].
-pub fn random_linear_ph(rng: &mut ChaCha8Rng, n: usize, m: usize, damping: f64) -> (LinearPh, DVector<f64>) {
+pub fn random_linear_ph(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    m: usize,
+    damping: f64,
+) -> (LinearPh, DVector<f64>) {
     let a = gaussian_matrix(rng, n, n);
     let c = gaussian_matrix(rng, n, n);
     let d = gaussian_matrix(rng, n, n);

@@ -1,0 +1,204 @@
+//! The command line end to end: tables, simulations with overrides, studies, and that
+//! outputs are complete and replaced only on success.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use ndarray::{Array1, Array3, Array4};
+use ndarray_npy::read_npy;
+
+fn harbor(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "harbor {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn tableau_json_has_the_documented_fields() {
+    let out = harbor(&["tableau", "lobatto-iiia", "3", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["family"], "lobatto-iiia");
+    assert_eq!(doc["stages"], 3);
+    assert_eq!(doc["order"], 4);
+    assert_eq!(doc["c"], serde_json::json!([0.0, 0.5, 1.0]));
+    assert_eq!(doc["a"][1][0].as_f64().unwrap(), 5.0 / 24.0);
+    assert_eq!(doc["m"][1][1].as_f64().unwrap(), 8.0 / 15.0);
+    assert_eq!(doc["b"].as_array().unwrap().len(), 3);
+    let text = String::from_utf8(harbor(&["tableau", "gauss", "2"]).stdout).unwrap();
+    assert!(text.contains("gauss with s = 2, order 4"), "{text}");
+}
+
+#[test]
+fn simulate_writes_summary_and_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pulse");
+    let config = common::example_path("oscillator_pulse.toml");
+    let stdout = harbor(&[
+        "simulate",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--set",
+        "output.every=7",
+    ])
+    .stdout;
+    let stdout = String::from_utf8(stdout).unwrap();
+    assert!(stdout.contains("gauss-2 (order 4)"), "{stdout}");
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["members"], 1);
+    assert_eq!(summary["steps"], 1800);
+    assert_eq!(summary["h"], 0.01);
+    assert_eq!(summary["backend"], "cpu");
+    assert_eq!(summary["scheme"]["label"], "gauss-2");
+    let stored = summary["energy"]["stored_total"][0].as_f64().unwrap();
+    let supplied = summary["energy"]["supplied_total"][0].as_f64().unwrap();
+    assert!((stored - supplied).abs() < 1e-13);
+    // Within the order-4 error of the exact ΔH = 1.2914982459916…
+    assert!((stored - 1.291498245991649).abs() < 1e-10, "{stored}");
+    assert!(summary["energy"]["max_abs_residual"][0].as_f64().unwrap() < 1e-14);
+    let final_state: Vec<f64> = serde_json::from_value(summary["final_state"][0].clone()).unwrap();
+
+    // 1800 steps recorded every 7: 257 full windows + the last partial one, plus t = 0.
+    let times: Array1<f64> = read_npy(out.join("times.npy")).unwrap();
+    assert_eq!(times.len(), 259);
+    assert_eq!(times[0], 0.0);
+    assert!((times[1] - 0.07).abs() < 1e-15 && (times[258] - 18.0).abs() < 1e-12);
+    let trajectory: Array3<f64> = read_npy(out.join("trajectory.npy")).unwrap();
+    assert_eq!(trajectory.shape(), &[1, 259, 2]);
+    assert_eq!(trajectory[[0, 0, 1]], -1.0);
+    assert_eq!(trajectory[[0, 258, 0]], final_state[0]);
+    let energy: Array3<f64> = read_npy(out.join("energy.npy")).unwrap();
+    assert_eq!(energy.shape(), &[1, 258, 4]);
+    let summed: f64 = (0..258).map(|w| energy[[0, w, 0]]).sum();
+    assert!(
+        (summed - stored).abs() < 1e-13,
+        "windows add up to the total"
+    );
+    let outputs: Array4<f64> = read_npy(out.join("outputs.npy")).unwrap();
+    assert_eq!(outputs.shape(), &[1, 258, 2, 1]);
+}
+
+#[test]
+fn set_overrides_change_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let run = |name: &str, sets: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        harbor(&args);
+        json(&out.join("summary.json"))
+    };
+    let free = run(
+        "free",
+        &[
+            "input.0.amplitude=0.0",
+            "system.x0=[0.6, 0.8]",
+            "scheme.family=lobatto-pair",
+            "scheme.stages=4",
+        ],
+    );
+    // Lossless and unforced: no energy change at all, from H(x0) = 1/2.
+    assert!(free["energy"]["stored_total"][0].as_f64().unwrap().abs() < 1e-14);
+    assert_eq!(free["scheme"]["label"], "lobatto-pair-4");
+    let x: Vec<f64> = serde_json::from_value(free["final_state"][0].clone()).unwrap();
+    // Exact rotation: x(18) = e^{J·18} (0.6, 0.8); order-6 error at h = 0.01.
+    let (c, s) = (18f64.cos(), 18f64.sin());
+    assert!(
+        (x[0] - (c * 0.6 + s * 0.8)).abs() < 1e-10 && (x[1] - (-s * 0.6 + c * 0.8)).abs() < 1e-10,
+        "{x:?}"
+    );
+}
+
+#[test]
+fn failed_run_keeps_the_previous_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let config = common::example_path("oscillator_damped.toml");
+    harbor(&[
+        "simulate",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    let failed = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args([
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "system.Q=[[1.0,0.0],[0.0,-1.0]]",
+        ])
+        .output()
+        .unwrap();
+    assert!(!failed.status.success());
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["run".to_string()],
+        "no staging directories left behind"
+    );
+}
+
+#[test]
+fn study_writes_table_csv_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let config = common::example_path("oscillator_damped.toml");
+    let stdout = harbor(&[
+        "study",
+        "energy-order",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "study.schemes=[{family='gauss', stages=2}]",
+        "--set",
+        "study.h=[0.1, 0.05, 0.025]",
+    ])
+    .stdout;
+    let stdout = String::from_utf8(stdout).unwrap();
+    assert!(
+        stdout.contains("exact ΔH_tot = -3.24108107492456"),
+        "{stdout}"
+    );
+    let points = std::fs::read_to_string(out.join("energy_order.csv")).unwrap();
+    assert_eq!(points.lines().count(), 4);
+    let slopes = std::fs::read_to_string(out.join("energy_order_slopes.csv")).unwrap();
+    let row: Vec<&str> = slopes.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[0], "gauss-2");
+    assert!(
+        (row[2].parse::<f64>().unwrap() - 4.0).abs() < 0.05,
+        "{slopes}"
+    );
+    let svg = std::fs::read_to_string(out.join("energy_order.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("gauss-2 supplied"));
+}
