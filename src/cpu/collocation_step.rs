@@ -42,15 +42,16 @@ pub struct CollocationStepper {
     has_dissipation: bool,
 }
 
-/// Work buffers reused across steps.
+/// Work buffers reused across steps; after [`CollocationStepper::solve_stages`] they hold
+/// that step's stage quantities (stage-major, s × n).
 pub struct StepScratch {
     rhs: DVector<f64>,
     drift0: Vec<f64>,
-    stage_states: Vec<f64>,
-    stage_rates: Vec<f64>,
-    efforts: Vec<f64>,
-    weighted_efforts: Vec<f64>,
-    delta: Vec<f64>,
+    pub stage_states: Vec<f64>,
+    pub stage_rates: Vec<f64>,
+    pub efforts: Vec<f64>,
+    pub weighted_efforts: Vec<f64>,
+    pub delta: Vec<f64>,
 }
 
 impl CollocationStepper {
@@ -119,16 +120,11 @@ impl CollocationStepper {
         }
     }
 
-    /// Advances x by one step with stage inputs `u` (s × m, stage-major), Kahan-compensated
-    /// through `carry`; writes the discrete output y (s × m) and returns the step energies.
-    pub fn step(
-        &self,
-        x: &mut [f64],
-        carry: &mut [f64],
-        u: &[f64],
-        y: &mut [f64],
-        w: &mut StepScratch,
-    ) -> StepEnergy {
+    /// The linear part of a step from x with stage inputs `u` (s × m, stage-major): solves
+    /// the stage equations and fills the stage states, rates, efforts, M-weighted efforts and
+    /// the increment δ in `w`, and the discrete output y (s × m); returns the port energy
+    /// h Σ_i y_iᵀ u_i.
+    pub fn solve_stages(&self, x: &[f64], u: &[f64], y: &mut [f64], w: &mut StepScratch) -> f64 {
         let (n, m, s, h) = (self.n, self.m, self.s, self.h);
         // L x_0.
         for r in 0..n {
@@ -178,7 +174,27 @@ impl CollocationStepper {
                 port += yi * u[i * m + c];
             }
         }
-        port *= h;
+        for r in 0..n {
+            w.delta[r] = h
+                * (0..s)
+                    .map(|j| self.weights[j] * w.stage_rates[j * n + r])
+                    .sum::<f64>();
+        }
+        port * h
+    }
+
+    /// Advances x by one step with stage inputs `u` (s × m, stage-major), Kahan-compensated
+    /// through `carry`; writes the discrete output y (s × m) and returns the step energies.
+    pub fn step(
+        &self,
+        x: &mut [f64],
+        carry: &mut [f64],
+        u: &[f64],
+        y: &mut [f64],
+        w: &mut StepScratch,
+    ) -> StepEnergy {
+        let (n, s, h) = (self.n, self.s, self.h);
+        let port = self.solve_stages(x, u, y, w);
         // h Σ_ij m_ij e_iᵀ R e_j = h Σ_i (M e)_iᵀ R e_i.
         let mut dissipated = 0.0;
         if self.has_dissipation {
@@ -190,13 +206,7 @@ impl CollocationStepper {
             }
             dissipated *= h;
         }
-        // δ = h Σ_j b_j (L x_j + B u_j); ΔH̄ = δᵀ Q (x_0 + δ/2); x ← x + δ.
-        for r in 0..n {
-            w.delta[r] = h
-                * (0..s)
-                    .map(|j| self.weights[j] * w.stage_rates[j * n + r])
-                    .sum::<f64>();
-        }
+        // ΔH̄ = δᵀ Q (x_0 + δ/2); x ← x + δ.
         let mut stored = 0.0;
         for r in 0..n {
             let q_mid: f64 = (0..n)

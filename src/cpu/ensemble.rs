@@ -1,24 +1,76 @@
-//! The CPU reference backend: every member integrated in f64, members spread over all cores
-//! with rayon. Members are independent, so the results do not depend on the thread count.
+//! The CPU backends: every member integrated in f64, members spread over all cores with
+//! rayon. Members are independent, so results do not depend on the thread count.
+//!
+//! Two steppers share one recording loop: the reference stepper solves the stage equations
+//! of Definition 1 at every step ([`CollocationStepper`]); the twin of the GPU kernel
+//! applies the planner's step operators ([`operator_step`]).
 
 use rayon::prelude::*;
 
-use super::collocation_step::CollocationStepper;
+use super::collocation_step::{CollocationStepper, StepScratch};
+use super::operator_step::operator_step;
 use crate::compensated::CompensatedSum;
 use crate::error::Result;
+use crate::plan::operators::StepOperators;
 use crate::plan::{Member, Plan};
-use crate::results::{EnergyTotals, MemberResult, Results};
+use crate::results::{EnergyTotals, MemberResult, Results, StepEnergy};
 
-/// Integrates one member through the whole plan, recording at the plan's cadence.
-pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
-    let stepper = CollocationStepper::new(plan, member)?;
-    let mut scratch = stepper.scratch();
-    let (n, s, m) = (
-        member.system.states(),
-        plan.scheme.stages,
-        member.system.inputs(),
-    );
-    let mut x: Vec<f64> = member.x0.iter().copied().collect();
+/// Something that advances one member by one step.
+pub trait MemberStepper {
+    /// x ← x_{k+1} (Kahan-compensated through `carry`), y ← y^k; returns the step energies.
+    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy;
+}
+
+/// The reference stepper with its work buffers.
+pub struct ReferenceStepper {
+    stepper: CollocationStepper,
+    scratch: StepScratch,
+}
+
+impl ReferenceStepper {
+    pub fn new(plan: &Plan, member: &Member) -> Result<Self> {
+        let stepper = CollocationStepper::new(plan, member)?;
+        let scratch = stepper.scratch();
+        Ok(ReferenceStepper { stepper, scratch })
+    }
+}
+
+impl MemberStepper for ReferenceStepper {
+    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy {
+        self.stepper.step(x, carry, u, y, &mut self.scratch)
+    }
+}
+
+/// The twin of the GPU kernel: applies the step operators.
+pub struct OperatorStepper {
+    ops: StepOperators,
+    h: f64,
+    delta: Vec<f64>,
+}
+
+impl OperatorStepper {
+    pub fn new(plan: &Plan, member: &Member) -> Result<Self> {
+        let ops = StepOperators::new(plan, member)?;
+        let delta = vec![0.0; ops.states];
+        Ok(OperatorStepper {
+            ops,
+            h: plan.h,
+            delta,
+        })
+    }
+}
+
+impl MemberStepper for OperatorStepper {
+    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy {
+        operator_step(&self.ops, self.h, x, carry, u, y, &mut self.delta)
+    }
+}
+
+/// Integrates one member from x0 through the whole plan with `stepper`, recording at the
+/// plan's cadence.
+pub fn record_member(plan: &Plan, x0: &[f64], stepper: &mut impl MemberStepper) -> MemberResult {
+    let (n, s, m) = (x0.len(), plan.scheme.stages, plan.inputs.channels);
+    let mut x = x0.to_vec();
     let mut carry = vec![0.0; n];
     let mut y = vec![0.0; s * m];
     let record_points = plan.record_points();
@@ -34,13 +86,7 @@ pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
     let mut max_abs_residual = 0.0_f64;
     let mut next_record = record_points.iter().copied().peekable();
     for k in 0..plan.steps {
-        let energy = stepper.step(
-            &mut x,
-            &mut carry,
-            plan.inputs.step(k),
-            &mut y,
-            &mut scratch,
-        );
+        let energy = stepper.step(&mut x, &mut carry, plan.inputs.step(k), &mut y);
         let parts = [
             energy.stored,
             energy.supplied,
@@ -71,27 +117,36 @@ pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
         dissipated: totals[3].value(),
         max_abs_residual,
     };
-    Ok(result)
+    result
 }
 
-/// Runs every member of the plan on all cores; member order is preserved.
+/// Integrates one member with the reference stepper.
+pub fn integrate_member(plan: &Plan, member: &Member) -> Result<MemberResult> {
+    let mut stepper = ReferenceStepper::new(plan, member)?;
+    Ok(record_member(plan, member.x0.as_slice(), &mut stepper))
+}
+
+/// Integrates one member with the twin of the GPU kernel.
+pub fn integrate_member_twin(plan: &Plan, member: &Member) -> Result<MemberResult> {
+    let mut stepper = OperatorStepper::new(plan, member)?;
+    Ok(record_member(plan, member.x0.as_slice(), &mut stepper))
+}
+
+/// Runs every member of the plan on all cores with the reference stepper.
 pub fn run(plan: &Plan) -> Result<Results> {
+    run_with(plan, integrate_member)
+}
+
+/// Runs every member of the plan on all cores with the twin of the GPU kernel.
+pub fn run_twin(plan: &Plan) -> Result<Results> {
+    run_with(plan, integrate_member_twin)
+}
+
+fn run_with(plan: &Plan, integrate: fn(&Plan, &Member) -> Result<MemberResult>) -> Result<Results> {
     let members = plan
         .members
         .par_iter()
-        .map(|member| integrate_member(plan, member))
+        .map(|member| integrate(plan, member))
         .collect::<Result<Vec<_>>>()?;
-    let first = &plan.members[0].system;
-    Ok(Results {
-        backend: "cpu".into(),
-        precision: "f64".into(),
-        scheme: plan.scheme.label(),
-        h: plan.h,
-        steps: plan.steps,
-        states: first.states(),
-        stages: plan.scheme.stages,
-        inputs: first.inputs(),
-        sample_times: plan.sample_times(),
-        members,
-    })
+    Ok(plan.results("cpu", "f64", members))
 }

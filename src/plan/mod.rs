@@ -4,8 +4,11 @@
 
 use nalgebra::DVector;
 
+pub mod operators;
+
 use crate::error::{Error, Result};
 use crate::model::{LinearPh, Signal};
+use crate::results::{MemberResult, Results};
 use crate::tableau::Scheme;
 
 /// One member of an ensemble: its own system and initial state.
@@ -184,5 +187,22 @@ impl Plan {
         std::iter::once(0.0)
             .chain(self.record_points().into_iter().map(|k| k as f64 * self.h))
             .collect()
+    }
+
+    /// Wraps per-member results with the run description.
+    pub fn results(&self, backend: &str, precision: &str, members: Vec<MemberResult>) -> Results {
+        let first = &self.members[0].system;
+        Results {
+            backend: backend.into(),
+            precision: precision.into(),
+            scheme: self.scheme.label(),
+            h: self.h,
+            steps: self.steps,
+            states: first.states(),
+            stages: self.scheme.stages,
+            inputs: first.inputs(),
+            sample_times: self.sample_times(),
+            members,
+        }
     }
 }

@@ -1,0 +1,131 @@
+//! Per-member step operators: for a linear time-invariant member, one step of Definition 1 is
+//! linear in v = [x_k; U_k] (the state and the step's s·m stage inputs), so the planner
+//! factors the stage matrix once, applies the step to the unit vectors of v, and hands the
+//! backends plain matrices:
+//!
+//! ```text
+//!   δ = Δ v                     (n × p, p = n + s m)       x_{k+1} = x_k + δ
+//!   y = Y v                     (s m × p)                  discrete output y^k
+//!   w = W v                     (s r × p)                  dissipated = h ‖w‖²
+//!   stored = δᵀ Q (x_k + δ/2)   (Q: n × n)                 supplied = h yᵀ U − dissipated
+//! ```
+//!
+//! W comes from M ⊗ R = (L_M ⊗ F)(L_M ⊗ F)ᵀ with M = L_M L_Mᵀ (Cholesky) and R = F Fᵀ
+//! (F from the eigenvectors of R with eigenvalues above 1e-14·λ_max), so W = (L_M ⊗ F)ᵀ E
+//! where E maps v to the stage efforts; a sum of squares stays ≥ 0 in any precision.
+
+use nalgebra::{DMatrix, SymmetricEigen};
+
+use super::{Member, Plan};
+use crate::cpu::CollocationStepper;
+use crate::error::{Error, Result};
+
+/// The step maps of one member, row-major.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOperators {
+    pub states: usize,
+    pub inputs: usize,
+    pub stages: usize,
+    /// Rank r of the dissipation factor F (0 for lossless members).
+    pub rank: usize,
+    /// Δ, n × p.
+    pub delta: Vec<f64>,
+    /// Y, (s m) × p.
+    pub output: Vec<f64>,
+    /// W, (s r) × p.
+    pub dissipation: Vec<f64>,
+    /// Q, n × n.
+    pub q: Vec<f64>,
+}
+
+impl StepOperators {
+    /// Width p = n + s·m of v = [x; U].
+    pub fn width(&self) -> usize {
+        self.states + self.stages * self.inputs
+    }
+
+    /// Builds the operators of `member` under `plan`'s scheme and step size.
+    pub fn new(plan: &Plan, member: &Member) -> Result<Self> {
+        let stepper = CollocationStepper::new(plan, member)?;
+        let mut scratch = stepper.scratch();
+        let (n, m, s) = (
+            member.system.states(),
+            member.system.inputs(),
+            plan.scheme.stages,
+        );
+        let p = n + s * m;
+        let factor = dissipation_factor(&member.system.r);
+        let rank = factor.ncols();
+        let mass_factor = plan
+            .scheme
+            .m
+            .clone()
+            .cholesky()
+            .ok_or_else(|| Error::Numerical {
+                context: "mass matrix".into(),
+                problem: "M is not positive definite".into(),
+            })?;
+        let lm = mass_factor.l();
+        let mut ops = StepOperators {
+            states: n,
+            inputs: m,
+            stages: s,
+            rank,
+            delta: vec![0.0; n * p],
+            output: vec![0.0; s * m * p],
+            dissipation: vec![0.0; s * rank * p],
+            q: (0..n * n)
+                .map(|k| member.system.q[(k / n, k % n)])
+                .collect(),
+        };
+        let (mut x, mut u, mut y) = (vec![0.0; n], vec![0.0; s * m], vec![0.0; s * m]);
+        for col in 0..p {
+            x.iter_mut().for_each(|v| *v = 0.0);
+            u.iter_mut().for_each(|v| *v = 0.0);
+            if col < n {
+                x[col] = 1.0;
+            } else {
+                u[col - n] = 1.0;
+            }
+            stepper.solve_stages(&x, &u, &mut y, &mut scratch);
+            for r in 0..n {
+                ops.delta[r * p + col] = scratch.delta[r];
+            }
+            for row in 0..s * m {
+                ops.output[row * p + col] = y[row];
+            }
+            // w_(i,k) = Σ_j L_M[j, i] Σ_c F[c, k] e_j[c].
+            for i in 0..s {
+                for k in 0..rank {
+                    let mut acc = 0.0;
+                    for j in i..s {
+                        let fe: f64 = (0..n)
+                            .map(|c| factor[(c, k)] * scratch.efforts[j * n + c])
+                            .sum();
+                        acc += lm[(j, i)] * fe;
+                    }
+                    ops.dissipation[(i * rank + k) * p + col] = acc;
+                }
+            }
+        }
+        Ok(ops)
+    }
+}
+
+/// F with R = F Fᵀ: eigenvectors of R scaled by √λ for the eigenvalues above
+/// 1e-14 · λ_max (R is symmetric PSD, checked when the system was built).
+pub fn dissipation_factor(r: &DMatrix<f64>) -> DMatrix<f64> {
+    let n = r.nrows();
+    if r.amax() == 0.0 {
+        return DMatrix::zeros(n, 0);
+    }
+    let eigen = SymmetricEigen::new(r.clone());
+    let largest = eigen.eigenvalues.max();
+    let kept: Vec<usize> = (0..n)
+        .filter(|&k| eigen.eigenvalues[k] > 1e-14 * largest)
+        .collect();
+    DMatrix::from_fn(n, kept.len(), |row, col| {
+        let k = kept[col];
+        eigen.eigenvectors[(row, k)] * eigen.eigenvalues[k].sqrt()
+    })
+}

@@ -1,0 +1,122 @@
+//! The step operators reproduce the reference stepper: the kernel's CPU twin and the stage
+//! solver agree on random systems for every kernel scheme.
+
+mod common;
+
+use harbor::cpu;
+use harbor::model::{Signal, mechanical_system};
+use harbor::plan::{Member, Plan};
+use harbor::tableau::{Scheme, SchemeFamily};
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+
+fn relative_gap(a: f64, b: f64) -> f64 {
+    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
+}
+
+fn compare(plan: &Plan, tolerance: f64) {
+    let reference = cpu::run(plan).unwrap();
+    let twin = cpu::run_twin(plan).unwrap();
+    for (i, (a, b)) in reference.members.iter().zip(&twin.members).enumerate() {
+        let scale = a.final_state.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        for (r, (x, y)) in a.final_state.iter().zip(&b.final_state).enumerate() {
+            assert!(
+                (x - y).abs() <= tolerance * scale,
+                "member {i} x[{r}]: {x:e} vs {y:e}"
+            );
+        }
+        for (what, x, y) in [
+            ("stored", a.totals.stored, b.totals.stored),
+            ("supplied", a.totals.supplied, b.totals.supplied),
+            ("port", a.totals.port, b.totals.port),
+            ("dissipated", a.totals.dissipated, b.totals.dissipated),
+        ] {
+            assert!(
+                relative_gap(x, y) <= tolerance || (x - y).abs() < 1e-15,
+                "member {i} {what}: {x:e} vs {y:e}"
+            );
+        }
+        for (w, (ea, eb)) in a.window_energy.iter().zip(&b.window_energy).enumerate() {
+            for c in 0..4 {
+                assert!(
+                    (ea[c] - eb[c]).abs() <= tolerance * ea[c].abs().max(1e-3),
+                    "member {i} window {w} energy {c}"
+                );
+            }
+        }
+        for (ya, yb) in a.outputs.iter().zip(&b.outputs) {
+            assert!((ya - yb).abs() <= tolerance * ya.abs().max(1.0));
+        }
+    }
+}
+
+#[test]
+fn twin_matches_reference_for_gauss() {
+    let mut rng = common::fresh_rng("twin_matches_reference_for_gauss");
+    for s in 1..=4 {
+        let members: Vec<Member> = (0..6)
+            .map(|k| {
+                let (system, x0) = common::random_linear_ph(&mut rng, 1 + 2 * k, 2, 0.3);
+                Member { system, x0 }
+            })
+            .collect();
+        for member in members {
+            let signals = vec![
+                Signal::Harmonic {
+                    amplitude: 1.0,
+                    omega: rng.random_range(0.5..3.0),
+                    phase: 0.1,
+                    offset: 0.0,
+                },
+                Signal::Pulse {
+                    start: 0.5,
+                    end: 1.5,
+                    amplitude: 2.0,
+                },
+            ];
+            let plan = Plan::new(
+                Scheme::new(SchemeFamily::Gauss, s).unwrap(),
+                0.02,
+                4.0,
+                vec![member],
+                &signals,
+                13,
+            )
+            .unwrap();
+            compare(&plan, 1e-12);
+        }
+    }
+}
+
+#[test]
+fn twin_matches_reference_for_the_lobatto_pair() {
+    let mut rng = common::fresh_rng("twin_matches_reference_for_the_lobatto_pair");
+    for s in 2..=4 {
+        for half in [1, 3, 5] {
+            let k = DMatrix::from_fn(half, half, |_, _| rng.random_range(-1.0..1.0));
+            let k = k.transpose() * &k / half as f64 + DMatrix::identity(half, half);
+            let d = DMatrix::from_fn(half, half, |_, _| rng.random_range(-1.0..1.0));
+            let d = d.transpose() * &d * (0.2 / half as f64);
+            let g = DMatrix::from_fn(half, 1, |_, _| rng.random_range(-1.0..1.0));
+            let system =
+                mechanical_system("random", k, DMatrix::identity(half, half), d, g).unwrap();
+            let x0 = DVector::from_fn(2 * half, |_, _| rng.random_range(-1.0..1.0));
+            let signals = [Signal::Harmonic {
+                amplitude: 1.0,
+                omega: 1.3,
+                phase: 0.0,
+                offset: 0.2,
+            }];
+            let plan = Plan::new(
+                Scheme::new(SchemeFamily::LobattoPair, s).unwrap(),
+                0.05,
+                5.0,
+                vec![Member { system, x0 }],
+                &signals,
+                9,
+            )
+            .unwrap();
+            compare(&plan, 1e-12);
+        }
+    }
+}
