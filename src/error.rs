@@ -23,6 +23,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The GPU path could not run: no adapter, a failed device request, a lost device.
+    #[error("gpu: {0}")]
+    Gpu(String),
+
     /// A numerical step that failed although its inputs were valid (a singular stage matrix).
     #[error("numerical failure in {context}: {problem}")]
     Numerical { context: String, problem: String },

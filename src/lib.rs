@@ -6,6 +6,7 @@
 pub mod compensated;
 pub mod cpu;
 pub mod error;
+pub mod gpu;
 pub mod io;
 pub mod model;
 pub mod plan;

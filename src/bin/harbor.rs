@@ -5,6 +5,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use harbor::gpu::context::adapter_selector;
+use harbor::gpu::ensemble::GpuRunOptions;
+use harbor::gpu::{GpuContext, Precision, list_adapters};
 use harbor::io::Config;
 use harbor::io::output::{write_atomically, write_simulation};
 use harbor::io::plot::energy_order_svg;
@@ -44,13 +47,26 @@ enum Command {
         /// Output directory (created; files in it are replaced only when the run succeeds).
         #[arg(long)]
         out: PathBuf,
-        /// Where to run: auto picks the best available backend and says which.
+        /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
         #[arg(long, value_enum, default_value_t = Backend::Auto)]
         backend: Backend,
+        /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
+        /// the HARBOR_ADAPTER environment variable.
+        #[arg(long)]
+        adapter: Option<String>,
+        /// GPU precision; default f64 where the adapter supports it, else f32.
+        #[arg(long, value_enum)]
+        precision: Option<PrecisionArg>,
         /// Override a config value by dotted path, the value written as TOML
         /// (--set system.x0=[0.0,-1.0]); repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// List every GPU adapter with backend, type, driver, f64 support and limits.
+    Devices {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Numerical studies.
     Study {
@@ -75,10 +91,27 @@ enum Study {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
-    /// The best available backend.
+    /// The best GPU adapter, else the CPU path.
     Auto,
+    /// The GPU path; fails when no adapter is usable.
+    Gpu,
     /// The f64 reference path on all CPU cores.
     Cpu,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PrecisionArg {
+    F64,
+    F32,
+}
+
+impl From<PrecisionArg> for Precision {
+    fn from(p: PrecisionArg) -> Precision {
+        match p {
+            PrecisionArg::F64 => Precision::F64,
+            PrecisionArg::F32 => Precision::F32,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -89,12 +122,11 @@ fn main() -> ExitCode {
             stages,
             json,
         } => tableau(&family, stages, json),
-        Command::Simulate {
-            config,
-            out,
-            backend,
-            overrides,
-        } => simulate(&config, &out, backend, &overrides),
+        Command::Simulate { config, out, backend, adapter, precision, overrides } => {
+            let device = DeviceChoice { backend, adapter, precision: precision.map(Precision::from) };
+            simulate(&config, &out, &device, &overrides)
+        }
+        Command::Devices { json } => devices(json),
         Command::Study {
             study:
                 Study::EnergyOrder {
@@ -165,24 +197,86 @@ fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-fn simulate(config_path: &Path, out: &Path, backend: Backend, overrides: &[String]) -> Result<()> {
+/// Which backend, adapter and precision the user asked for.
+struct DeviceChoice {
+    backend: Backend,
+    adapter: Option<String>,
+    precision: Option<Precision>,
+}
+
+/// Opens the GPU for `choice`, or explains in one line why the CPU path runs instead.
+fn open_backend(choice: &DeviceChoice) -> Result<Option<GpuContext>> {
+    let selector = adapter_selector(choice.adapter.as_deref());
+    match choice.backend {
+        Backend::Cpu => {
+            if choice.precision == Some(Precision::F32) {
+                return Err(Error::invalid("--precision", "the CPU reference path runs in f64 only"));
+            }
+            Ok(None)
+        }
+        Backend::Gpu => GpuContext::open(selector.as_deref(), choice.precision).map(Some),
+        Backend::Auto => match GpuContext::open(selector.as_deref(), choice.precision) {
+            Ok(ctx) => {
+                eprintln!("backend: gpu on {} ({})", ctx.adapter.describe(), ctx.precision.name());
+                Ok(Some(ctx))
+            }
+            // An explicit adapter or precision that cannot be honoured is an error, not a
+            // reason to fall back silently.
+            Err(e @ Error::Invalid { .. }) => Err(e),
+            Err(e) => {
+                eprintln!("backend: cpu (f64 reference on {} threads) — no usable GPU: {e}", rayon::current_num_threads());
+                Ok(None)
+            }
+        },
+    }
+}
+
+fn simulate(config_path: &Path, out: &Path, choice: &DeviceChoice, overrides: &[String]) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.plan()?;
-    if backend == Backend::Auto {
-        eprintln!(
-            "backend: cpu (auto: this build has no GPU path; running the f64 reference on {} threads)",
-            rayon::current_num_threads()
-        );
-    }
+    let gpu = open_backend(choice)?;
     let started = Instant::now();
-    let results = cpu::run(&plan)?;
+    let results = match &gpu {
+        Some(ctx) => harbor::gpu::ensemble::run(ctx, &plan, &GpuRunOptions::default())?,
+        None => cpu::run(&plan)?,
+    };
     let elapsed = started.elapsed().as_secs_f64();
     write_simulation(out, &results, &plan)?;
     print_simulation(&results, plan.scheme.order, elapsed);
+    println!("wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}", out.display());
+    Ok(())
+}
+
+fn devices(as_json: bool) -> Result<()> {
+    let adapters = list_adapters();
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&adapters).expect("JSON values always serialise"));
+        return Ok(());
+    }
+    if adapters.is_empty() {
+        println!("no GPU adapters found (install a Vulkan driver; lavapipe runs on the CPU); harbor will use the CPU path");
+        return Ok(());
+    }
     println!(
-        "wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}",
-        out.display()
+        "{:<3} {:<40} {:<8} {:<13} {:<28} {:>4} {:>16} {:>12} {:>10}",
+        "#", "adapter", "backend", "type", "driver", "f64", "storage binding", "max buffer", "wg/dim"
     );
+    for (i, a) in adapters.iter().enumerate() {
+        println!(
+            "{:<3} {:<40} {:<8} {:<13} {:<28} {:>4} {:>12} MiB {:>8} MiB {:>10}",
+            i,
+            a.name,
+            a.backend,
+            a.device_type,
+            format!("{} {}", a.driver, a.driver_info).trim(),
+            if a.shader_f64 { "yes" } else { "no" },
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_buffer_size >> 20,
+            a.max_compute_workgroups_per_dimension
+        );
+    }
+    println!("
+auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER");
     Ok(())
 }
 

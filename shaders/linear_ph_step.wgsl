@@ -1,0 +1,188 @@
+// One invocation advances one linear port-Hamiltonian member through `step_count` steps of
+// Definition 1 (Kotyczka & Lefèvre 2019) with the planner's step operators:
+//
+//   v = [x_k; U_k]            U_k: the s·m stage inputs, shared by all members
+//   δ = Δ v,  x_{k+1} = x_k + δ                       (Kahan-compensated)
+//   y = Y v,  port = h yᵀ U_k,  dissipated = h ‖W v‖²
+//   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
+//
+// The planner prepends: `alias real`, N (states), S (stages), M (inputs), SM = S·M,
+// SM_ARRAY = max(SM, 1), RANK (rows of W per stage), P = N + SM, WG (workgroup size).
+// CPU twin: src/cpu/operator_step.rs. Host mirror of the layouts: src/gpu/layout.rs.
+//
+// Layouts are structure-of-arrays across the `members` of the chunk: entry e of member i
+// sits at [e · members + i], so neighbouring invocations read neighbouring addresses.
+//   ops:     Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major
+//   state:   x (N) | carry (N) | totals (4) | totals' compensation (4)
+//            | window (4) | window's compensation (4) | max |ΔH̄ − ΔH̃| (1)
+//   records: per record slot: x (N) | y (SM) | window energies (4)
+// Energies are ordered stored, supplied, port, dissipated.
+
+const OFF_OUT: u32 = N * P;
+const OFF_DISS: u32 = OFF_OUT + SM * P;
+const OFF_Q: u32 = OFF_DISS + S * RANK * P;
+const STATE_TOTALS: u32 = 2u * N;
+const RECORD: u32 = N + SM + 4u;
+
+// Keep in sync with `KernelParams` in src/gpu/layout.rs.
+struct Params {
+    members: u32,
+    step_begin: u32,
+    step_count: u32,
+    steps_total: u32,
+    record_every: u32,
+    row_width: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> ops: array<real>;
+@group(0) @binding(2) var<storage, read> inputs: array<real>;
+@group(0) @binding(3) var<storage, read_write> state: array<real>;
+@group(0) @binding(4) var<storage, read_write> records: array<real>;
+@group(0) @binding(5) var<storage, read> scalars: array<real>;
+
+fn op(entry: u32, i: u32) -> real {
+    return ops[entry * params.members + i];
+}
+
+// Neumaier's compensated sum: returns (sum + value, updated compensation). Values in and
+// out rather than pointers: naga 30's SPIR-V writer cannot pass a pointer to a dynamically
+// indexed array element.
+fn neumaier(sum: real, comp: real, value: real) -> vec2<real> {
+    let t = sum + value;
+    if (abs(sum) >= abs(value)) {
+        return vec2<real>(t, comp + ((sum - t) + value));
+    }
+    return vec2<real>(t, comp + ((value - t) + sum));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.y * params.row_width + gid.x;
+    if (i >= params.members) {
+        return;
+    }
+    let members = params.members;
+    let h = scalars[0];
+
+    var x: array<real, N>;
+    var carry: array<real, N>;
+    for (var r = 0u; r < N; r++) {
+        x[r] = state[r * members + i];
+        carry[r] = state[(N + r) * members + i];
+    }
+    var totals: array<real, 4>;
+    var totals_comp: array<real, 4>;
+    var window: array<real, 4>;
+    var window_comp: array<real, 4>;
+    for (var c = 0u; c < 4u; c++) {
+        totals[c] = state[(STATE_TOTALS + c) * members + i];
+        totals_comp[c] = state[(STATE_TOTALS + 4u + c) * members + i];
+        window[c] = state[(STATE_TOTALS + 8u + c) * members + i];
+        window_comp[c] = state[(STATE_TOTALS + 12u + c) * members + i];
+    }
+    var max_residual = state[(STATE_TOTALS + 16u) * members + i];
+
+    var delta: array<real, N>;
+    var y: array<real, SM_ARRAY>;
+    var slot = 0u;
+    for (var k = 0u; k < params.step_count; k++) {
+        let u0 = k * SM;
+        // δ = Δ v.
+        for (var r = 0u; r < N; r++) {
+            var acc = real(0.0);
+            for (var c = 0u; c < N; c++) {
+                acc += op(r * P + c, i) * x[c];
+            }
+            for (var j = 0u; j < SM; j++) {
+                acc += op(r * P + N + j, i) * inputs[u0 + j];
+            }
+            delta[r] = acc;
+        }
+        // y = Y v, port = yᵀ U.
+        var port = real(0.0);
+        for (var row = 0u; row < SM; row++) {
+            var acc = real(0.0);
+            for (var c = 0u; c < N; c++) {
+                acc += op(OFF_OUT + row * P + c, i) * x[c];
+            }
+            for (var j = 0u; j < SM; j++) {
+                acc += op(OFF_OUT + row * P + N + j, i) * inputs[u0 + j];
+            }
+            y[row] = acc;
+            port += acc * inputs[u0 + row];
+        }
+        // ‖W v‖².
+        var dissipated = real(0.0);
+        for (var row = 0u; row < S * RANK; row++) {
+            var acc = real(0.0);
+            for (var c = 0u; c < N; c++) {
+                acc += op(OFF_DISS + row * P + c, i) * x[c];
+            }
+            for (var j = 0u; j < SM; j++) {
+                acc += op(OFF_DISS + row * P + N + j, i) * inputs[u0 + j];
+            }
+            dissipated += acc * acc;
+        }
+        // stored = δᵀ Q (x + δ/2).
+        var stored = real(0.0);
+        for (var r = 0u; r < N; r++) {
+            var q_mid = real(0.0);
+            for (var c = 0u; c < N; c++) {
+                q_mid += op(OFF_Q + r * N + c, i) * (x[c] + real(0.5) * delta[c]);
+            }
+            stored += delta[r] * q_mid;
+        }
+        // x ← x + δ, Kahan-compensated.
+        for (var r = 0u; r < N; r++) {
+            let corrected = delta[r] - carry[r];
+            let t = x[r] + corrected;
+            carry[r] = (t - x[r]) - corrected;
+            x[r] = t;
+        }
+        port = h * port;
+        dissipated = h * dissipated;
+        let supplied = port - dissipated;
+        var energies = array<real, 4>(stored, supplied, port, dissipated);
+        for (var c = 0u; c < 4u; c++) {
+            let total = neumaier(totals[c], totals_comp[c], energies[c]);
+            totals[c] = total.x;
+            totals_comp[c] = total.y;
+            let sum = neumaier(window[c], window_comp[c], energies[c]);
+            window[c] = sum.x;
+            window_comp[c] = sum.y;
+        }
+        max_residual = max(max_residual, abs(stored - supplied));
+
+        let done = params.step_begin + k + 1u;
+        if (done % params.record_every == 0u || done == params.steps_total) {
+            let base = slot * RECORD;
+            for (var r = 0u; r < N; r++) {
+                records[(base + r) * members + i] = x[r];
+            }
+            for (var row = 0u; row < SM; row++) {
+                records[(base + N + row) * members + i] = y[row];
+            }
+            for (var c = 0u; c < 4u; c++) {
+                records[(base + N + SM + c) * members + i] = window[c] + window_comp[c];
+                window[c] = real(0.0);
+                window_comp[c] = real(0.0);
+            }
+            slot += 1u;
+        }
+    }
+
+    for (var r = 0u; r < N; r++) {
+        state[r * members + i] = x[r];
+        state[(N + r) * members + i] = carry[r];
+    }
+    for (var c = 0u; c < 4u; c++) {
+        state[(STATE_TOTALS + c) * members + i] = totals[c];
+        state[(STATE_TOTALS + 4u + c) * members + i] = totals_comp[c];
+        state[(STATE_TOTALS + 8u + c) * members + i] = window[c];
+        state[(STATE_TOTALS + 12u + c) * members + i] = window_comp[c];
+    }
+    state[(STATE_TOTALS + 16u) * members + i] = max_residual;
+}

@@ -1,0 +1,215 @@
+//! Adapter discovery and selection, and the device harbor computes on.
+//!
+//! Adapters are ranked discrete GPU > integrated GPU > virtual GPU > CPU (software, e.g.
+//! lavapipe) > other, then by f64 support. `--adapter <substring>` or the `HARBOR_ADAPTER`
+//! environment variable picks by case-insensitive name substring instead. Backends default
+//! to the primary ones (Vulkan, Metal, DX12); `WGPU_BACKEND` overrides.
+
+use crate::error::{Error, Result};
+
+/// What harbor needs to know about an adapter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub shader_f64: bool,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroup_storage_size: u32,
+}
+
+impl AdapterSummary {
+    fn of(adapter: &wgpu::Adapter) -> Self {
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        AdapterSummary {
+            name: info.name,
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: info.driver,
+            driver_info: info.driver_info,
+            shader_f64: adapter.features().contains(wgpu::Features::SHADER_F64),
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+            max_buffer_size: limits.max_buffer_size,
+            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+        }
+    }
+
+    /// One line for messages: name (backend, type).
+    pub fn describe(&self) -> String {
+        format!("{} ({}, {})", self.name, self.backend, self.device_type)
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+    descriptor.backends = wgpu::Backends::PRIMARY.with_env();
+    wgpu::Instance::new(descriptor)
+}
+
+fn rank(adapter: &wgpu::Adapter) -> (u8, bool) {
+    let kind = match adapter.get_info().device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    };
+    (kind, !adapter.features().contains(wgpu::Features::SHADER_F64))
+}
+
+/// Every adapter wgpu can reach, best first.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    adapters.sort_by_key(rank);
+    adapters.iter().map(AdapterSummary::of).collect()
+}
+
+/// The adapter selector in force: the explicit one, else `HARBOR_ADAPTER`.
+pub fn adapter_selector(explicit: Option<&str>) -> Option<String> {
+    explicit
+        .map(str::to_string)
+        .or_else(|| std::env::var("HARBOR_ADAPTER").ok().filter(|s| !s.is_empty()))
+}
+
+/// Floating-point precision of a GPU run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    F32,
+    F64,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// Unit roundoff u = 2^−p of the format (half the machine epsilon).
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Precision::F32 => f32::EPSILON as f64 / 2.0,
+            Precision::F64 => f64::EPSILON / 2.0,
+        }
+    }
+
+    /// Bytes per real.
+    pub fn size(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
+/// The precision of a run on `adapter`: the requested one if the adapter supports it
+/// (an error naming the adapter otherwise), else f64 where supported, else f32.
+pub fn choose_precision(adapter: &AdapterSummary, requested: Option<Precision>) -> Result<Precision> {
+    match requested {
+        Some(Precision::F64) if !adapter.shader_f64 => Err(Error::invalid(
+            "--precision",
+            format!("f64 is not supported by {} (no SHADER_F64); use --precision f32", adapter.describe()),
+        )),
+        Some(p) => Ok(p),
+        None if adapter.shader_f64 => Ok(Precision::F64),
+        None => Ok(Precision::F32),
+    }
+}
+
+/// A device and queue on the chosen adapter.
+pub struct GpuContext {
+    pub adapter: AdapterSummary,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub limits: wgpu::Limits,
+    pub precision: Precision,
+}
+
+impl GpuContext {
+    /// Opens the best adapter, or the one whose name contains `selector`
+    /// (case-insensitive). `precision` None means f64 where supported, else f32.
+    pub fn open(selector: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
+        let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+        adapters.sort_by_key(rank);
+        let available: Vec<String> = adapters.iter().map(|a| AdapterSummary::of(a).describe()).collect();
+        let adapter = match selector {
+            Some(pattern) => {
+                let needle = pattern.to_lowercase();
+                adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&needle)).ok_or_else(|| {
+                    Error::invalid(
+                        "--adapter",
+                        format!(
+                            "no adapter name contains {pattern:?}; available: {}",
+                            if available.is_empty() { "none".into() } else { available.join(", ") }
+                        ),
+                    )
+                })?
+            }
+            None => adapters.into_iter().next().ok_or_else(|| {
+                Error::Gpu("no GPU adapter found (install a Vulkan driver; lavapipe runs on the CPU)".into())
+            })?,
+        };
+        let summary = AdapterSummary::of(&adapter);
+        let precision = choose_precision(&summary, precision)?;
+        let mut features = wgpu::Features::empty();
+        if precision == Precision::F64 {
+            features |= wgpu::Features::SHADER_F64;
+        }
+        let limits = adapter.limits();
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("harbor"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
+            .map_err(|e| Error::Gpu(format!("device request on {} failed: {e}", summary.describe())))?;
+        Ok(GpuContext { adapter: summary, device, queue, limits, precision })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(shader_f64: bool) -> AdapterSummary {
+        AdapterSummary {
+            name: "Test GPU".into(),
+            backend: "Vulkan".into(),
+            device_type: "DiscreteGpu".into(),
+            driver: String::new(),
+            driver_info: String::new(),
+            shader_f64,
+            max_storage_buffer_binding_size: 1 << 27,
+            max_buffer_size: 1 << 30,
+            max_compute_workgroups_per_dimension: 65535,
+            max_compute_invocations_per_workgroup: 256,
+            max_compute_workgroup_storage_size: 16384,
+        }
+    }
+
+    #[test]
+    fn f64_on_an_adapter_without_it_is_a_clear_error() {
+        let e = choose_precision(&adapter(false), Some(Precision::F64)).unwrap_err().to_string();
+        assert!(e.contains("--precision") && e.contains("f64 is not supported by Test GPU") && e.contains("SHADER_F64"), "{e}");
+    }
+
+    #[test]
+    fn default_precision_follows_the_adapter() {
+        assert_eq!(choose_precision(&adapter(true), None).unwrap(), Precision::F64);
+        assert_eq!(choose_precision(&adapter(false), None).unwrap(), Precision::F32);
+        assert_eq!(choose_precision(&adapter(true), Some(Precision::F32)).unwrap(), Precision::F32);
+    }
+}

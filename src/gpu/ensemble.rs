@@ -1,0 +1,371 @@
+//! The GPU ensemble executor: runs a [`Plan`] with the specialised step kernel.
+//!
+//! Members are processed in chunks sized by the adapter's storage-binding and buffer limits
+//! (or an explicit cap); each chunk's step operators are built on the host (f64, all cores),
+//! converted to the run's precision and uploaded structure-of-arrays. Time advances in
+//! dispatches of bounded work; after each, the records written in it are read back. The
+//! chunk's final states and totals are read back at the end.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+
+use super::context::{GpuContext, Precision};
+use super::layout::{KernelLayout, KernelParams};
+use super::shader::{KernelKey, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE, linear_ph_step_source};
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::plan::operators::StepOperators;
+use crate::results::{EnergyTotals, MemberResult, Results};
+
+/// Knobs of a GPU run; the defaults derive everything from the adapter's limits.
+#[derive(Debug, Clone, Default)]
+pub struct GpuRunOptions {
+    /// Cap on members per chunk (below what the limits allow); tests use it to force
+    /// chunking.
+    pub max_chunk_members: Option<usize>,
+    /// Cap on steps per dispatch.
+    pub max_steps_per_dispatch: Option<usize>,
+    /// Called with (members finished, members total) after each chunk.
+    pub progress: Option<fn(usize, usize)>,
+}
+
+/// Floating-point work per dispatch that keeps one dispatch well under a second on a
+/// software adapter.
+const FLOPS_PER_DISPATCH: usize = 1 << 31;
+
+/// How a run is cut into chunks and dispatches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunking {
+    pub members_per_chunk: usize,
+    pub steps_per_dispatch: usize,
+    pub records_per_dispatch: usize,
+}
+
+/// Chunk and dispatch sizes for `layout` under the binding limit `binding_bytes`.
+pub fn chunking(
+    layout: &KernelLayout,
+    precision: Precision,
+    members: usize,
+    steps: usize,
+    record_every: usize,
+    binding_bytes: u64,
+    options: &GpuRunOptions,
+) -> Result<Chunking> {
+    let size = precision.size() as u64;
+    let widest = layout.operator_entries().max(layout.state_entries()).max(layout.record_entries()) as u64 * size;
+    let by_limit = (binding_bytes / widest) as usize;
+    if by_limit == 0 {
+        return Err(Error::Gpu(format!(
+            "one member needs {widest} bytes per buffer, more than the adapter's {binding_bytes}-byte storage binding"
+        )));
+    }
+    let members_per_chunk = by_limit.min(members).min(options.max_chunk_members.unwrap_or(usize::MAX)).max(1);
+    let flops = layout.flops_per_step().max(1) * members_per_chunk;
+    let mut steps_per_dispatch = (FLOPS_PER_DISPATCH / flops).clamp(1, steps);
+    if let Some(cap) = options.max_steps_per_dispatch {
+        steps_per_dispatch = steps_per_dispatch.min(cap.max(1));
+    }
+    // A window of L steps holds at most ⌊L / every⌋ + 2 records; they must fit one binding.
+    let record_bytes = layout.record_entries() as u64 * size * members_per_chunk as u64;
+    let record_capacity = (binding_bytes / record_bytes) as usize;
+    if record_capacity < 2 {
+        steps_per_dispatch = steps_per_dispatch.min(record_every.saturating_sub(1).max(1));
+    } else {
+        steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
+    }
+    let records_per_dispatch = (steps_per_dispatch / record_every + 2).min(record_capacity.max(1));
+    Ok(Chunking { members_per_chunk, steps_per_dispatch, records_per_dispatch })
+}
+
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn build_kernel(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
+    let source = linear_ph_step_source(key);
+    super::shader::validate(&source, key.precision)?;
+    let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("linear_ph_step"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let mut entries = vec![wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }];
+    entries.extend([storage_entry(1, true), storage_entry(2, true), storage_entry(3, false), storage_entry(4, false), storage_entry(5, true)]);
+    let layout = ctx.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("linear_ph_step"), entries: &entries });
+    let pipeline_layout = ctx.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("linear_ph_step"),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("linear_ph_step"),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    if let Some(error) = pollster::block_on(scope.pop()) {
+        return Err(Error::Gpu(format!("kernel {key:?} was rejected by the device: {error}")));
+    }
+    Ok(Kernel { pipeline, layout })
+}
+
+/// Converts f64 values to the run's precision as bytes.
+fn to_bytes(values: &[f64], precision: Precision) -> Vec<u8> {
+    match precision {
+        Precision::F64 => bytemuck::cast_slice(values).to_vec(),
+        Precision::F32 => {
+            let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            bytemuck::cast_slice(&narrow).to_vec()
+        }
+    }
+}
+
+fn from_bytes(bytes: &[u8], precision: Precision) -> Vec<f64> {
+    match precision {
+        Precision::F64 => bytemuck::cast_slice::<u8, f64>(bytes).to_vec(),
+        Precision::F32 => bytemuck::cast_slice::<u8, f32>(bytes).iter().map(|&v| v as f64).collect(),
+    }
+}
+
+fn buffer(ctx: &GpuContext, label: &str, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16).next_multiple_of(8),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Copies `bytes` of `source` into `readback`, waits, and returns them as f64.
+fn read_back(ctx: &GpuContext, source: &wgpu::Buffer, readback: &wgpu::Buffer, bytes: u64, precision: Precision) -> Result<Vec<f64>> {
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read back") });
+    encoder.copy_buffer_to_buffer(source, 0, readback, 0, bytes);
+    ctx.queue.submit([encoder.finish()]);
+    let slice = readback.slice(..bytes);
+    let (sender, receiver) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = sender.send(result);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
+    receiver
+        .recv()
+        .map_err(|_| Error::Gpu("the read-back was dropped".into()))?
+        .map_err(|e| Error::Gpu(format!("mapping the read-back buffer failed: {e}")))?;
+    let values = {
+        let view = slice.get_mapped_range().map_err(|e| Error::Gpu(format!("reading mapped memory failed: {e}")))?;
+        from_bytes(&view, precision)
+    };
+    readback.unmap();
+    Ok(values)
+}
+
+/// Runs every member of `plan` on the GPU.
+pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Results> {
+    let first = &plan.members[0].system;
+    let (n, m, s) = (first.states(), first.inputs(), plan.scheme.stages);
+    if n > MAX_STATES_PER_INVOCATION {
+        return Err(Error::invalid(
+            "system",
+            format!("state size n = {n} exceeds the GPU kernel's limit of {MAX_STATES_PER_INVOCATION}; use --backend cpu"),
+        ));
+    }
+    let precision = ctx.precision;
+    let total = plan.members.len();
+    let record_points = plan.record_points();
+    let widest_rank = n; // rank ≤ n; the layout bound for chunk sizing
+    let sizing_layout = KernelLayout { states: n, stages: s, inputs: m, rank: widest_rank };
+    let binding = ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size);
+    let plan_chunks = chunking(&sizing_layout, precision, total, plan.steps, plan.record_every, binding, options)?;
+    let mut kernels: HashMap<KernelKey, Kernel> = HashMap::new();
+    let mut members_out: Vec<MemberResult> = Vec::with_capacity(total);
+    let size = precision.size() as u64;
+    let scalars = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("scalars"),
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue.write_buffer(&scalars, 0, &to_bytes(&[plan.h, 0.0], precision)[..(2 * size) as usize]);
+    let params_buffer = buffer(ctx, "params", std::mem::size_of::<KernelParams>() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+
+    for chunk_start in (0..total).step_by(plan_chunks.members_per_chunk) {
+        let chunk = &plan.members[chunk_start..(chunk_start + plan_chunks.members_per_chunk).min(total)];
+        let count = chunk.len();
+        let operators: Vec<StepOperators> = chunk.par_iter().map(|member| StepOperators::new(plan, member)).collect::<Result<_>>()?;
+        let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
+        let key = KernelKey { precision, states: n, stages: s, inputs: m, rank };
+        let layout = key.layout();
+        if !kernels.contains_key(&key) {
+            kernels.insert(key, build_kernel(ctx, &key)?);
+        }
+        let kernel = &kernels[&key];
+
+        // Operators, structure-of-arrays: entry e of member i at e·count + i.
+        let entries = layout.operator_entries();
+        let mut ops_soa = vec![0.0; entries * count];
+        for (i, op) in operators.iter().enumerate() {
+            let p = op.width();
+            let padded_w = op.stages * rank * p;
+            let mut row = 0;
+            for value in op.delta.iter().chain(&op.output) {
+                ops_soa[row * count + i] = *value;
+                row += 1;
+            }
+            // W: this member's s·r_i rows padded to s·rank rows (zero rows change nothing).
+            for stage in 0..op.stages {
+                for k in 0..rank {
+                    for c in 0..p {
+                        let value = if k < op.rank { op.dissipation[(stage * op.rank + k) * p + c] } else { 0.0 };
+                        ops_soa[(row + (stage * rank + k) * p + c) * count + i] = value;
+                    }
+                }
+            }
+            row += padded_w;
+            for value in &op.q {
+                ops_soa[row * count + i] = *value;
+                row += 1;
+            }
+        }
+        let ops_buffer = buffer(ctx, "operators", (entries * count) as u64 * size, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        ctx.queue.write_buffer(&ops_buffer, 0, &to_bytes(&ops_soa, precision));
+        drop(ops_soa);
+
+        let state_entries = layout.state_entries();
+        let mut state = vec![0.0; state_entries * count];
+        for (i, member) in chunk.iter().enumerate() {
+            for r in 0..n {
+                state[r * count + i] = member.x0[r];
+            }
+        }
+        let state_bytes = (state_entries * count) as u64 * size;
+        let state_buffer = buffer(ctx, "state", state_bytes, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC);
+        ctx.queue.write_buffer(&state_buffer, 0, &to_bytes(&state, precision));
+
+        let record_entries = layout.record_entries();
+        let record_bytes = (plan_chunks.records_per_dispatch * record_entries * count) as u64 * size;
+        let records_buffer = buffer(ctx, "records", record_bytes, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
+        let readback = buffer(ctx, "readback", record_bytes.max(state_bytes), wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        let sm = s * m;
+        let inputs_buffer = buffer(ctx, "inputs", (plan_chunks.steps_per_dispatch * sm) as u64 * size, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("linear_ph_step"),
+            layout: &kernel.layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: params_buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: ops_buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: inputs_buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: state_buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: records_buffer.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: scalars.as_entire_binding() },
+            ],
+        });
+
+        let mut results: Vec<MemberResult> = chunk
+            .iter()
+            .map(|member| {
+                let mut r = MemberResult::default();
+                r.trajectory.reserve((record_points.len() + 1) * n);
+                r.trajectory.extend(member.x0.iter());
+                r
+            })
+            .collect();
+        let workgroups = count.div_ceil(WORKGROUP_SIZE as usize) as u32;
+        let max_dim = ctx.limits.max_compute_workgroups_per_dimension.max(1);
+        let grid_x = workgroups.min(max_dim);
+        let grid_y = workgroups.div_ceil(grid_x);
+        let mut next_record = 0;
+        for step_begin in (0..plan.steps).step_by(plan_chunks.steps_per_dispatch) {
+            let step_count = plan_chunks.steps_per_dispatch.min(plan.steps - step_begin);
+            let params = KernelParams {
+                members: count as u32,
+                step_begin: step_begin as u32,
+                step_count: step_count as u32,
+                steps_total: plan.steps as u32,
+                record_every: plan.record_every as u32,
+                row_width: grid_x * WORKGROUP_SIZE,
+                pad0: 0,
+                pad1: 0,
+            };
+            ctx.queue.write_buffer(&params_buffer, 0, bytemuck::bytes_of(&params));
+            if sm > 0 {
+                let u = &plan.inputs.values[step_begin * sm..(step_begin + step_count) * sm];
+                ctx.queue.write_buffer(&inputs_buffer, 0, &to_bytes(u, precision));
+            }
+            let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("steps") });
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("steps"), timestamp_writes: None });
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                pass.dispatch_workgroups(grid_x, grid_y, 1);
+            }
+            ctx.queue.submit([encoder.finish()]);
+            if let Some(error) = pollster::block_on(scope.pop()) {
+                return Err(Error::Gpu(format!("dispatch failed: {error}")));
+            }
+            let done = step_begin + step_count;
+            let in_dispatch = record_points[next_record..].iter().take_while(|&&k| k <= done).count();
+            if in_dispatch > 0 {
+                let bytes = (in_dispatch * record_entries * count) as u64 * size;
+                let values = read_back(ctx, &records_buffer, &readback, bytes, precision)?;
+                for slot in 0..in_dispatch {
+                    let base = slot * record_entries;
+                    for (i, result) in results.iter_mut().enumerate() {
+                        let at = |e: usize| values[(base + e) * count + i];
+                        result.trajectory.extend((0..n).map(at));
+                        result.outputs.extend((0..sm).map(|row| at(n + row)));
+                        result.window_energy.push([at(n + sm), at(n + sm + 1), at(n + sm + 2), at(n + sm + 3)]);
+                    }
+                }
+                next_record += in_dispatch;
+            }
+        }
+        let state = read_back(ctx, &state_buffer, &readback, state_bytes, precision)?;
+        for (i, result) in results.iter_mut().enumerate() {
+            let at = |e: usize| state[e * count + i];
+            result.final_state = (0..n).map(at).collect();
+            let total = |c: usize| at(2 * n + c) + at(2 * n + 4 + c);
+            result.totals = EnergyTotals {
+                stored: total(0),
+                supplied: total(1),
+                port: total(2),
+                dissipated: total(3),
+                max_abs_residual: at(2 * n + 16),
+            };
+        }
+        members_out.extend(results);
+        if let Some(progress) = options.progress {
+            progress(members_out.len(), total);
+        }
+    }
+    Ok(plan.results(&format!("gpu: {}", ctx.adapter.describe()), precision.name(), members_out))
+}
