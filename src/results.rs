@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::error::Result;
+
 /// Energy totals of one member over the whole run (compensated sums over all steps).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct EnergyTotals {
@@ -69,3 +71,34 @@ pub struct Results {
     pub sample_times: Vec<f64>,
     pub members: Vec<MemberResult>,
 }
+
+/// Receives the results of consecutive member chunks, in member order, as a backend
+/// produces them; lets a run stream to disk with bounded memory.
+pub trait ResultSink {
+    /// Members `first .. first + members.len()`.
+    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()>;
+
+    /// Progress in member-steps completed so far (of members × steps).
+    fn progress(&mut self, _member_steps_done: u64) {}
+}
+
+impl ResultSink for Vec<MemberResult> {
+    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+        debug_assert_eq!(first, self.len());
+        self.extend(members);
+        Ok(())
+    }
+}
+
+/// Bytes of host memory one member's recorded results take (trajectory, outputs, windows).
+pub fn member_result_bytes(states: usize, stages: usize, inputs: usize, records: usize) -> usize {
+    8 * ((records + 1) * states + records * (stages * inputs + 4) + states) + 160
+}
+
+/// Members per chunk so that a chunk's results stay within `budget` bytes of host memory.
+pub fn members_within(budget: usize, per_member: usize) -> usize {
+    (budget / per_member.max(1)).max(1)
+}
+
+/// Host memory a backend may hold in results before handing them to the sink.
+pub const HOST_RESULT_BUDGET: usize = 256 << 20;

@@ -211,6 +211,6 @@ fn ensembles_are_deterministic_across_thread_counts() {
     let (one, two) = (run_on(1), run_on(2));
     assert_eq!(one, two);
     // Member 5 alone gives the same numbers as member 5 in the ensemble.
-    let single = cpu::integrate_member(&plan, &plan.members[5]).unwrap();
+    let single = cpu::integrate_member(&plan, &plan.ensemble.member(5).unwrap()).unwrap();
     assert_eq!(single, one.members[5]);
 }

@@ -9,9 +9,10 @@ use harbor::gpu::context::adapter_selector;
 use harbor::gpu::ensemble::GpuRunOptions;
 use harbor::gpu::{GpuContext, Precision, list_adapters};
 use harbor::io::Config;
-use harbor::io::output::{write_atomically, write_simulation};
+use harbor::io::output::{SimulationWriter, write_atomically};
 use harbor::io::plot::energy_order_svg;
-use harbor::results::Results;
+use harbor::plan::Plan;
+use harbor::results::EnergyTotals;
 use harbor::study::energy_order;
 use harbor::tableau::{Family, Tableau};
 use harbor::{Error, Result, cpu};
@@ -122,8 +123,19 @@ fn main() -> ExitCode {
             stages,
             json,
         } => tableau(&family, stages, json),
-        Command::Simulate { config, out, backend, adapter, precision, overrides } => {
-            let device = DeviceChoice { backend, adapter, precision: precision.map(Precision::from) };
+        Command::Simulate {
+            config,
+            out,
+            backend,
+            adapter,
+            precision,
+            overrides,
+        } => {
+            let device = DeviceChoice {
+                backend,
+                adapter,
+                precision: precision.map(Precision::from),
+            };
             simulate(&config, &out, &device, &overrides)
         }
         Command::Devices { json } => devices(json),
@@ -210,56 +222,100 @@ fn open_backend(choice: &DeviceChoice) -> Result<Option<GpuContext>> {
     match choice.backend {
         Backend::Cpu => {
             if choice.precision == Some(Precision::F32) {
-                return Err(Error::invalid("--precision", "the CPU reference path runs in f64 only"));
+                return Err(Error::invalid(
+                    "--precision",
+                    "the CPU reference path runs in f64 only",
+                ));
             }
             Ok(None)
         }
         Backend::Gpu => GpuContext::open(selector.as_deref(), choice.precision).map(Some),
         Backend::Auto => match GpuContext::open(selector.as_deref(), choice.precision) {
             Ok(ctx) => {
-                eprintln!("backend: gpu on {} ({})", ctx.adapter.describe(), ctx.precision.name());
+                eprintln!(
+                    "backend: gpu on {} ({})",
+                    ctx.adapter.describe(),
+                    ctx.precision.name()
+                );
                 Ok(Some(ctx))
             }
             // An explicit adapter or precision that cannot be honoured is an error, not a
             // reason to fall back silently.
             Err(e @ Error::Invalid { .. }) => Err(e),
             Err(e) => {
-                eprintln!("backend: cpu (f64 reference on {} threads) — no usable GPU: {e}", rayon::current_num_threads());
+                eprintln!(
+                    "backend: cpu (f64 reference on {} threads) — no usable GPU: {e}",
+                    rayon::current_num_threads()
+                );
                 Ok(None)
             }
         },
     }
 }
 
-fn simulate(config_path: &Path, out: &Path, choice: &DeviceChoice, overrides: &[String]) -> Result<()> {
+fn simulate(
+    config_path: &Path,
+    out: &Path,
+    choice: &DeviceChoice,
+    overrides: &[String],
+) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.plan()?;
     let gpu = open_backend(choice)?;
-    let started = Instant::now();
-    let results = match &gpu {
-        Some(ctx) => harbor::gpu::ensemble::run(ctx, &plan, &GpuRunOptions::default())?,
-        None => cpu::run(&plan)?,
+    let (backend, precision) = match &gpu {
+        Some(ctx) => (
+            harbor::gpu::ensemble::backend_name(ctx),
+            ctx.precision.name(),
+        ),
+        None => ("cpu".to_string(), "f64"),
     };
-    let elapsed = started.elapsed().as_secs_f64();
-    write_simulation(out, &results, &plan)?;
-    print_simulation(&results, plan.scheme.order, elapsed);
-    println!("wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}", out.display());
+    write_atomically(out, |dir| {
+        let mut writer = SimulationWriter::create(dir, &plan)?;
+        let started = Instant::now();
+        match &gpu {
+            Some(ctx) => {
+                harbor::gpu::ensemble::run_into(ctx, &plan, &GpuRunOptions::default(), &mut writer)?
+            }
+            None => cpu::run_into(&plan, cpu::integrate_member, &mut writer)?,
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        print_simulation(&plan, &backend, precision, &writer.totals, seconds);
+        writer.finish(&backend, precision, &plan, seconds)?;
+        Ok(())
+    })?;
+    println!(
+        "wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}",
+        out.display()
+    );
     Ok(())
 }
 
 fn devices(as_json: bool) -> Result<()> {
     let adapters = list_adapters();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&adapters).expect("JSON values always serialise"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&adapters).expect("JSON values always serialise")
+        );
         return Ok(());
     }
     if adapters.is_empty() {
-        println!("no GPU adapters found (install a Vulkan driver; lavapipe runs on the CPU); harbor will use the CPU path");
+        println!(
+            "no GPU adapters found (install a Vulkan driver; lavapipe runs on the CPU); harbor will use the CPU path"
+        );
         return Ok(());
     }
     println!(
         "{:<3} {:<40} {:<8} {:<13} {:<28} {:>4} {:>16} {:>12} {:>10}",
-        "#", "adapter", "backend", "type", "driver", "f64", "storage binding", "max buffer", "wg/dim"
+        "#",
+        "adapter",
+        "backend",
+        "type",
+        "driver",
+        "f64",
+        "storage binding",
+        "max buffer",
+        "wg/dim"
     );
     for (i, a) in adapters.iter().enumerate() {
         println!(
@@ -275,30 +331,40 @@ fn devices(as_json: bool) -> Result<()> {
             a.max_compute_workgroups_per_dimension
         );
     }
-    println!("
-auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER");
+    println!(
+        "
+auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
+    );
     Ok(())
 }
 
-fn print_simulation(results: &Results, order: usize, seconds: f64) {
-    let members = results.members.len();
-    let member_steps = (members * results.steps) as f64;
+fn print_simulation(
+    plan: &Plan,
+    backend: &str,
+    precision: &str,
+    totals: &[EnergyTotals],
+    seconds: f64,
+) {
+    let members = totals.len();
+    let prototype = &plan.ensemble.prototype().system;
     println!(
-        "scheme {} (order {order}), h = {}, {} steps, {members} member(s), n = {}, m = {}",
-        results.scheme, results.h, results.steps, results.states, results.inputs
+        "scheme {} (order {}), h = {}, {} steps, {members} member(s), n = {}, m = {}",
+        plan.scheme.label(),
+        plan.scheme.order,
+        plan.h,
+        plan.steps,
+        prototype.states(),
+        prototype.inputs()
     );
     println!(
-        "backend {} ({}): {seconds:.3} s, {:.3e} member-steps/s",
-        results.backend,
-        results.precision,
-        member_steps / seconds.max(1e-9)
+        "backend {backend} ({precision}): {seconds:.3} s, {:.3e} member-steps/s",
+        (members * plan.steps) as f64 / seconds.max(1e-9)
     );
     println!(
         "\n{:>6} {:>24} {:>24} {:>24} {:>24} {:>12}",
         "member", "stored ΔH̄_tot", "supplied ΔH̃_tot", "port Σ h yᵀu", "dissipated", "max|ΔH̄−ΔH̃|"
     );
-    for (i, m) in results.members.iter().enumerate().take(8) {
-        let t = m.totals;
+    for (i, t) in totals.iter().enumerate().take(8) {
         println!(
             "{i:>6} {:>24.16e} {:>24.16e} {:>24.16e} {:>24.16e} {:>12.3e}",
             t.stored, t.supplied, t.port, t.dissipated, t.max_abs_residual

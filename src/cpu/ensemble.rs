@@ -13,7 +13,10 @@ use crate::compensated::CompensatedSum;
 use crate::error::Result;
 use crate::plan::operators::StepOperators;
 use crate::plan::{Member, Plan};
-use crate::results::{EnergyTotals, MemberResult, Results, StepEnergy};
+use crate::results::{
+    EnergyTotals, HOST_RESULT_BUDGET, MemberResult, ResultSink, Results, StepEnergy,
+    member_result_bytes, members_within,
+};
 
 /// Something that advances one member by one step.
 pub trait MemberStepper {
@@ -134,19 +137,42 @@ pub fn integrate_member_twin(plan: &Plan, member: &Member) -> Result<MemberResul
 
 /// Runs every member of the plan on all cores with the reference stepper.
 pub fn run(plan: &Plan) -> Result<Results> {
-    run_with(plan, integrate_member)
+    let mut members = Vec::with_capacity(plan.ensemble.len());
+    run_into(plan, integrate_member, &mut members)?;
+    Ok(plan.results("cpu", "f64", members))
 }
 
 /// Runs every member of the plan on all cores with the twin of the GPU kernel.
 pub fn run_twin(plan: &Plan) -> Result<Results> {
-    run_with(plan, integrate_member_twin)
+    let mut members = Vec::with_capacity(plan.ensemble.len());
+    run_into(plan, integrate_member_twin, &mut members)?;
+    Ok(plan.results("cpu", "f64", members))
 }
 
-fn run_with(plan: &Plan, integrate: fn(&Plan, &Member) -> Result<MemberResult>) -> Result<Results> {
-    let members = plan
-        .members
-        .par_iter()
-        .map(|member| integrate(plan, member))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(plan.results("cpu", "f64", members))
+/// Streams the run into `sink` in chunks of members whose results fit the host budget.
+pub fn run_into(
+    plan: &Plan,
+    integrate: fn(&Plan, &Member) -> Result<MemberResult>,
+    sink: &mut dyn ResultSink,
+) -> Result<()> {
+    let prototype = &plan.ensemble.prototype().system;
+    let per_member = member_result_bytes(
+        prototype.states(),
+        plan.scheme.stages,
+        prototype.inputs(),
+        plan.record_points().len(),
+    );
+    let chunk = members_within(HOST_RESULT_BUDGET, per_member).clamp(64, 1 << 16);
+    let total = plan.ensemble.len();
+    for first in (0..total).step_by(chunk) {
+        let members = plan.ensemble.members(first..(first + chunk).min(total))?;
+        let results = members
+            .par_iter()
+            .map(|member| integrate(plan, member))
+            .collect::<Result<Vec<_>>>()?;
+        let done = first + results.len();
+        sink.accept(first, results)?;
+        sink.progress((done * plan.steps) as u64);
+    }
+    Ok(())
 }

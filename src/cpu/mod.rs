@@ -5,4 +5,4 @@ pub mod ensemble;
 pub mod operator_step;
 
 pub use collocation_step::CollocationStepper;
-pub use ensemble::{integrate_member, integrate_member_twin, run, run_twin};
+pub use ensemble::{integrate_member, integrate_member_twin, run, run_into, run_twin};

@@ -62,7 +62,10 @@ fn rank(adapter: &wgpu::Adapter) -> (u8, bool) {
         wgpu::DeviceType::Cpu => 3,
         wgpu::DeviceType::Other => 4,
     };
-    (kind, !adapter.features().contains(wgpu::Features::SHADER_F64))
+    (
+        kind,
+        !adapter.features().contains(wgpu::Features::SHADER_F64),
+    )
 }
 
 /// Every adapter wgpu can reach, best first.
@@ -74,9 +77,11 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
 
 /// The adapter selector in force: the explicit one, else `HARBOR_ADAPTER`.
 pub fn adapter_selector(explicit: Option<&str>) -> Option<String> {
-    explicit
-        .map(str::to_string)
-        .or_else(|| std::env::var("HARBOR_ADAPTER").ok().filter(|s| !s.is_empty()))
+    explicit.map(str::to_string).or_else(|| {
+        std::env::var("HARBOR_ADAPTER")
+            .ok()
+            .filter(|s| !s.is_empty())
+    })
 }
 
 /// Floating-point precision of a GPU run.
@@ -114,11 +119,17 @@ impl Precision {
 
 /// The precision of a run on `adapter`: the requested one if the adapter supports it
 /// (an error naming the adapter otherwise), else f64 where supported, else f32.
-pub fn choose_precision(adapter: &AdapterSummary, requested: Option<Precision>) -> Result<Precision> {
+pub fn choose_precision(
+    adapter: &AdapterSummary,
+    requested: Option<Precision>,
+) -> Result<Precision> {
     match requested {
         Some(Precision::F64) if !adapter.shader_f64 => Err(Error::invalid(
             "--precision",
-            format!("f64 is not supported by {} (no SHADER_F64); use --precision f32", adapter.describe()),
+            format!(
+                "f64 is not supported by {} (no SHADER_F64); use --precision f32",
+                adapter.describe()
+            ),
         )),
         Some(p) => Ok(p),
         None if adapter.shader_f64 => Ok(Precision::F64),
@@ -141,22 +152,35 @@ impl GpuContext {
     pub fn open(selector: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
         let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
         adapters.sort_by_key(rank);
-        let available: Vec<String> = adapters.iter().map(|a| AdapterSummary::of(a).describe()).collect();
+        let available: Vec<String> = adapters
+            .iter()
+            .map(|a| AdapterSummary::of(a).describe())
+            .collect();
         let adapter = match selector {
             Some(pattern) => {
                 let needle = pattern.to_lowercase();
-                adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&needle)).ok_or_else(|| {
-                    Error::invalid(
-                        "--adapter",
-                        format!(
-                            "no adapter name contains {pattern:?}; available: {}",
-                            if available.is_empty() { "none".into() } else { available.join(", ") }
-                        ),
-                    )
-                })?
+                adapters
+                    .into_iter()
+                    .find(|a| a.get_info().name.to_lowercase().contains(&needle))
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            "--adapter",
+                            format!(
+                                "no adapter name contains {pattern:?}; available: {}",
+                                if available.is_empty() {
+                                    "none".into()
+                                } else {
+                                    available.join(", ")
+                                }
+                            ),
+                        )
+                    })?
             }
             None => adapters.into_iter().next().ok_or_else(|| {
-                Error::Gpu("no GPU adapter found (install a Vulkan driver; lavapipe runs on the CPU)".into())
+                Error::Gpu(
+                    "no GPU adapter found (install a Vulkan driver; lavapipe runs on the CPU)"
+                        .into(),
+                )
             })?,
         };
         let summary = AdapterSummary::of(&adapter);
@@ -174,9 +198,20 @@ impl GpuContext {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
-            .map_err(|e| Error::Gpu(format!("device request on {} failed: {e}", summary.describe())))?;
-        Ok(GpuContext { adapter: summary, device, queue, limits, precision })
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
+                Error::Gpu(format!(
+                    "device request on {} failed: {e}",
+                    summary.describe()
+                ))
+            })?;
+        Ok(GpuContext {
+            adapter: summary,
+            device,
+            queue,
+            limits,
+            precision,
+        })
     }
 }
 
@@ -202,14 +237,30 @@ mod tests {
 
     #[test]
     fn f64_on_an_adapter_without_it_is_a_clear_error() {
-        let e = choose_precision(&adapter(false), Some(Precision::F64)).unwrap_err().to_string();
-        assert!(e.contains("--precision") && e.contains("f64 is not supported by Test GPU") && e.contains("SHADER_F64"), "{e}");
+        let e = choose_precision(&adapter(false), Some(Precision::F64))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--precision")
+                && e.contains("f64 is not supported by Test GPU")
+                && e.contains("SHADER_F64"),
+            "{e}"
+        );
     }
 
     #[test]
     fn default_precision_follows_the_adapter() {
-        assert_eq!(choose_precision(&adapter(true), None).unwrap(), Precision::F64);
-        assert_eq!(choose_precision(&adapter(false), None).unwrap(), Precision::F32);
-        assert_eq!(choose_precision(&adapter(true), Some(Precision::F32)).unwrap(), Precision::F32);
+        assert_eq!(
+            choose_precision(&adapter(true), None).unwrap(),
+            Precision::F64
+        );
+        assert_eq!(
+            choose_precision(&adapter(false), None).unwrap(),
+            Precision::F32
+        );
+        assert_eq!(
+            choose_precision(&adapter(true), Some(Precision::F32)).unwrap(),
+            Precision::F32
+        );
     }
 }

@@ -17,7 +17,10 @@ use super::shader::{KernelKey, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE, linear
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::plan::operators::StepOperators;
-use crate::results::{EnergyTotals, MemberResult, Results};
+use crate::results::{
+    EnergyTotals, HOST_RESULT_BUDGET, MemberResult, ResultSink, Results, member_result_bytes,
+    members_within,
+};
 
 /// Knobs of a GPU run; the defaults derive everything from the adapter's limits.
 #[derive(Debug, Clone, Default)]
@@ -27,8 +30,6 @@ pub struct GpuRunOptions {
     pub max_chunk_members: Option<usize>,
     /// Cap on steps per dispatch.
     pub max_steps_per_dispatch: Option<usize>,
-    /// Called with (members finished, members total) after each chunk.
-    pub progress: Option<fn(usize, usize)>,
 }
 
 /// Floating-point work per dispatch that keeps one dispatch well under a second on a
@@ -54,14 +55,21 @@ pub fn chunking(
     options: &GpuRunOptions,
 ) -> Result<Chunking> {
     let size = precision.size() as u64;
-    let widest = layout.operator_entries().max(layout.state_entries()).max(layout.record_entries()) as u64 * size;
+    let widest = layout
+        .operator_entries()
+        .max(layout.state_entries())
+        .max(layout.record_entries()) as u64
+        * size;
     let by_limit = (binding_bytes / widest) as usize;
     if by_limit == 0 {
         return Err(Error::Gpu(format!(
             "one member needs {widest} bytes per buffer, more than the adapter's {binding_bytes}-byte storage binding"
         )));
     }
-    let members_per_chunk = by_limit.min(members).min(options.max_chunk_members.unwrap_or(usize::MAX)).max(1);
+    let members_per_chunk = by_limit
+        .min(members)
+        .min(options.max_chunk_members.unwrap_or(usize::MAX))
+        .max(1);
     let flops = layout.flops_per_step().max(1) * members_per_chunk;
     let mut steps_per_dispatch = (FLOPS_PER_DISPATCH / flops).clamp(1, steps);
     if let Some(cap) = options.max_steps_per_dispatch {
@@ -76,7 +84,11 @@ pub fn chunking(
         steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
     }
     let records_per_dispatch = (steps_per_dispatch / record_every + 2).min(record_capacity.max(1));
-    Ok(Chunking { members_per_chunk, steps_per_dispatch, records_per_dispatch })
+    Ok(Chunking {
+        members_per_chunk,
+        steps_per_dispatch,
+        records_per_dispatch,
+    })
 }
 
 struct Kernel {
@@ -101,10 +113,12 @@ fn build_kernel(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
     let source = linear_ph_step_source(key);
     super::shader::validate(&source, key.precision)?;
     let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("linear_ph_step"),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
+    let module = ctx
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("linear_ph_step"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
         binding: 0,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -115,23 +129,40 @@ fn build_kernel(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
         },
         count: None,
     }];
-    entries.extend([storage_entry(1, true), storage_entry(2, true), storage_entry(3, false), storage_entry(4, false), storage_entry(5, true)]);
-    let layout = ctx.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("linear_ph_step"), entries: &entries });
-    let pipeline_layout = ctx.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("linear_ph_step"),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("linear_ph_step"),
-        layout: Some(&pipeline_layout),
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    entries.extend([
+        storage_entry(1, true),
+        storage_entry(2, true),
+        storage_entry(3, false),
+        storage_entry(4, false),
+        storage_entry(5, true),
+    ]);
+    let layout = ctx
+        .device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("linear_ph_step"),
+            entries: &entries,
+        });
+    let pipeline_layout = ctx
+        .device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("linear_ph_step"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+    let pipeline = ctx
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("linear_ph_step"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
     if let Some(error) = pollster::block_on(scope.pop()) {
-        return Err(Error::Gpu(format!("kernel {key:?} was rejected by the device: {error}")));
+        return Err(Error::Gpu(format!(
+            "kernel {key:?} was rejected by the device: {error}"
+        )));
     }
     Ok(Kernel { pipeline, layout })
 }
@@ -150,7 +181,10 @@ fn to_bytes(values: &[f64], precision: Precision) -> Vec<u8> {
 fn from_bytes(bytes: &[u8], precision: Precision) -> Vec<f64> {
     match precision {
         Precision::F64 => bytemuck::cast_slice::<u8, f64>(bytes).to_vec(),
-        Precision::F32 => bytemuck::cast_slice::<u8, f32>(bytes).iter().map(|&v| v as f64).collect(),
+        Precision::F32 => bytemuck::cast_slice::<u8, f32>(bytes)
+            .iter()
+            .map(|&v| v as f64)
+            .collect(),
     }
 }
 
@@ -164,8 +198,18 @@ fn buffer(ctx: &GpuContext, label: &str, bytes: u64, usage: wgpu::BufferUsages) 
 }
 
 /// Copies `bytes` of `source` into `readback`, waits, and returns them as f64.
-fn read_back(ctx: &GpuContext, source: &wgpu::Buffer, readback: &wgpu::Buffer, bytes: u64, precision: Precision) -> Result<Vec<f64>> {
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read back") });
+fn read_back(
+    ctx: &GpuContext,
+    source: &wgpu::Buffer,
+    readback: &wgpu::Buffer,
+    bytes: u64,
+    precision: Precision,
+) -> Result<Vec<f64>> {
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read back"),
+        });
     encoder.copy_buffer_to_buffer(source, 0, readback, 0, bytes);
     ctx.queue.submit([encoder.finish()]);
     let slice = readback.slice(..bytes);
@@ -181,32 +225,72 @@ fn read_back(ctx: &GpuContext, source: &wgpu::Buffer, readback: &wgpu::Buffer, b
         .map_err(|_| Error::Gpu("the read-back was dropped".into()))?
         .map_err(|e| Error::Gpu(format!("mapping the read-back buffer failed: {e}")))?;
     let values = {
-        let view = slice.get_mapped_range().map_err(|e| Error::Gpu(format!("reading mapped memory failed: {e}")))?;
+        let view = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Gpu(format!("reading mapped memory failed: {e}")))?;
         from_bytes(&view, precision)
     };
     readback.unmap();
     Ok(values)
 }
 
-/// Runs every member of `plan` on the GPU.
+/// Runs every member of `plan` on the GPU and collects the results.
 pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Results> {
-    let first = &plan.members[0].system;
+    let mut members = Vec::with_capacity(plan.ensemble.len());
+    run_into(ctx, plan, options, &mut members)?;
+    Ok(plan.results(&backend_name(ctx), ctx.precision.name(), members))
+}
+
+/// The backend label of results computed on `ctx`.
+pub fn backend_name(ctx: &GpuContext) -> String {
+    format!("gpu: {}", ctx.adapter.describe())
+}
+
+/// Runs every member of `plan` on the GPU, streaming each chunk's results into `sink`.
+pub fn run_into(
+    ctx: &GpuContext,
+    plan: &Plan,
+    options: &GpuRunOptions,
+    sink: &mut dyn ResultSink,
+) -> Result<()> {
+    let first = &plan.ensemble.prototype().system;
     let (n, m, s) = (first.states(), first.inputs(), plan.scheme.stages);
     if n > MAX_STATES_PER_INVOCATION {
         return Err(Error::invalid(
             "system",
-            format!("state size n = {n} exceeds the GPU kernel's limit of {MAX_STATES_PER_INVOCATION}; use --backend cpu"),
+            format!(
+                "state size n = {n} exceeds the GPU kernel's limit of {MAX_STATES_PER_INVOCATION}; use --backend cpu"
+            ),
         ));
     }
     let precision = ctx.precision;
-    let total = plan.members.len();
+    let total = plan.ensemble.len();
     let record_points = plan.record_points();
     let widest_rank = n; // rank ≤ n; the layout bound for chunk sizing
-    let sizing_layout = KernelLayout { states: n, stages: s, inputs: m, rank: widest_rank };
-    let binding = ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size);
-    let plan_chunks = chunking(&sizing_layout, precision, total, plan.steps, plan.record_every, binding, options)?;
+    let sizing_layout = KernelLayout {
+        states: n,
+        stages: s,
+        inputs: m,
+        rank: widest_rank,
+    };
+    let binding = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    let mut plan_chunks = chunking(
+        &sizing_layout,
+        precision,
+        total,
+        plan.steps,
+        plan.record_every,
+        binding,
+        options,
+    )?;
+    let per_member = member_result_bytes(n, s, m, record_points.len());
+    plan_chunks.members_per_chunk = plan_chunks
+        .members_per_chunk
+        .min(members_within(HOST_RESULT_BUDGET, per_member));
     let mut kernels: HashMap<KernelKey, Kernel> = HashMap::new();
-    let mut members_out: Vec<MemberResult> = Vec::with_capacity(total);
     let size = precision.size() as u64;
     let scalars = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("scalars"),
@@ -214,15 +298,35 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    ctx.queue.write_buffer(&scalars, 0, &to_bytes(&[plan.h, 0.0], precision)[..(2 * size) as usize]);
-    let params_buffer = buffer(ctx, "params", std::mem::size_of::<KernelParams>() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+    ctx.queue.write_buffer(
+        &scalars,
+        0,
+        &to_bytes(&[plan.h, 0.0], precision)[..(2 * size) as usize],
+    );
+    let params_buffer = buffer(
+        ctx,
+        "params",
+        std::mem::size_of::<KernelParams>() as u64,
+        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    );
 
     for chunk_start in (0..total).step_by(plan_chunks.members_per_chunk) {
-        let chunk = &plan.members[chunk_start..(chunk_start + plan_chunks.members_per_chunk).min(total)];
+        let chunk = plan
+            .ensemble
+            .members(chunk_start..(chunk_start + plan_chunks.members_per_chunk).min(total))?;
         let count = chunk.len();
-        let operators: Vec<StepOperators> = chunk.par_iter().map(|member| StepOperators::new(plan, member)).collect::<Result<_>>()?;
+        let operators: Vec<StepOperators> = chunk
+            .par_iter()
+            .map(|member| StepOperators::new(plan, member))
+            .collect::<Result<_>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
-        let key = KernelKey { precision, states: n, stages: s, inputs: m, rank };
+        let key = KernelKey {
+            precision,
+            states: n,
+            stages: s,
+            inputs: m,
+            rank,
+        };
         let layout = key.layout();
         if !kernels.contains_key(&key) {
             kernels.insert(key, build_kernel(ctx, &key)?);
@@ -244,7 +348,11 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
             for stage in 0..op.stages {
                 for k in 0..rank {
                     for c in 0..p {
-                        let value = if k < op.rank { op.dissipation[(stage * op.rank + k) * p + c] } else { 0.0 };
+                        let value = if k < op.rank {
+                            op.dissipation[(stage * op.rank + k) * p + c]
+                        } else {
+                            0.0
+                        };
                         ops_soa[(row + (stage * rank + k) * p + c) * count + i] = value;
                     }
                 }
@@ -255,8 +363,14 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
                 row += 1;
             }
         }
-        let ops_buffer = buffer(ctx, "operators", (entries * count) as u64 * size, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
-        ctx.queue.write_buffer(&ops_buffer, 0, &to_bytes(&ops_soa, precision));
+        let ops_buffer = buffer(
+            ctx,
+            "operators",
+            (entries * count) as u64 * size,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        );
+        ctx.queue
+            .write_buffer(&ops_buffer, 0, &to_bytes(&ops_soa, precision));
         drop(ops_soa);
 
         let state_entries = layout.state_entries();
@@ -267,25 +381,67 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
             }
         }
         let state_bytes = (state_entries * count) as u64 * size;
-        let state_buffer = buffer(ctx, "state", state_bytes, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC);
-        ctx.queue.write_buffer(&state_buffer, 0, &to_bytes(&state, precision));
+        let state_buffer = buffer(
+            ctx,
+            "state",
+            state_bytes,
+            wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+        );
+        ctx.queue
+            .write_buffer(&state_buffer, 0, &to_bytes(&state, precision));
 
         let record_entries = layout.record_entries();
-        let record_bytes = (plan_chunks.records_per_dispatch * record_entries * count) as u64 * size;
-        let records_buffer = buffer(ctx, "records", record_bytes, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
-        let readback = buffer(ctx, "readback", record_bytes.max(state_bytes), wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        let record_bytes =
+            (plan_chunks.records_per_dispatch * record_entries * count) as u64 * size;
+        let records_buffer = buffer(
+            ctx,
+            "records",
+            record_bytes,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let readback = buffer(
+            ctx,
+            "readback",
+            record_bytes.max(state_bytes),
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
         let sm = s * m;
-        let inputs_buffer = buffer(ctx, "inputs", (plan_chunks.steps_per_dispatch * sm) as u64 * size, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        let inputs_buffer = buffer(
+            ctx,
+            "inputs",
+            (plan_chunks.steps_per_dispatch * sm) as u64 * size,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        );
         let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("linear_ph_step"),
             layout: &kernel.layout,
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: params_buffer.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: ops_buffer.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: inputs_buffer.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: state_buffer.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: records_buffer.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: scalars.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params_buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: ops_buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: inputs_buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: state_buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: records_buffer.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: scalars.as_entire_binding(),
+                },
             ],
         });
 
@@ -315,15 +471,24 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
                 pad0: 0,
                 pad1: 0,
             };
-            ctx.queue.write_buffer(&params_buffer, 0, bytemuck::bytes_of(&params));
+            ctx.queue
+                .write_buffer(&params_buffer, 0, bytemuck::bytes_of(&params));
             if sm > 0 {
                 let u = &plan.inputs.values[step_begin * sm..(step_begin + step_count) * sm];
-                ctx.queue.write_buffer(&inputs_buffer, 0, &to_bytes(u, precision));
+                ctx.queue
+                    .write_buffer(&inputs_buffer, 0, &to_bytes(u, precision));
             }
             let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-            let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("steps") });
+            let mut encoder = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("steps"),
+                });
             {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("steps"), timestamp_writes: None });
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("steps"),
+                    timestamp_writes: None,
+                });
                 pass.set_pipeline(&kernel.pipeline);
                 pass.set_bind_group(0, &bind_group, &[]);
                 pass.dispatch_workgroups(grid_x, grid_y, 1);
@@ -333,7 +498,11 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
                 return Err(Error::Gpu(format!("dispatch failed: {error}")));
             }
             let done = step_begin + step_count;
-            let in_dispatch = record_points[next_record..].iter().take_while(|&&k| k <= done).count();
+            sink.progress((chunk_start * plan.steps + count * done) as u64);
+            let in_dispatch = record_points[next_record..]
+                .iter()
+                .take_while(|&&k| k <= done)
+                .count();
             if in_dispatch > 0 {
                 let bytes = (in_dispatch * record_entries * count) as u64 * size;
                 let values = read_back(ctx, &records_buffer, &readback, bytes, precision)?;
@@ -343,7 +512,12 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
                         let at = |e: usize| values[(base + e) * count + i];
                         result.trajectory.extend((0..n).map(at));
                         result.outputs.extend((0..sm).map(|row| at(n + row)));
-                        result.window_energy.push([at(n + sm), at(n + sm + 1), at(n + sm + 2), at(n + sm + 3)]);
+                        result.window_energy.push([
+                            at(n + sm),
+                            at(n + sm + 1),
+                            at(n + sm + 2),
+                            at(n + sm + 3),
+                        ]);
                     }
                 }
                 next_record += in_dispatch;
@@ -362,10 +536,7 @@ pub fn run(ctx: &GpuContext, plan: &Plan, options: &GpuRunOptions) -> Result<Res
                 max_abs_residual: at(2 * n + 16),
             };
         }
-        members_out.extend(results);
-        if let Some(progress) = options.progress {
-            progress(members_out.len(), total);
-        }
+        sink.accept(chunk_start, results)?;
     }
-    Ok(plan.results(&format!("gpu: {}", ctx.adapter.describe()), precision.name(), members_out))
+    Ok(())
 }

@@ -42,7 +42,10 @@ impl KernelLayout {
     /// Δ (n·p) + Y (sm·p) + W (s·r·p) + Q (n·n).
     pub fn operator_entries(&self) -> usize {
         let p = self.width();
-        self.states * p + self.stages * self.inputs * p + self.stages * self.rank * p + self.states * self.states
+        self.states * p
+            + self.stages * self.inputs * p
+            + self.stages * self.rank * p
+            + self.states * self.states
     }
 
     /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual.
@@ -61,6 +64,14 @@ impl KernelLayout {
     /// add of 8 sums).
     pub fn flops_per_step(&self) -> usize {
         let (n, p, sm) = (self.states, self.width(), self.stages * self.inputs);
-        2 * n * p + 2 * sm * p + 2 * sm + 2 * self.stages * self.rank * p + 4 * n * n + 2 * n + 4 * n + 8 * 4 + 6
+        2 * n * p
+            + 2 * sm * p
+            + 2 * sm
+            + 2 * self.stages * self.rank * p
+            + 4 * n * n
+            + 2 * n
+            + 4 * n
+            + 8 * 4
+            + 6
     }
 }

@@ -27,7 +27,12 @@ pub struct KernelKey {
 
 impl KernelKey {
     pub fn layout(&self) -> KernelLayout {
-        KernelLayout { states: self.states, stages: self.stages, inputs: self.inputs, rank: self.rank }
+        KernelLayout {
+            states: self.states,
+            stages: self.stages,
+            inputs: self.inputs,
+            rank: self.rank,
+        }
     }
 }
 
@@ -66,12 +71,21 @@ pub fn capabilities(precision: Precision) -> naga::valid::Capabilities {
 }
 
 /// Parses and validates a kernel source with naga.
-pub fn validate(source: &str, precision: Precision) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
+pub fn validate(
+    source: &str,
+    precision: Precision,
+) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
     let module = naga::front::wgsl::parse_str(source)
         .map_err(|e| Error::Gpu(format!("WGSL parse error:\n{}", e.emit_to_string(source))))?;
-    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(precision))
-        .validate(&module)
-        .map_err(|e| Error::Gpu(format!("WGSL validation error:\n{}", e.emit_to_string(source))))?;
+    let info =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(precision))
+            .validate(&module)
+            .map_err(|e| {
+                Error::Gpu(format!(
+                    "WGSL validation error:\n{}",
+                    e.emit_to_string(source)
+                ))
+            })?;
     Ok((module, info))
 }
 
@@ -79,8 +93,9 @@ pub fn validate(source: &str, precision: Precision) -> Result<(naga::Module, nag
 /// number of words.
 pub fn to_spirv(source: &str, precision: Precision) -> Result<usize> {
     let (module, info) = validate(source, precision)?;
-    let words = naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
-        .map_err(|e| Error::Gpu(format!("SPIR-V generation failed: {e}")))?;
+    let words =
+        naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+            .map_err(|e| Error::Gpu(format!("SPIR-V generation failed: {e}")))?;
     Ok(words.len())
 }
 
@@ -101,7 +116,13 @@ mod tests {
                 for stages in 1..=4 {
                     for inputs in [0, 1, 3] {
                         for rank in [0, 1, states] {
-                            let key = KernelKey { precision, states, stages, inputs, rank };
+                            let key = KernelKey {
+                                precision,
+                                states,
+                                stages,
+                                inputs,
+                                rank,
+                            };
                             let source = linear_ph_step_source(&key);
                             if let Err(e) = to_spirv(&source, precision) {
                                 panic!("{key:?}: {e}");
@@ -119,7 +140,13 @@ mod tests {
     /// validation above is not vacuous.
     #[test]
     fn f64_without_the_capability_is_rejected() {
-        let key = KernelKey { precision: Precision::F64, states: 2, stages: 2, inputs: 1, rank: 1 };
+        let key = KernelKey {
+            precision: Precision::F64,
+            states: 2,
+            stages: 2,
+            inputs: 1,
+            rank: 1,
+        };
         let source = linear_ph_step_source(&key);
         assert!(validate(&source, Precision::F32).is_err());
     }

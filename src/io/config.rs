@@ -33,7 +33,7 @@ use super::overrides::{apply_override, parse_override};
 use crate::error::{Error, Result};
 use crate::model::validate::{matrix_from_rows, vector_from_slice};
 use crate::model::{LinearPh, Signal, SignalSpec, mechanical_system};
-use crate::plan::{Member, Plan};
+use crate::plan::{DrawnEnsemble, EnsembleSpec, Member, Plan};
 use crate::tableau::{Scheme, SchemeFamily};
 
 type Rows = Vec<Vec<f64>>;
@@ -49,6 +49,9 @@ pub struct Config {
     pub scheme: SchemeSpec,
     #[serde(default)]
     pub output: OutputSpec,
+    /// Many members drawn around `[system]`; absent means the one system.
+    #[serde(default)]
+    pub ensemble: Option<EnsembleSpec>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     #[serde(default)]
     pub study: StudySpec,
@@ -236,11 +239,28 @@ impl Config {
     /// substitutes its own) and step size `h`.
     pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<Plan> {
         let scheme = Scheme::new(family, stages)?;
+        let nominal = self.member()?;
+        if let Some(spec) = &self.ensemble {
+            let split = if scheme.is_partitioned() {
+                Some(nominal.system.canonical_split("system")?)
+            } else {
+                None
+            };
+            let drawn = DrawnEnsemble::new(nominal, spec.clone(), split)?;
+            return Plan::new(
+                scheme,
+                h,
+                self.scheme.t_end,
+                drawn,
+                &self.signals()?,
+                self.output.every,
+            );
+        }
         Plan::new(
             scheme,
             h,
             self.scheme.t_end,
-            vec![self.member()?],
+            vec![nominal],
             &self.signals()?,
             self.output.every,
         )

@@ -4,7 +4,10 @@
 
 use nalgebra::DVector;
 
+pub mod ensemble;
 pub mod operators;
+
+pub use ensemble::{DrawnEnsemble, Ensemble, EnsembleSpec};
 
 use crate::error::{Error, Result};
 use crate::model::{LinearPh, Signal};
@@ -61,7 +64,7 @@ pub struct Plan {
     /// Size of the position block q for partitioned schemes (x = (q, p)); `None` for
     /// monolithic schemes.
     pub split: Option<usize>,
-    pub members: Vec<Member>,
+    pub ensemble: Ensemble,
     pub inputs: StageInputs,
     /// Record a trajectory sample, the discrete output and the summed energies every this
     /// many steps (the final step is always recorded).
@@ -106,20 +109,27 @@ impl Plan {
         scheme: Scheme,
         h: f64,
         t_end: f64,
-        members: Vec<Member>,
+        members: impl Into<Ensemble>,
         signals: &[Signal],
         record_every: usize,
     ) -> Result<Self> {
+        let ensemble = members.into();
         let steps = step_count(h, t_end)?;
         if record_every == 0 {
             return Err(Error::invalid("output.every", "must be ≥ 1, got 0"));
         }
-        if members.is_empty() {
+        if ensemble.is_empty() {
             return Err(Error::invalid("ensemble", "has no members"));
         }
+        // Drawn ensembles keep the nominal's shapes and structure, so the nominal stands
+        // for all of them here; explicit lists are checked member by member.
+        let checked: Vec<&Member> = match &ensemble {
+            Ensemble::List(members) => members.iter().collect(),
+            Ensemble::Drawn(d) => vec![&d.nominal],
+        };
         let mut split = None;
-        for (index, member) in members.iter().enumerate() {
-            let prefix = if members.len() == 1 {
+        for (index, member) in checked.iter().enumerate() {
+            let prefix = if checked.len() == 1 {
                 "system".to_string()
             } else {
                 format!("member[{index}]")
@@ -164,7 +174,7 @@ impl Plan {
             h,
             steps,
             split,
-            members,
+            ensemble,
             inputs,
             record_every,
         })
@@ -191,7 +201,7 @@ impl Plan {
 
     /// Wraps per-member results with the run description.
     pub fn results(&self, backend: &str, precision: &str, members: Vec<MemberResult>) -> Results {
-        let first = &self.members[0].system;
+        let first = &self.ensemble.prototype().system;
         Results {
             backend: backend.into(),
             precision: precision.into(),

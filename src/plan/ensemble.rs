@@ -1,0 +1,251 @@
+//! Ensembles: either an explicit list of members, or N members drawn around a nominal
+//! system. Member i's draw depends only on (seed, i) — a ChaCha8 stream selected by i — so
+//! results are identical for any chunk size, thread count or sharding, and members are
+//! materialised chunk by chunk with bounded memory.
+//!
+//! Draws (`[ensemble]` keys `J`, `R`, `Q`, `B`, `x0`, each `{ kind = … }`):
+//! - `fixed` (default): the nominal value;
+//! - `perturb` with `sigma`, keeping the structure:
+//!   J + σ s_J (A − Aᵀ)/√2 (skew); S R Sᵀ and S Q Sᵀ with S = I + σ E/√n (PSD, PD, rank
+//!   kept); B_ij (1 + σ ξ_ij) (zero pattern kept); x0 + σ ξ;
+//! - `random` with `scale`, fresh structured draws of the nominal's sizes:
+//!   J = scale (A − Aᵀ)/√(2n); R = scale C Cᵀ/n; Q = scale (I + D Dᵀ/n); B = scale ξ;
+//!   x0 = scale ξ;
+//!
+//! with A, C, D, E, ξ standard normal and s_J = max(1, max |J|). For the Lobatto pair
+//! (canonical form) J must stay fixed and the R and Q draws are masked block-diagonal.
+
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::Deserialize;
+
+use super::Member;
+use crate::error::{Error, Result};
+use crate::model::LinearPh;
+
+/// How one parameter varies across members.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Draw {
+    #[default]
+    Fixed,
+    Perturb {
+        sigma: f64,
+    },
+    Random {
+        scale: f64,
+    },
+}
+
+/// `[ensemble]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnsembleSpec {
+    pub members: usize,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(rename = "J", default)]
+    pub j: Draw,
+    #[serde(rename = "R", default)]
+    pub r: Draw,
+    #[serde(rename = "Q", default)]
+    pub q: Draw,
+    #[serde(rename = "B", default)]
+    pub b: Draw,
+    #[serde(default)]
+    pub x0: Draw,
+}
+
+/// Members drawn around a nominal one.
+#[derive(Debug, Clone)]
+pub struct DrawnEnsemble {
+    pub nominal: Member,
+    pub spec: EnsembleSpec,
+    /// Size of q under a partitioned scheme: draws keep the (q, p) block structure.
+    pub split: Option<usize>,
+}
+
+/// The members of a run.
+#[derive(Debug, Clone)]
+pub enum Ensemble {
+    List(Vec<Member>),
+    Drawn(Box<DrawnEnsemble>),
+}
+
+impl Ensemble {
+    pub fn len(&self) -> usize {
+        match self {
+            Ensemble::List(members) => members.len(),
+            Ensemble::Drawn(d) => d.spec.members,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A member with the shapes every member has (the first, or the nominal).
+    pub fn prototype(&self) -> &Member {
+        match self {
+            Ensemble::List(members) => &members[0],
+            Ensemble::Drawn(d) => &d.nominal,
+        }
+    }
+
+    /// Member i.
+    pub fn member(&self, index: usize) -> Result<Member> {
+        match self {
+            Ensemble::List(members) => Ok(members[index].clone()),
+            Ensemble::Drawn(d) => d.draw(index),
+        }
+    }
+
+    /// Members `range`, in order.
+    pub fn members(&self, range: std::ops::Range<usize>) -> Result<Vec<Member>> {
+        use rayon::prelude::*;
+        range.into_par_iter().map(|i| self.member(i)).collect()
+    }
+}
+
+fn check_parameter(field: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            field,
+            format!("must be a finite number ≥ 0, got {value}"),
+        ))
+    }
+}
+
+impl DrawnEnsemble {
+    /// Checks the spec against the nominal member and the scheme's partition.
+    pub fn new(nominal: Member, spec: EnsembleSpec, split: Option<usize>) -> Result<Self> {
+        if spec.members == 0 {
+            return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+        }
+        if spec.members > u32::MAX as usize {
+            return Err(Error::invalid(
+                "ensemble.members",
+                format!("{} exceeds 2³² − 1", spec.members),
+            ));
+        }
+        for (name, draw) in [
+            ("J", spec.j),
+            ("R", spec.r),
+            ("Q", spec.q),
+            ("B", spec.b),
+            ("x0", spec.x0),
+        ] {
+            match draw {
+                Draw::Fixed => {}
+                Draw::Perturb { sigma } => {
+                    check_parameter(&format!("ensemble.{name}.sigma"), sigma)?
+                }
+                Draw::Random { scale } => {
+                    check_parameter(&format!("ensemble.{name}.scale"), scale)?
+                }
+            }
+        }
+        if split.is_some() && spec.j != Draw::Fixed {
+            return Err(Error::invalid(
+                "ensemble.J",
+                "lobatto-pair needs the canonical J = [[0, I], [−I, 0]] in every member; use kind = \"fixed\"",
+            ));
+        }
+        Ok(DrawnEnsemble {
+            nominal,
+            spec,
+            split,
+        })
+    }
+
+    /// Member `index`, from its own random stream.
+    pub fn draw(&self, index: usize) -> Result<Member> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
+        rng.set_stream(index as u64);
+        let system = &self.nominal.system;
+        let (n, m) = (system.states(), system.inputs());
+        let mut normal = |rows: usize, cols: usize| -> DMatrix<f64> {
+            DMatrix::from_fn(rows, cols, |_, _| StandardNormal.sample(&mut rng))
+        };
+        let mask = |mut a: DMatrix<f64>| -> DMatrix<f64> {
+            if let Some(half) = self.split {
+                for i in 0..n {
+                    for k in 0..n {
+                        if (i < half) != (k < half) {
+                            a[(i, k)] = 0.0;
+                        }
+                    }
+                }
+            }
+            a
+        };
+        let nf = n as f64;
+        let j = match self.spec.j {
+            Draw::Fixed => system.j.clone(),
+            Draw::Perturb { sigma } => {
+                let a = normal(n, n);
+                let scale = system.j.amax().max(1.0);
+                &system.j + (&a - a.transpose()) * (sigma * scale / 2f64.sqrt())
+            }
+            Draw::Random { scale } => {
+                let a = normal(n, n);
+                (&a - a.transpose()) * (scale / (2.0 * nf).sqrt())
+            }
+        };
+        let congruence = |x: &DMatrix<f64>, sigma: f64, e: DMatrix<f64>| -> DMatrix<f64> {
+            let s = DMatrix::identity(n, n) + mask(e) * (sigma / nf.sqrt());
+            let y = &s * x * s.transpose();
+            (&y + y.transpose()) * 0.5
+        };
+        let r = match self.spec.r {
+            Draw::Fixed => system.r.clone(),
+            Draw::Perturb { sigma } => congruence(&system.r, sigma, normal(n, n)),
+            Draw::Random { scale } => {
+                let c = normal(n, n);
+                mask(&c * c.transpose() * (scale / nf))
+            }
+        };
+        let q = match self.spec.q {
+            Draw::Fixed => system.q.clone(),
+            Draw::Perturb { sigma } => congruence(&system.q, sigma, normal(n, n)),
+            Draw::Random { scale } => {
+                let d = normal(n, n);
+                mask((DMatrix::identity(n, n) + &d * d.transpose() / nf) * scale)
+            }
+        };
+        let b = match self.spec.b {
+            Draw::Fixed => system.b.clone(),
+            Draw::Perturb { sigma } => system
+                .b
+                .component_mul(&normal(n, m).map(|xi| 1.0 + sigma * xi)),
+            Draw::Random { scale } => normal(n, m) * scale,
+        };
+        let x0 = match self.spec.x0 {
+            Draw::Fixed => self.nominal.x0.clone(),
+            Draw::Perturb { sigma } => {
+                &self.nominal.x0 + DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * sigma))
+            }
+            Draw::Random { scale } => {
+                DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * scale))
+            }
+        };
+        let system = LinearPh::new(&format!("ensemble member {index}"), j, r, q, b)?;
+        Ok(Member { system, x0 })
+    }
+}
+
+impl From<Vec<Member>> for Ensemble {
+    fn from(members: Vec<Member>) -> Self {
+        Ensemble::List(members)
+    }
+}
+
+impl From<DrawnEnsemble> for Ensemble {
+    fn from(drawn: DrawnEnsemble) -> Self {
+        Ensemble::Drawn(Box::new(drawn))
+    }
+}
