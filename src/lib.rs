@@ -3,6 +3,7 @@
 //! The data flow is config → [`plan::Plan`] (host planner: collocation tables, sampled
 //! inputs, members) → backend ([`cpu`]) → [`results::Results`] → files ([`io`]).
 
+pub mod bench;
 pub mod compensated;
 pub mod cpu;
 pub mod error;

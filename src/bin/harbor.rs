@@ -69,6 +69,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Member-steps per second of the CPU path (all cores) and the GPU path side by side,
+    /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains.
+    Bench {
+        /// Ensemble sizes N.
+        #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
+        members: Vec<usize>,
+        /// State sizes n (even: n/2 masses).
+        #[arg(long, value_delimiter = ',', default_values_t = [2usize, 8, 32])]
+        states: Vec<usize>,
+        /// GPU precisions.
+        #[arg(long, value_delimiter = ',', value_enum, default_values_t = [PrecisionArg::F32, PrecisionArg::F64])]
+        precision: Vec<PrecisionArg>,
+        /// Steps per case.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
+        /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
+        #[arg(long)]
+        adapter: Option<String>,
+        /// Skip GPU cases whose step operators exceed this many GiB.
+        #[arg(long, default_value_t = 2.0)]
+        max_operator_gib: f64,
+        /// Also write the rows as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Numerical studies.
     Study {
         #[command(subcommand)]
@@ -139,6 +164,23 @@ fn main() -> ExitCode {
             simulate(&config, &out, &device, &overrides)
         }
         Command::Devices { json } => devices(json),
+        Command::Bench {
+            members,
+            states,
+            precision,
+            steps,
+            adapter,
+            max_operator_gib,
+            json,
+        } => bench(
+            &members,
+            &states,
+            &precision,
+            steps,
+            adapter.as_deref(),
+            max_operator_gib,
+            json.as_deref(),
+        ),
         Command::Study {
             study:
                 Study::EnergyOrder {
@@ -274,7 +316,12 @@ fn simulate(
         let started = Instant::now();
         match &gpu {
             Some(ctx) => {
-                harbor::gpu::ensemble::run_into(ctx, &plan, &GpuRunOptions::default(), &mut writer)?
+                harbor::gpu::ensemble::run_into(
+                    ctx,
+                    &plan,
+                    &GpuRunOptions::default(),
+                    &mut writer,
+                )?;
             }
             None => cpu::run_into(&plan, cpu::integrate_member, &mut writer)?,
         }
@@ -287,6 +334,72 @@ fn simulate(
         "wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}",
         out.display()
     );
+    Ok(())
+}
+
+fn bench(
+    members: &[usize],
+    states: &[usize],
+    precisions: &[PrecisionArg],
+    steps: usize,
+    adapter: Option<&str>,
+    max_operator_gib: f64,
+    json_path: Option<&Path>,
+) -> Result<()> {
+    if steps == 0 {
+        return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
+    }
+    if let Some(n) = states.iter().find(|&&n| n == 0 || n % 2 == 1) {
+        return Err(Error::invalid(
+            "--states",
+            format!("chain state sizes are even (n = 2 × masses), got {n}"),
+        ));
+    }
+    let selector = adapter_selector(adapter);
+    let mut rows = Vec::new();
+    let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
+    let mut header_printed = false;
+    for &precision in precisions {
+        let precision = Precision::from(precision);
+        let gpu = match GpuContext::open(selector.as_deref(), Some(precision)) {
+            Ok(ctx) => {
+                eprintln!("GPU: {} ({})", ctx.adapter.describe(), precision.name());
+                Some(ctx)
+            }
+            Err(e) => {
+                eprintln!("GPU {} unavailable: {e}", precision.name());
+                None
+            }
+        };
+        for &n in states {
+            for &count in members {
+                let case = harbor::bench::BenchCase {
+                    members: count,
+                    states: n,
+                    precision,
+                    steps,
+                };
+                let row = harbor::bench::measure(case, gpu.as_ref(), max_bytes)?;
+                let table = harbor::bench::table(std::slice::from_ref(&row));
+                let mut lines = table.lines();
+                let header = lines.next().unwrap_or_default();
+                if !header_printed {
+                    println!("{header}");
+                    header_printed = true;
+                }
+                println!("{}", lines.next().unwrap_or_default());
+                rows.push(row);
+            }
+        }
+    }
+    println!(
+        "rates in member-steps per second; GPU kernel = dispatch time only; CPU = f64 reference on {} threads",
+        rayon::current_num_threads()
+    );
+    if let Some(path) = json_path {
+        let text = serde_json::to_string_pretty(&rows).expect("rows serialise");
+        std::fs::write(path, text + "\n").map_err(|e| Error::io(path, e))?;
+    }
     Ok(())
 }
 

@@ -5,6 +5,11 @@
 //! environment variable picks by case-insensitive name substring instead. Backends default
 //! to the primary ones (Vulkan, Metal, DX12); `WGPU_BACKEND` overrides.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::pipeline::{Kernel, build_kernel};
+use super::shader::KernelKey;
 use crate::error::{Error, Result};
 
 /// What harbor needs to know about an adapter.
@@ -137,13 +142,14 @@ pub fn choose_precision(
     }
 }
 
-/// A device and queue on the chosen adapter.
+/// A device and queue on the chosen adapter, with its compiled kernels.
 pub struct GpuContext {
     pub adapter: AdapterSummary,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub limits: wgpu::Limits,
     pub precision: Precision,
+    kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
 }
 
 impl GpuContext {
@@ -211,7 +217,22 @@ impl GpuContext {
             queue,
             limits,
             precision,
+            kernels: Mutex::default(),
         })
+    }
+
+    /// The compiled kernel for `key`, built on first use.
+    pub fn kernel(&self, key: &KernelKey) -> Result<Arc<Kernel>> {
+        let mut cache = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(kernel) = cache.get(key) {
+            return Ok(kernel.clone());
+        }
+        let kernel = Arc::new(build_kernel(self, key)?);
+        cache.insert(*key, kernel.clone());
+        Ok(kernel)
     }
 }
 

@@ -6,14 +6,14 @@
 //! dispatches of bounded work; after each, the records written in it are read back. The
 //! chunk's final states and totals are read back at the end.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
+use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::context::{GpuContext, Precision};
 use super::layout::{KernelLayout, KernelParams};
-use super::shader::{KernelKey, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE, linear_ph_step_source};
+use super::shader::{KernelKey, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::plan::operators::StepOperators;
@@ -30,6 +30,19 @@ pub struct GpuRunOptions {
     pub max_chunk_members: Option<usize>,
     /// Cap on steps per dispatch.
     pub max_steps_per_dispatch: Option<usize>,
+}
+
+/// Where a GPU run spent its time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GpuRunStats {
+    /// Host side: building step operators, converting and uploading them.
+    pub prepare_seconds: f64,
+    /// From submitting each dispatch to its completion (the kernel's own time).
+    pub device_seconds: f64,
+    /// Copying records and states back and unpacking them.
+    pub readback_seconds: f64,
+    pub dispatches: usize,
+    pub chunks: usize,
 }
 
 /// Floating-point work per dispatch that keeps one dispatch well under a second on a
@@ -89,82 +102,6 @@ pub fn chunking(
         steps_per_dispatch,
         records_per_dispatch,
     })
-}
-
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
-}
-
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn build_kernel(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
-    let source = linear_ph_step_source(key);
-    super::shader::validate(&source, key.precision)?;
-    let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = ctx
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("linear_ph_step"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-    let mut entries = vec![wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }];
-    entries.extend([
-        storage_entry(1, true),
-        storage_entry(2, true),
-        storage_entry(3, false),
-        storage_entry(4, false),
-        storage_entry(5, true),
-    ]);
-    let layout = ctx
-        .device
-        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("linear_ph_step"),
-            entries: &entries,
-        });
-    let pipeline_layout = ctx
-        .device
-        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("linear_ph_step"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-    let pipeline = ctx
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("linear_ph_step"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-    if let Some(error) = pollster::block_on(scope.pop()) {
-        return Err(Error::Gpu(format!(
-            "kernel {key:?} was rejected by the device: {error}"
-        )));
-    }
-    Ok(Kernel { pipeline, layout })
 }
 
 /// Converts f64 values to the run's precision as bytes.
@@ -252,7 +189,8 @@ pub fn run_into(
     plan: &Plan,
     options: &GpuRunOptions,
     sink: &mut dyn ResultSink,
-) -> Result<()> {
+) -> Result<GpuRunStats> {
+    let mut stats = GpuRunStats::default();
     let first = &plan.ensemble.prototype().system;
     let (n, m, s) = (first.states(), first.inputs(), plan.scheme.stages);
     if n > MAX_STATES_PER_INVOCATION {
@@ -290,7 +228,6 @@ pub fn run_into(
     plan_chunks.members_per_chunk = plan_chunks
         .members_per_chunk
         .min(members_within(HOST_RESULT_BUDGET, per_member));
-    let mut kernels: HashMap<KernelKey, Kernel> = HashMap::new();
     let size = precision.size() as u64;
     let scalars = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("scalars"),
@@ -311,6 +248,8 @@ pub fn run_into(
     );
 
     for chunk_start in (0..total).step_by(plan_chunks.members_per_chunk) {
+        let prepare_started = Instant::now();
+        stats.chunks += 1;
         let chunk = plan
             .ensemble
             .members(chunk_start..(chunk_start + plan_chunks.members_per_chunk).min(total))?;
@@ -328,10 +267,7 @@ pub fn run_into(
             rank,
         };
         let layout = key.layout();
-        if !kernels.contains_key(&key) {
-            kernels.insert(key, build_kernel(ctx, &key)?);
-        }
-        let kernel = &kernels[&key];
+        let kernel = ctx.kernel(&key)?;
 
         // Operators, structure-of-arrays: entry e of member i at e·count + i.
         let entries = layout.operator_entries();
@@ -445,6 +381,7 @@ pub fn run_into(
             ],
         });
 
+        stats.prepare_seconds += prepare_started.elapsed().as_secs_f64();
         let mut results: Vec<MemberResult> = chunk
             .iter()
             .map(|member| {
@@ -493,10 +430,17 @@ pub fn run_into(
                 pass.set_bind_group(0, &bind_group, &[]);
                 pass.dispatch_workgroups(grid_x, grid_y, 1);
             }
+            let dispatch_started = Instant::now();
             ctx.queue.submit([encoder.finish()]);
+            ctx.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
+            stats.device_seconds += dispatch_started.elapsed().as_secs_f64();
+            stats.dispatches += 1;
             if let Some(error) = pollster::block_on(scope.pop()) {
                 return Err(Error::Gpu(format!("dispatch failed: {error}")));
             }
+            let readback_started = Instant::now();
             let done = step_begin + step_count;
             sink.progress((chunk_start * plan.steps + count * done) as u64);
             let in_dispatch = record_points[next_record..]
@@ -522,6 +466,7 @@ pub fn run_into(
                 }
                 next_record += in_dispatch;
             }
+            stats.readback_seconds += readback_started.elapsed().as_secs_f64();
         }
         let state = read_back(ctx, &state_buffer, &readback, state_bytes, precision)?;
         for (i, result) in results.iter_mut().enumerate() {
@@ -538,5 +483,5 @@ pub fn run_into(
         }
         sink.accept(chunk_start, results)?;
     }
-    Ok(())
+    Ok(stats)
 }

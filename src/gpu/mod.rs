@@ -3,6 +3,7 @@
 pub mod context;
 pub mod ensemble;
 pub mod layout;
+pub mod pipeline;
 pub mod shader;
 
 pub use context::{AdapterSummary, GpuContext, Precision, list_adapters};

@@ -1,5 +1,6 @@
 //! The systems harbor integrates and the input signals that drive them.
 
+pub mod chain;
 pub mod input;
 pub mod linear_ph;
 pub mod mechanical;

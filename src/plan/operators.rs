@@ -91,8 +91,8 @@ impl StepOperators {
             for r in 0..n {
                 ops.delta[r * p + col] = scratch.delta[r];
             }
-            for row in 0..s * m {
-                ops.output[row * p + col] = y[row];
+            for (row, &y_row) in y.iter().enumerate() {
+                ops.output[row * p + col] = y_row;
             }
             // w_(i,k) = Σ_j L_M[j, i] Σ_c F[c, k] e_j[c].
             for i in 0..s {
