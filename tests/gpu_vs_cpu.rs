@@ -253,12 +253,14 @@ fn chunked_runs_are_identical() {
     let options = GpuRunOptions {
         max_chunk_members: Some(7),
         max_steps_per_dispatch: Some(5),
+        ..Default::default()
     };
     let chunked = run(context(Precision::F64), &plan, &options).unwrap();
     assert_eq!(whole, chunked);
     let options = GpuRunOptions {
-        max_chunk_members: Some(1),
-        max_steps_per_dispatch: Some(3),
+        max_chunk_members: Some(13),
+        max_steps_per_dispatch: Some(9),
+        ..Default::default()
     };
     assert_eq!(
         whole,
@@ -281,21 +283,138 @@ fn f32_stays_within_its_documented_bound() {
 #[test]
 fn too_large_state_size_is_a_clear_error() {
     let mut rng = common::fresh_rng("too_large_state_size_is_a_clear_error");
-    let (system, x0) = common::random_linear_ph(&mut rng, 33, 1, 0.1);
-    let plan = Plan::new(
-        Scheme::new(SchemeFamily::Gauss, 1).unwrap(),
-        0.1,
-        1.0,
-        vec![Member { system, x0 }],
-        &[Signal::Zero],
-        1,
+    let single = |system, x0| {
+        Plan::new(
+            Scheme::new(SchemeFamily::Gauss, 1).unwrap(),
+            0.1,
+            1.0,
+            vec![Member { system, x0 }],
+            &[Signal::Zero],
+            1,
+        )
+        .unwrap()
+    };
+    let (system, x0) = common::random_linear_ph(&mut rng, 129, 1, 0.1);
+    let e = run(
+        context(Precision::F64),
+        &single(system, x0),
+        &GpuRunOptions::default(),
     )
-    .unwrap();
-    let e = run(context(Precision::F64), &plan, &GpuRunOptions::default())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("system") && e.contains("state size n = 129") && e.contains("limit of 128"),
+        "{e}"
+    );
+    let (system, x0) = common::random_linear_ph(&mut rng, 40, 1, 0.1);
+    let forced = GpuRunOptions {
+        cooperative: Some(false),
+        ..Default::default()
+    };
+    let e = run(context(Precision::F64), &single(system, x0), &forced)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("state size n = 33") && e.contains("limit of 32"),
+        e.contains("state size n = 40") && e.contains("per-invocation kernel's limit of 32"),
         "{e}"
+    );
+}
+
+/// The workgroup-cooperative kernel: the 100-state mass–spring–damper chain (the
+/// identification benchmark) under Gauss and the Lobatto pair, and small random members
+/// forced onto it, against the CPU reference in f64.
+#[test]
+fn cooperative_kernel_matches_in_f64() {
+    use harbor::model::chain::{chain_initial_state, mass_spring_damper_chain};
+    for (family, stages) in [(SchemeFamily::Gauss, 2), (SchemeFamily::LobattoPair, 3)] {
+        let members: Vec<Member> = (0..3)
+            .map(|k| Member {
+                system: mass_spring_damper_chain(50, 1.0 + 0.1 * k as f64, 0.05).unwrap(),
+                x0: chain_initial_state(50),
+            })
+            .collect();
+        let signals = [Signal::Pulse {
+            start: 0.1,
+            end: 0.6,
+            amplitude: 1.0,
+        }];
+        let plan = Plan::new(
+            Scheme::new(family, stages).unwrap(),
+            0.01,
+            1.0,
+            members,
+            &signals,
+            25,
+        )
+        .unwrap();
+        assert_agree(
+            &cpu::run(&plan).unwrap(),
+            &gpu(&plan, Precision::F64),
+            1e-12,
+        );
+    }
+    let mut rng = common::fresh_rng("cooperative_kernel_matches_in_f64");
+    let plan = random_gauss_plan(&mut rng, 3, 5, 21, 6);
+    let forced = GpuRunOptions {
+        cooperative: Some(true),
+        ..Default::default()
+    };
+    assert_agree(
+        &cpu::run(&plan).unwrap(),
+        &run(context(Precision::F64), &plan, &forced).unwrap(),
+        1e-12,
+    );
+    let (system, x0) = common::random_linear_ph(&mut rng, 33, 2, 0.2);
+    let signals = [Signal::Zero, Signal::Constant(0.5)];
+    let plan = Plan::new(
+        Scheme::new(SchemeFamily::Gauss, 3).unwrap(),
+        0.05,
+        1.0,
+        vec![Member { system, x0 }],
+        &signals,
+        5,
+    )
+    .unwrap();
+    assert_agree(
+        &cpu::run(&plan).unwrap(),
+        &gpu(&plan, Precision::F64),
+        1e-12,
+    );
+}
+
+/// Long runs: dispatches must stay below llvmpipe's per-invocation loop limit (65535
+/// iterations), beyond which it silently leaves loops; 100 000 steps of one member and 400
+/// steps of the 100-state chain on the cooperative kernel, against the CPU reference.
+#[test]
+fn long_runs_are_not_truncated() {
+    use harbor::model::chain::{chain_initial_state, mass_spring_damper_chain};
+    let cfg = common::example(
+        "oscillator_damped.toml",
+        &["scheme.t_end=1000.0", "output.every=10000"],
+    );
+    let plan = cfg.plan().unwrap();
+    assert_eq!(plan.steps, 100_000);
+    assert_agree(
+        &cpu::run(&plan).unwrap(),
+        &gpu(&plan, Precision::F64),
+        1e-11,
+    );
+    let members = vec![Member {
+        system: mass_spring_damper_chain(50, 1.0, 0.05).unwrap(),
+        x0: chain_initial_state(50),
+    }];
+    let plan = Plan::new(
+        Scheme::new(SchemeFamily::Gauss, 2).unwrap(),
+        0.01,
+        4.0,
+        members,
+        &[Signal::Zero],
+        50,
+    )
+    .unwrap();
+    assert_agree(
+        &cpu::run(&plan).unwrap(),
+        &gpu(&plan, Precision::F64),
+        1e-12,
     );
 }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::context::{GpuContext, Precision};
 use super::layout::{KernelLayout, KernelParams};
-use super::shader::{KernelKey, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE};
+use super::shader::{KernelKey, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, WORKGROUP_SIZE};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::plan::operators::StepOperators;
@@ -30,6 +30,9 @@ pub struct GpuRunOptions {
     pub max_chunk_members: Option<usize>,
     /// Cap on steps per dispatch.
     pub max_steps_per_dispatch: Option<usize>,
+    /// Force the workgroup-cooperative kernel (true) or the per-invocation one (false);
+    /// default: cooperative exactly when n exceeds the per-invocation limit.
+    pub cooperative: Option<bool>,
 }
 
 /// Where a GPU run spent its time.
@@ -49,6 +52,11 @@ pub struct GpuRunStats {
 /// software adapter.
 const FLOPS_PER_DISPATCH: usize = 1 << 31;
 
+/// Loop iterations one invocation may execute per dispatch. Mesa's llvmpipe (lavapipe)
+/// caps the loop iterations of an invocation at 65535 and silently leaves loops beyond
+/// that, truncating the run; dispatches are cut well below that on every adapter.
+pub const LOOP_ITERATIONS_PER_DISPATCH: usize = 60_000;
+
 /// How a run is cut into chunks and dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunking {
@@ -57,16 +65,17 @@ pub struct Chunking {
     pub records_per_dispatch: usize,
 }
 
-/// Chunk and dispatch sizes for `layout` under the binding limit `binding_bytes`.
+/// Chunk and dispatch sizes of `plan` for `layout` under the binding limit
+/// `binding_bytes`.
 pub fn chunking(
     layout: &KernelLayout,
+    cooperative: bool,
     precision: Precision,
-    members: usize,
-    steps: usize,
-    record_every: usize,
+    plan: &Plan,
     binding_bytes: u64,
     options: &GpuRunOptions,
 ) -> Result<Chunking> {
+    let (members, steps, record_every) = (plan.ensemble.len(), plan.steps, plan.record_every);
     let size = precision.size() as u64;
     let widest = layout
         .operator_entries()
@@ -85,6 +94,8 @@ pub fn chunking(
         .max(1);
     let flops = layout.flops_per_step().max(1) * members_per_chunk;
     let mut steps_per_dispatch = (FLOPS_PER_DISPATCH / flops).clamp(1, steps);
+    let iterations = layout.loop_iterations_per_step(cooperative, WORKGROUP_SIZE as usize);
+    steps_per_dispatch = steps_per_dispatch.min((LOOP_ITERATIONS_PER_DISPATCH / iterations).max(1));
     if let Some(cap) = options.max_steps_per_dispatch {
         steps_per_dispatch = steps_per_dispatch.min(cap.max(1));
     }
@@ -102,6 +113,65 @@ pub fn chunking(
         steps_per_dispatch,
         records_per_dispatch,
     })
+}
+
+/// The rows of one member's [Δ; Y; W] with W padded to s·`rank` rows (zero rows change
+/// nothing), each of width p.
+fn stacked_rows(op: &StepOperators, rank: usize) -> Vec<f64> {
+    let p = op.width();
+    let mut rows = Vec::with_capacity((op.states + op.stages * (op.inputs + rank)) * p);
+    rows.extend_from_slice(&op.delta);
+    rows.extend_from_slice(&op.output);
+    for stage in 0..op.stages {
+        for k in 0..rank {
+            if k < op.rank {
+                let start = (stage * op.rank + k) * p;
+                rows.extend_from_slice(&op.dissipation[start..start + p]);
+            } else {
+                rows.extend(std::iter::repeat_n(0.0, p));
+            }
+        }
+    }
+    rows
+}
+
+/// Packs a chunk's operators for the kernel: per-invocation kernels read them
+/// structure-of-arrays (entry e of member i at e·count + i, entries [Δ; Y; W] row-major then
+/// Q); the cooperative kernel reads them member-major and column-major (member i at
+/// i·entries: [Δ; Y; W] entry (row, c) at c·rows + row, then Q at rows·p + c·n + r).
+pub fn pack_operators(operators: &[StepOperators], rank: usize, cooperative: bool) -> Vec<f64> {
+    let count = operators.len();
+    let Some(first) = operators.first() else {
+        return Vec::new();
+    };
+    let (n, p) = (first.states, first.width());
+    let rows = n + first.stages * (first.inputs + rank);
+    let entries = rows * p + n * n;
+    let mut packed = vec![0.0; entries * count];
+    for (i, op) in operators.iter().enumerate() {
+        let stacked = stacked_rows(op, rank);
+        for row in 0..rows {
+            for c in 0..p {
+                let value = stacked[row * p + c];
+                if cooperative {
+                    packed[i * entries + c * rows + row] = value;
+                } else {
+                    packed[(row * p + c) * count + i] = value;
+                }
+            }
+        }
+        for r in 0..n {
+            for c in 0..n {
+                let value = op.q[r * n + c];
+                if cooperative {
+                    packed[i * entries + rows * p + c * n + r] = value;
+                } else {
+                    packed[(rows * p + r * n + c) * count + i] = value;
+                }
+            }
+        }
+    }
+    packed
 }
 
 /// Converts f64 values to the run's precision as bytes.
@@ -193,11 +263,20 @@ pub fn run_into(
     let mut stats = GpuRunStats::default();
     let first = &plan.ensemble.prototype().system;
     let (n, m, s) = (first.states(), first.inputs(), plan.scheme.stages);
-    if n > MAX_STATES_PER_INVOCATION {
+    if n > MAX_STATES_COOPERATIVE {
         return Err(Error::invalid(
             "system",
             format!(
-                "state size n = {n} exceeds the GPU kernel's limit of {MAX_STATES_PER_INVOCATION}; use --backend cpu"
+                "state size n = {n} exceeds the GPU kernels' limit of {MAX_STATES_COOPERATIVE}; use --backend cpu"
+            ),
+        ));
+    }
+    let cooperative = options.cooperative.unwrap_or(n > MAX_STATES_PER_INVOCATION);
+    if !cooperative && n > MAX_STATES_PER_INVOCATION {
+        return Err(Error::invalid(
+            "system",
+            format!(
+                "state size n = {n} exceeds the per-invocation kernel's limit of {MAX_STATES_PER_INVOCATION}"
             ),
         ));
     }
@@ -217,10 +296,9 @@ pub fn run_into(
         .min(ctx.limits.max_buffer_size);
     let mut plan_chunks = chunking(
         &sizing_layout,
+        cooperative,
         precision,
-        total,
-        plan.steps,
-        plan.record_every,
+        plan,
         binding,
         options,
     )?;
@@ -265,49 +343,21 @@ pub fn run_into(
             stages: s,
             inputs: m,
             rank,
+            cooperative,
         };
         let layout = key.layout();
         let kernel = ctx.kernel(&key)?;
 
-        // Operators, structure-of-arrays: entry e of member i at e·count + i.
-        let entries = layout.operator_entries();
-        let mut ops_soa = vec![0.0; entries * count];
-        for (i, op) in operators.iter().enumerate() {
-            let p = op.width();
-            let padded_w = op.stages * rank * p;
-            let mut row = 0;
-            for value in op.delta.iter().chain(&op.output) {
-                ops_soa[row * count + i] = *value;
-                row += 1;
-            }
-            // W: this member's s·r_i rows padded to s·rank rows (zero rows change nothing).
-            for stage in 0..op.stages {
-                for k in 0..rank {
-                    for c in 0..p {
-                        let value = if k < op.rank {
-                            op.dissipation[(stage * op.rank + k) * p + c]
-                        } else {
-                            0.0
-                        };
-                        ops_soa[(row + (stage * rank + k) * p + c) * count + i] = value;
-                    }
-                }
-            }
-            row += padded_w;
-            for value in &op.q {
-                ops_soa[row * count + i] = *value;
-                row += 1;
-            }
-        }
+        let ops_packed = pack_operators(&operators, rank, cooperative);
         let ops_buffer = buffer(
             ctx,
             "operators",
-            (entries * count) as u64 * size,
+            ops_packed.len() as u64 * size,
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
         );
         ctx.queue
-            .write_buffer(&ops_buffer, 0, &to_bytes(&ops_soa, precision));
-        drop(ops_soa);
+            .write_buffer(&ops_buffer, 0, &to_bytes(&ops_packed, precision));
+        drop(ops_packed);
 
         let state_entries = layout.state_entries();
         let mut state = vec![0.0; state_entries * count];
@@ -391,7 +441,12 @@ pub fn run_into(
                 r
             })
             .collect();
-        let workgroups = count.div_ceil(WORKGROUP_SIZE as usize) as u32;
+        // One workgroup per member (cooperative) or one invocation per member.
+        let workgroups = if cooperative {
+            count as u32
+        } else {
+            count.div_ceil(WORKGROUP_SIZE as usize) as u32
+        };
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension.max(1);
         let grid_x = workgroups.min(max_dim);
         let grid_y = workgroups.div_ceil(grid_x);
@@ -404,7 +459,11 @@ pub fn run_into(
                 step_count: step_count as u32,
                 steps_total: plan.steps as u32,
                 record_every: plan.record_every as u32,
-                row_width: grid_x * WORKGROUP_SIZE,
+                row_width: if cooperative {
+                    grid_x
+                } else {
+                    grid_x * WORKGROUP_SIZE
+                },
                 pad0: 0,
                 pad1: 0,
             };

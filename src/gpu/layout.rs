@@ -74,4 +74,19 @@ impl KernelLayout {
             + 8 * 4
             + 6
     }
+
+    /// Loop iterations one invocation executes per step, counted from the kernels' loops
+    /// (an upper bound: recording iterations included). The per-invocation kernel runs every
+    /// loop in full; in the cooperative kernel a thread owns ⌈rows / WG⌉ rows.
+    pub fn loop_iterations_per_step(&self, cooperative: bool, workgroup: usize) -> usize {
+        let (n, p, sm) = (self.states, self.width(), self.stages * self.inputs);
+        let sr = self.stages * self.rank;
+        if cooperative {
+            let rows = n + sm + sr;
+            let own = |count: usize| count.div_ceil(workgroup);
+            own(rows) * (p + 1) + own(n) * (n + 4) + own(sm) * 2 + workgroup + 8 + 1
+        } else {
+            n * (n + sm + 1) + sm * (p + 1) + sr * (p + 1) + n * (n + 1) + n + 4 + (n + sm + 4) + 1
+        }
+    }
 }

@@ -9,11 +9,18 @@ use crate::error::{Error, Result};
 /// The ensemble step kernel, before specialisation.
 pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl");
 
-/// Invocations per workgroup of the per-member kernel.
+/// The ensemble step kernel where a workgroup cooperates on one member.
+pub const LINEAR_PH_STEP_COOPERATIVE: &str =
+    include_str!("../../shaders/linear_ph_step_cooperative.wgsl");
+
+/// Invocations per workgroup (one member each, or one member per workgroup).
 pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Largest state size of the per-invocation kernel (private arrays of n reals).
 pub const MAX_STATES_PER_INVOCATION: usize = 32;
+
+/// Largest state size of the workgroup-cooperative kernel.
+pub const MAX_STATES_COOPERATIVE: usize = 128;
 
 /// What a specialised kernel depends on; pipelines are cached by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,6 +30,8 @@ pub struct KernelKey {
     pub stages: usize,
     pub inputs: usize,
     pub rank: usize,
+    /// One workgroup per member instead of one invocation.
+    pub cooperative: bool,
 }
 
 impl KernelKey {
@@ -58,7 +67,11 @@ pub fn linear_ph_step_source(key: &KernelKey) -> String {
         rank = key.rank,
         p = key.states + sm,
         wg = WORKGROUP_SIZE,
-        body = LINEAR_PH_STEP,
+        body = if key.cooperative {
+            LINEAR_PH_STEP_COOPERATIVE
+        } else {
+            LINEAR_PH_STEP
+        },
     )
 }
 
@@ -105,14 +118,25 @@ mod tests {
 
     /// Every kernel variant harbor can generate passes naga and translates to SPIR-V (the
     /// Vulkan backend's path, where a naga backend bug would otherwise surface only on an
-    /// adapter): both precisions, every
-    /// supported stage count, state sizes from 1 to the per-invocation limit, with and
-    /// without inputs and dissipation.
+    /// adapter): both precisions, both kernels, every supported stage count, state sizes up
+    /// to each kernel's limit, with and without inputs and dissipation.
     #[test]
     fn every_variant_validates() {
         let mut checked = 0;
+        let sizes = [
+            (1, false),
+            (2, false),
+            (3, false),
+            (8, false),
+            (17, false),
+            (32, false),
+            (2, true),
+            (33, true),
+            (100, true),
+            (128, true),
+        ];
         for precision in [Precision::F32, Precision::F64] {
-            for states in [1, 2, 3, 4, 8, 17, 32] {
+            for (states, cooperative) in sizes {
                 for stages in 1..=4 {
                     for inputs in [0, 1, 3] {
                         for rank in [0, 1, states] {
@@ -122,6 +146,7 @@ mod tests {
                                 stages,
                                 inputs,
                                 rank,
+                                cooperative,
                             };
                             let source = linear_ph_step_source(&key);
                             if let Err(e) = to_spirv(&source, precision) {
@@ -133,21 +158,24 @@ mod tests {
                 }
             }
         }
-        assert!(checked > 400);
+        assert!(checked > 600);
     }
 
     /// The f64 variant needs the FLOAT64 capability: without it naga rejects it, so the
     /// validation above is not vacuous.
     #[test]
     fn f64_without_the_capability_is_rejected() {
-        let key = KernelKey {
-            precision: Precision::F64,
-            states: 2,
-            stages: 2,
-            inputs: 1,
-            rank: 1,
-        };
-        let source = linear_ph_step_source(&key);
-        assert!(validate(&source, Precision::F32).is_err());
+        for cooperative in [false, true] {
+            let key = KernelKey {
+                precision: Precision::F64,
+                states: 2,
+                stages: 2,
+                inputs: 1,
+                rank: 1,
+                cooperative,
+            };
+            let source = linear_ph_step_source(&key);
+            assert!(validate(&source, Precision::F32).is_err());
+        }
     }
 }

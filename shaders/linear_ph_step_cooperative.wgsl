@@ -1,0 +1,187 @@
+// The workgroup-cooperative variant of linear_ph_step.wgsl for large members (n up to 128):
+// one workgroup of WG threads advances one member. Same step, same energies:
+//
+//   v = [x_k; U_k],  [δ; y; w] = [Δ; Y; W] v,  x_{k+1} = x_k + δ (Kahan)
+//   port = h yᵀ U_k,  dissipated = h ‖w‖²,  stored = δᵀ Q (x_k + δ/2)
+//
+// Thread t owns rows t, t + WG, … of [Δ; Y; W] and of Q (x + δ/2); v lives in workgroup
+// memory; thread 0 sums the partial energies in a fixed order (deterministic) and keeps the
+// compensated totals. CPU twin: src/cpu/operator_step.rs (same step; sums in row order).
+//
+// The planner prepends `alias real`, N, S, M, SM, SM_ARRAY, RANK, P = N + SM, WG.
+// ops, per member (member-major, offset member · OPS), column-major so that the threads of
+// a workgroup read neighbouring addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at
+// OFF_Q + c·N + r. state and records: structure-of-arrays across members as in
+// linear_ph_step.wgsl (host mirror: src/gpu/layout.rs).
+
+const ROWS: u32 = N + SM + S * RANK;
+const OFF_Q: u32 = ROWS * P;
+const OPS: u32 = OFF_Q + N * N;
+const STATE_TOTALS: u32 = 2u * N;
+const RECORD: u32 = N + SM + 4u;
+
+// Keep in sync with `KernelParams` in src/gpu/layout.rs.
+struct Params {
+    members: u32,
+    step_begin: u32,
+    step_count: u32,
+    steps_total: u32,
+    record_every: u32,
+    row_width: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> ops: array<real>;
+@group(0) @binding(2) var<storage, read> inputs: array<real>;
+@group(0) @binding(3) var<storage, read_write> state: array<real>;
+@group(0) @binding(4) var<storage, read_write> records: array<real>;
+@group(0) @binding(5) var<storage, read> scalars: array<real>;
+
+var<workgroup> v: array<real, P>;
+var<workgroup> carry: array<real, N>;
+var<workgroup> delta: array<real, N>;
+var<workgroup> mid: array<real, N>;
+var<workgroup> y: array<real, SM_ARRAY>;
+// Per thread: (port, ‖w‖², stored) partial sums.
+var<workgroup> partial: array<vec3<real>, WG>;
+
+// Neumaier's compensated sum: returns (sum + value, updated compensation).
+fn neumaier(sum: real, comp: real, value: real) -> vec2<real> {
+    let t = sum + value;
+    if (abs(sum) >= abs(value)) {
+        return vec2<real>(t, comp + ((sum - t) + value));
+    }
+    return vec2<real>(t, comp + ((value - t) + sum));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let member = wid.y * params.row_width + wid.x;
+    if (member >= params.members) {
+        return;
+    }
+    let members = params.members;
+    let base = member * OPS;
+    let h = scalars[0];
+
+    for (var r = t; r < N; r += WG) {
+        v[r] = state[r * members + member];
+        carry[r] = state[(N + r) * members + member];
+    }
+    // Totals live in thread 0's registers.
+    var totals: array<real, 4>;
+    var totals_comp: array<real, 4>;
+    var window: array<real, 4>;
+    var window_comp: array<real, 4>;
+    var max_residual = real(0.0);
+    if (t == 0u) {
+        for (var c = 0u; c < 4u; c++) {
+            totals[c] = state[(STATE_TOTALS + c) * members + member];
+            totals_comp[c] = state[(STATE_TOTALS + 4u + c) * members + member];
+            window[c] = state[(STATE_TOTALS + 8u + c) * members + member];
+            window_comp[c] = state[(STATE_TOTALS + 12u + c) * members + member];
+        }
+        max_residual = state[(STATE_TOTALS + 16u) * members + member];
+    }
+
+    var slot = 0u;
+    for (var k = 0u; k < params.step_count; k++) {
+        for (var j = t; j < SM; j += WG) {
+            v[N + j] = inputs[k * SM + j];
+        }
+        workgroupBarrier();
+        // [δ; y; w] = [Δ; Y; W] v, row by row.
+        var part = vec3<real>(real(0.0), real(0.0), real(0.0));
+        for (var row = t; row < ROWS; row += WG) {
+            var acc = real(0.0);
+            for (var c = 0u; c < P; c++) {
+                acc += ops[base + c * ROWS + row] * v[c];
+            }
+            if (row < N) {
+                delta[row] = acc;
+            } else if (row < N + SM) {
+                y[row - N] = acc;
+                part.x += acc * v[row];
+            } else {
+                part.y += acc * acc;
+            }
+        }
+        workgroupBarrier();
+        for (var r = t; r < N; r += WG) {
+            mid[r] = v[r] + real(0.5) * delta[r];
+        }
+        workgroupBarrier();
+        // stored = δᵀ Q (x + δ/2), rows owned as above.
+        for (var r = t; r < N; r += WG) {
+            var q_mid = real(0.0);
+            for (var c = 0u; c < N; c++) {
+                q_mid += ops[base + OFF_Q + c * N + r] * mid[c];
+            }
+            part.z += delta[r] * q_mid;
+        }
+        partial[t] = part;
+        workgroupBarrier();
+        // x ← x + δ, Kahan-compensated, by the owners of the rows.
+        for (var r = t; r < N; r += WG) {
+            let corrected = delta[r] - carry[r];
+            let sum = v[r] + corrected;
+            carry[r] = (sum - v[r]) - corrected;
+            v[r] = sum;
+        }
+        if (t == 0u) {
+            var total = vec3<real>(real(0.0), real(0.0), real(0.0));
+            for (var q = 0u; q < WG; q++) {
+                total += partial[q];
+            }
+            let port = h * total.x;
+            let dissipated = h * total.y;
+            let stored = total.z;
+            let supplied = port - dissipated;
+            var energies = array<real, 4>(stored, supplied, port, dissipated);
+            for (var c = 0u; c < 4u; c++) {
+                let a = neumaier(totals[c], totals_comp[c], energies[c]);
+                totals[c] = a.x;
+                totals_comp[c] = a.y;
+                let b = neumaier(window[c], window_comp[c], energies[c]);
+                window[c] = b.x;
+                window_comp[c] = b.y;
+            }
+            max_residual = max(max_residual, abs(stored - supplied));
+        }
+        let done = params.step_begin + k + 1u;
+        if (done % params.record_every == 0u || done == params.steps_total) {
+            let rec = slot * RECORD;
+            for (var r = t; r < N; r += WG) {
+                records[(rec + r) * members + member] = v[r];
+            }
+            for (var j = t; j < SM; j += WG) {
+                records[(rec + N + j) * members + member] = y[j];
+            }
+            if (t == 0u) {
+                for (var c = 0u; c < 4u; c++) {
+                    records[(rec + N + SM + c) * members + member] = window[c] + window_comp[c];
+                    window[c] = real(0.0);
+                    window_comp[c] = real(0.0);
+                }
+            }
+            slot += 1u;
+        }
+        workgroupBarrier();
+    }
+
+    for (var r = t; r < N; r += WG) {
+        state[r * members + member] = v[r];
+        state[(N + r) * members + member] = carry[r];
+    }
+    if (t == 0u) {
+        for (var c = 0u; c < 4u; c++) {
+            state[(STATE_TOTALS + c) * members + member] = totals[c];
+            state[(STATE_TOTALS + 4u + c) * members + member] = totals_comp[c];
+            state[(STATE_TOTALS + 8u + c) * members + member] = window[c];
+            state[(STATE_TOTALS + 12u + c) * members + member] = window_comp[c];
+        }
+        state[(STATE_TOTALS + 16u) * members + member] = max_residual;
+    }
+}
