@@ -103,6 +103,22 @@ enum Command {
 
 #[derive(Subcommand)]
 enum Study {
+    /// GPU f32 and f64 against the f64 CPU reference over long runs (t_end = N h for each
+    /// N): final-state error, energy error and energy-balance residual. Writes
+    /// precision_drift.csv.
+    PrecisionDrift {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Step counts N.
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]
+        steps: Vec<usize>,
+        /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
+        #[arg(long)]
+        adapter: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
     /// Relative errors of total supplied and stored energy over a sweep of h against the
     /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
     /// Fig. 3/5). Writes energy_order.csv, energy_order_slopes.csv, energy_order.svg.
@@ -181,6 +197,16 @@ fn main() -> ExitCode {
             max_operator_gib,
             json.as_deref(),
         ),
+        Command::Study {
+            study:
+                Study::PrecisionDrift {
+                    config,
+                    out,
+                    steps,
+                    adapter,
+                    overrides,
+                },
+        } => study_precision_drift(&config, &out, &steps, adapter.as_deref(), &overrides),
         Command::Study {
             study:
                 Study::EnergyOrder {
@@ -486,6 +512,35 @@ fn print_simulation(
     if members > 8 {
         println!("   … {} more in summary.json", members - 8);
     }
+}
+
+fn study_precision_drift(
+    config_path: &Path,
+    out: &Path,
+    steps: &[usize],
+    adapter: Option<&str>,
+    overrides: &[String],
+) -> Result<()> {
+    let config = Config::load(config_path, overrides)?;
+    let selector = adapter_selector(adapter);
+    let f32 = GpuContext::open(selector.as_deref(), Some(Precision::F32))?;
+    eprintln!("GPU: {}", f32.adapter.describe());
+    let f64 = if f32.adapter.shader_f64 {
+        Some(GpuContext::open(selector.as_deref(), Some(Precision::F64))?)
+    } else {
+        None
+    };
+    let mut contexts = vec![&f32];
+    contexts.extend(f64.as_ref());
+    let rows = harbor::study::precision_drift::run_study(&config, steps, &contexts)?;
+    write_atomically(out, |dir| {
+        let path = dir.join("precision_drift.csv");
+        std::fs::write(&path, harbor::study::precision_drift::csv(&rows))
+            .map_err(|e| Error::io(&path, e))
+    })?;
+    print!("{}", harbor::study::precision_drift::table(&rows));
+    println!("\nwrote {}/precision_drift.csv", out.display());
+    Ok(())
 }
 
 fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
