@@ -202,3 +202,116 @@ fn study_writes_table_csv_and_plot() {
     let svg = std::fs::read_to_string(out.join("energy_order.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("gauss-2 supplied"));
 }
+
+/// `simulate --backend gpu` and `--backend cpu` write the same energy totals (≤ 1e-12
+/// relative in f64), and the summary says which backend ran.
+#[test]
+fn gpu_and_cpu_backends_agree_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let run = |backend: &str| {
+        let out = dir.path().join(backend);
+        harbor(&[
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            backend,
+            "--precision",
+            "f64",
+        ]);
+        json(&out.join("summary.json"))
+    };
+    let (gpu, cpu) = (run("gpu"), run("cpu"));
+    assert!(
+        gpu["backend"].as_str().unwrap().starts_with("gpu: "),
+        "{}",
+        gpu["backend"]
+    );
+    assert_eq!(gpu["precision"], "f64");
+    assert_eq!(cpu["backend"], "cpu");
+    for key in ["stored_total", "supplied_total", "port_total"] {
+        let (a, b) = (
+            gpu["energy"][key][0].as_f64().unwrap(),
+            cpu["energy"][key][0].as_f64().unwrap(),
+        );
+        assert!(
+            (a - b).abs() <= 1e-12 * b.abs(),
+            "{key}: gpu {a:e}, cpu {b:e}"
+        );
+    }
+}
+
+#[test]
+fn unknown_adapter_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    for backend in ["gpu", "auto"] {
+        let out = dir.path().join(backend);
+        let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+            .args([
+                "simulate",
+                config.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--backend",
+                backend,
+            ])
+            .args(["--adapter", "no-such-gpu-xyz"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "{backend}: an adapter that matches nothing must fail"
+        );
+        assert!(
+            stderr.contains("--adapter")
+                && stderr.contains("no adapter name contains \"no-such-gpu-xyz\"")
+                && stderr.contains("available:"),
+            "{stderr}"
+        );
+        assert!(!out.exists());
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args([
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--precision",
+            "f32",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("--precision: the CPU reference path runs in f64 only")
+    );
+}
+
+#[test]
+fn devices_lists_the_adapters() {
+    let output = harbor(&["devices", "--json"]);
+    let adapters: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let list = adapters.as_array().unwrap();
+    assert!(
+        !list.is_empty(),
+        "the GPU tests need at least one adapter (lavapipe in CI)"
+    );
+    for key in [
+        "name",
+        "backend",
+        "device_type",
+        "driver",
+        "shader_f64",
+        "max_storage_buffer_binding_size",
+        "max_compute_workgroups_per_dimension",
+    ] {
+        assert!(list[0].get(key).is_some(), "missing {key}");
+    }
+}

@@ -544,3 +544,138 @@ pub fn run_into(
     }
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Config;
+
+    fn plan(members: usize, steps: usize, every: usize) -> Plan {
+        let text = format!(
+            "[system]\nkind = 'linear-ph'\nJ = [[0.0, 1.0], [-1.0, 0.0]]\nQ = [[1.0, 0.0], [0.0, 1.0]]\nx0 = [0.0, -1.0]\n\
+             [scheme]\nfamily = 'gauss'\nstages = 2\nh = 0.01\nt_end = {}\n[output]\nevery = {every}\n\
+             [ensemble]\nmembers = {members}\nx0 = {{ kind = 'perturb', sigma = 0.1 }}\n",
+            steps as f64 * 0.01
+        );
+        Config::from_str_with(&text, &[], "test")
+            .unwrap()
+            .plan()
+            .unwrap()
+    }
+
+    /// Chunks follow the storage-binding limit: with a 1 MiB binding, an ensemble of a
+    /// million 2-state members is cut so that every buffer of a chunk fits.
+    #[test]
+    fn chunks_fit_the_binding_limit() {
+        let plan = plan(1 << 20, 1000, 10);
+        let layout = KernelLayout {
+            states: 2,
+            stages: 2,
+            inputs: 0,
+            rank: 2,
+        };
+        let binding = 1 << 20;
+        let c = chunking(
+            &layout,
+            false,
+            Precision::F64,
+            &plan,
+            binding,
+            &GpuRunOptions::default(),
+        )
+        .unwrap();
+        let widest = layout
+            .operator_entries()
+            .max(layout.state_entries())
+            .max(layout.record_entries())
+            * 8;
+        assert!(c.members_per_chunk * widest <= binding as usize);
+        assert!(c.members_per_chunk < 1 << 20 && c.members_per_chunk > 1000);
+        let record_bytes =
+            c.records_per_dispatch * layout.record_entries() * 8 * c.members_per_chunk;
+        assert!(
+            record_bytes <= binding as usize,
+            "records of a dispatch fit: {record_bytes}"
+        );
+        assert!(
+            c.steps_per_dispatch / 10 + 2
+                >= c.records_per_dispatch.min(c.steps_per_dispatch / 10 + 2)
+        );
+    }
+
+    /// Dispatches stay under the per-invocation loop budget for both kernels.
+    #[test]
+    fn dispatches_respect_the_loop_budget() {
+        let plan = plan(4, 1_000_000, 1_000_000);
+        for (layout, cooperative) in [
+            (
+                KernelLayout {
+                    states: 2,
+                    stages: 2,
+                    inputs: 1,
+                    rank: 1,
+                },
+                false,
+            ),
+            (
+                KernelLayout {
+                    states: 32,
+                    stages: 4,
+                    inputs: 1,
+                    rank: 16,
+                },
+                false,
+            ),
+            (
+                KernelLayout {
+                    states: 100,
+                    stages: 2,
+                    inputs: 1,
+                    rank: 50,
+                },
+                true,
+            ),
+        ] {
+            let c = chunking(
+                &layout,
+                cooperative,
+                Precision::F64,
+                &plan,
+                1 << 27,
+                &GpuRunOptions::default(),
+            )
+            .unwrap();
+            let per_step = layout.loop_iterations_per_step(cooperative, WORKGROUP_SIZE as usize);
+            assert!(
+                c.steps_per_dispatch * per_step <= LOOP_ITERATIONS_PER_DISPATCH,
+                "{layout:?}"
+            );
+        }
+    }
+
+    /// A member wider than a binding is a clear error.
+    #[test]
+    fn members_larger_than_a_binding_are_rejected() {
+        let plan = plan(4, 10, 1);
+        let layout = KernelLayout {
+            states: 128,
+            stages: 4,
+            inputs: 4,
+            rank: 128,
+        };
+        let e = chunking(
+            &layout,
+            true,
+            Precision::F64,
+            &plan,
+            4096,
+            &GpuRunOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the adapter's 4096-byte storage binding"),
+            "{e}"
+        );
+    }
+}
