@@ -10,52 +10,17 @@
 // SM_ARRAY = max(SM, 1), RANK (rows of W per stage), P = N + SM, WG (workgroup size).
 // CPU twin: src/cpu/operator_step.rs. Host mirror of the layouts: src/gpu/layout.rs.
 //
-// Layouts are structure-of-arrays across the `members` of the chunk: entry e of member i
-// sits at [e · members + i], so neighbouring invocations read neighbouring addresses.
-//   ops:     Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major
-//   state:   x (N) | carry (N) | totals (4) | totals' compensation (4)
-//            | window (4) | window's compensation (4) | max |ΔH̄ − ΔH̃| (1)
-//   records: per record slot: x (N) | y (SM) | window energies (4)
-// Energies are ordered stored, supplied, port, dissipated.
+// ops are structure-of-arrays across the `members` of the chunk (entry e of member i at
+// e · members + i, so neighbouring invocations read neighbouring addresses):
+//   Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major.
+// Bindings, the state and record layouts and `neumaier` are in ensemble_common.wgsl.
 
 const OFF_OUT: u32 = N * P;
 const OFF_DISS: u32 = OFF_OUT + SM * P;
 const OFF_Q: u32 = OFF_DISS + S * RANK * P;
-const STATE_TOTALS: u32 = 2u * N;
-const RECORD: u32 = N + SM + 4u;
-
-// Keep in sync with `KernelParams` in src/gpu/layout.rs.
-struct Params {
-    members: u32,
-    step_begin: u32,
-    step_count: u32,
-    steps_total: u32,
-    record_every: u32,
-    row_width: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> ops: array<real>;
-@group(0) @binding(2) var<storage, read> inputs: array<real>;
-@group(0) @binding(3) var<storage, read_write> state: array<real>;
-@group(0) @binding(4) var<storage, read_write> records: array<real>;
-@group(0) @binding(5) var<storage, read> scalars: array<real>;
 
 fn op(entry: u32, i: u32) -> real {
     return ops[entry * params.members + i];
-}
-
-// Neumaier's compensated sum: returns (sum + value, updated compensation). Values in and
-// out rather than pointers: naga 30's SPIR-V writer cannot pass a pointer to a dynamically
-// indexed array element.
-fn neumaier(sum: real, comp: real, value: real) -> vec2<real> {
-    let t = sum + value;
-    if (abs(sum) >= abs(value)) {
-        return vec2<real>(t, comp + ((sum - t) + value));
-    }
-    return vec2<real>(t, comp + ((value - t) + sum));
 }
 
 @compute @workgroup_size(WG)
@@ -157,7 +122,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         max_residual = max(max_residual, abs(stored - supplied));
 
         let done = params.step_begin + k + 1u;
-        if (done % params.record_every == 0u || done == params.steps_total) {
+        if (records_step(done)) {
             let base = slot * RECORD;
             for (var r = 0u; r < N; r++) {
                 records[(base + r) * members + i] = x[r];

@@ -11,33 +11,12 @@
 // The planner prepends `alias real`, N, S, M, SM, SM_ARRAY, RANK, P = N + SM, WG.
 // ops, per member (member-major, offset member · OPS), column-major so that the threads of
 // a workgroup read neighbouring addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at
-// OFF_Q + c·N + r. state and records: structure-of-arrays across members as in
-// linear_ph_step.wgsl (host mirror: src/gpu/layout.rs).
+// OFF_Q + c·N + r. Bindings, the state and record layouts and `neumaier` are in
+// ensemble_common.wgsl.
 
 const ROWS: u32 = N + SM + S * RANK;
 const OFF_Q: u32 = ROWS * P;
 const OPS: u32 = OFF_Q + N * N;
-const STATE_TOTALS: u32 = 2u * N;
-const RECORD: u32 = N + SM + 4u;
-
-// Keep in sync with `KernelParams` in src/gpu/layout.rs.
-struct Params {
-    members: u32,
-    step_begin: u32,
-    step_count: u32,
-    steps_total: u32,
-    record_every: u32,
-    row_width: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> ops: array<real>;
-@group(0) @binding(2) var<storage, read> inputs: array<real>;
-@group(0) @binding(3) var<storage, read_write> state: array<real>;
-@group(0) @binding(4) var<storage, read_write> records: array<real>;
-@group(0) @binding(5) var<storage, read> scalars: array<real>;
 
 var<workgroup> v: array<real, P>;
 var<workgroup> carry: array<real, N>;
@@ -46,15 +25,6 @@ var<workgroup> mid: array<real, N>;
 var<workgroup> y: array<real, SM_ARRAY>;
 // Per thread: (port, ‖w‖², stored) partial sums.
 var<workgroup> partial: array<vec3<real>, WG>;
-
-// Neumaier's compensated sum: returns (sum + value, updated compensation).
-fn neumaier(sum: real, comp: real, value: real) -> vec2<real> {
-    let t = sum + value;
-    if (abs(sum) >= abs(value)) {
-        return vec2<real>(t, comp + ((sum - t) + value));
-    }
-    return vec2<real>(t, comp + ((value - t) + sum));
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -151,7 +121,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             max_residual = max(max_residual, abs(stored - supplied));
         }
         let done = params.step_begin + k + 1u;
-        if (done % params.record_every == 0u || done == params.steps_total) {
+        if (records_step(done)) {
             let rec = slot * RECORD;
             for (var r = t; r < N; r += WG) {
                 records[(rec + r) * members + member] = v[r];

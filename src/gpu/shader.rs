@@ -6,6 +6,9 @@ use super::context::Precision;
 use super::layout::KernelLayout;
 use crate::error::{Error, Result};
 
+/// Bindings, layouts and helpers shared by the ensemble kernels.
+pub const ENSEMBLE_COMMON: &str = include_str!("../../shaders/ensemble_common.wgsl");
+
 /// The ensemble step kernel, before specialisation.
 pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl");
 
@@ -58,7 +61,7 @@ pub fn linear_ph_step_source(key: &KernelKey) -> String {
          const SM_ARRAY: u32 = {sm_array}u;\n\
          const RANK: u32 = {rank}u;\n\
          const P: u32 = {p}u;\n\
-         const WG: u32 = {wg}u;\n\n{body}",
+         const WG: u32 = {wg}u;\n\n{common}\n{body}",
         real = key.precision.name(),
         n = key.states,
         s = key.stages,
@@ -67,6 +70,7 @@ pub fn linear_ph_step_source(key: &KernelKey) -> String {
         rank = key.rank,
         p = key.states + sm,
         wg = WORKGROUP_SIZE,
+        common = ENSEMBLE_COMMON,
         body = if key.cooperative {
             LINEAR_PH_STEP_COOPERATIVE
         } else {
