@@ -315,3 +315,49 @@ fn devices_lists_the_adapters() {
         assert!(list[0].get(key).is_some(), "missing {key}");
     }
 }
+
+/// With no usable adapter (here: only the Metal backend allowed, which Linux lacks), `auto`
+/// runs the CPU path and says so in one line; an explicit `gpu` fails with a clear error.
+#[test]
+fn auto_falls_back_to_the_cpu_and_gpu_fails_without_an_adapter() {
+    if cfg!(target_os = "macos") {
+        return; // Metal exists there; the check needs a platform without it.
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let run = |backend: &str| {
+        Command::new(env!("CARGO_BIN_EXE_harbor"))
+            .env("WGPU_BACKEND", "metal")
+            .args([
+                "simulate",
+                config.to_str().unwrap(),
+                "--out",
+                dir.path().join(backend).to_str().unwrap(),
+                "--backend",
+                backend,
+            ])
+            .output()
+            .unwrap()
+    };
+    let auto = run("auto");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("backend:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with("backend: cpu") && lines[0].contains("no usable GPU"),
+        "{stderr}"
+    );
+    assert_eq!(
+        json(&dir.path().join("auto").join("summary.json"))["backend"],
+        "cpu"
+    );
+    let gpu = run("gpu");
+    let stderr = String::from_utf8_lossy(&gpu.stderr);
+    assert!(!gpu.status.success());
+    assert!(stderr.contains("gpu: no GPU adapter found"), "{stderr}");
+    assert!(!dir.path().join("gpu").exists());
+}
