@@ -13,7 +13,8 @@
 // ops are structure-of-arrays across the `members` of the chunk (entry e of member i at
 // e · members + i, so neighbouring invocations read neighbouring addresses):
 //   Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major.
-// Bindings, the state and record layouts and `neumaier` are in ensemble_common.wgsl.
+// Bindings, the state and record layouts and the energy bookkeeping are in
+// ensemble_common.wgsl.
 
 const OFF_OUT: u32 = N * P;
 const OFF_DISS: u32 = OFF_OUT + SM * P;
@@ -38,17 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         x[r] = state[r * members + i];
         carry[r] = state[(N + r) * members + i];
     }
-    var totals: array<real, 4>;
-    var totals_comp: array<real, 4>;
-    var window: array<real, 4>;
-    var window_comp: array<real, 4>;
-    for (var c = 0u; c < 4u; c++) {
-        totals[c] = state[(STATE_TOTALS + c) * members + i];
-        totals_comp[c] = state[(STATE_TOTALS + 4u + c) * members + i];
-        window[c] = state[(STATE_TOTALS + 8u + c) * members + i];
-        window_comp[c] = state[(STATE_TOTALS + 12u + c) * members + i];
-    }
-    var max_residual = state[(STATE_TOTALS + 16u) * members + i];
+    var sums = load_sums(i);
 
     var delta: array<real, N>;
     var y: array<real, SM_ARRAY>;
@@ -107,19 +98,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             carry[r] = (t - x[r]) - corrected;
             x[r] = t;
         }
-        port = h * port;
-        dissipated = h * dissipated;
-        let supplied = port - dissipated;
-        var energies = array<real, 4>(stored, supplied, port, dissipated);
-        for (var c = 0u; c < 4u; c++) {
-            let total = neumaier(totals[c], totals_comp[c], energies[c]);
-            totals[c] = total.x;
-            totals_comp[c] = total.y;
-            let sum = neumaier(window[c], window_comp[c], energies[c]);
-            window[c] = sum.x;
-            window_comp[c] = sum.y;
-        }
-        max_residual = max(max_residual, abs(stored - supplied));
+        sums = accumulate(sums, stored, h * port, h * dissipated);
 
         let done = params.step_begin + k + 1u;
         if (records_step(done)) {
@@ -130,11 +109,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             for (var row = 0u; row < SM; row++) {
                 records[(base + N + row) * members + i] = y[row];
             }
-            for (var c = 0u; c < 4u; c++) {
-                records[(base + N + SM + c) * members + i] = window[c] + window_comp[c];
-                window[c] = real(0.0);
-                window_comp[c] = real(0.0);
-            }
+            sums = record_window(sums, base, i);
             slot += 1u;
         }
     }
@@ -143,11 +118,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         state[r * members + i] = x[r];
         state[(N + r) * members + i] = carry[r];
     }
-    for (var c = 0u; c < 4u; c++) {
-        state[(STATE_TOTALS + c) * members + i] = totals[c];
-        state[(STATE_TOTALS + 4u + c) * members + i] = totals_comp[c];
-        state[(STATE_TOTALS + 8u + c) * members + i] = window[c];
-        state[(STATE_TOTALS + 12u + c) * members + i] = window_comp[c];
-    }
-    state[(STATE_TOTALS + 16u) * members + i] = max_residual;
+    store_sums(i, sums);
 }

@@ -11,7 +11,7 @@
 // The planner prepends `alias real`, N, S, M, SM, SM_ARRAY, RANK, P = N + SM, WG.
 // ops, per member (member-major, offset member · OPS), column-major so that the threads of
 // a workgroup read neighbouring addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at
-// OFF_Q + c·N + r. Bindings, the state and record layouts and `neumaier` are in
+// OFF_Q + c·N + r. Bindings, the state and record layouts and the energy bookkeeping are in
 // ensemble_common.wgsl.
 
 const ROWS: u32 = N + SM + S * RANK;
@@ -40,20 +40,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         v[r] = state[r * members + member];
         carry[r] = state[(N + r) * members + member];
     }
-    // Totals live in thread 0's registers.
-    var totals: array<real, 4>;
-    var totals_comp: array<real, 4>;
-    var window: array<real, 4>;
-    var window_comp: array<real, 4>;
-    var max_residual = real(0.0);
+    // The energy sums live in thread 0's registers.
+    var sums: EnergySums;
     if (t == 0u) {
-        for (var c = 0u; c < 4u; c++) {
-            totals[c] = state[(STATE_TOTALS + c) * members + member];
-            totals_comp[c] = state[(STATE_TOTALS + 4u + c) * members + member];
-            window[c] = state[(STATE_TOTALS + 8u + c) * members + member];
-            window_comp[c] = state[(STATE_TOTALS + 12u + c) * members + member];
-        }
-        max_residual = state[(STATE_TOTALS + 16u) * members + member];
+        sums = load_sums(member);
     }
 
     var slot = 0u;
@@ -105,20 +95,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var q = 0u; q < WG; q++) {
                 total += partial[q];
             }
-            let port = h * total.x;
-            let dissipated = h * total.y;
-            let stored = total.z;
-            let supplied = port - dissipated;
-            var energies = array<real, 4>(stored, supplied, port, dissipated);
-            for (var c = 0u; c < 4u; c++) {
-                let a = neumaier(totals[c], totals_comp[c], energies[c]);
-                totals[c] = a.x;
-                totals_comp[c] = a.y;
-                let b = neumaier(window[c], window_comp[c], energies[c]);
-                window[c] = b.x;
-                window_comp[c] = b.y;
-            }
-            max_residual = max(max_residual, abs(stored - supplied));
+            sums = accumulate(sums, total.z, h * total.x, h * total.y);
         }
         let done = params.step_begin + k + 1u;
         if (records_step(done)) {
@@ -130,11 +107,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 records[(rec + N + j) * members + member] = y[j];
             }
             if (t == 0u) {
-                for (var c = 0u; c < 4u; c++) {
-                    records[(rec + N + SM + c) * members + member] = window[c] + window_comp[c];
-                    window[c] = real(0.0);
-                    window_comp[c] = real(0.0);
-                }
+                sums = record_window(sums, rec, member);
             }
             slot += 1u;
         }
@@ -146,12 +119,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         state[(N + r) * members + member] = carry[r];
     }
     if (t == 0u) {
-        for (var c = 0u; c < 4u; c++) {
-            state[(STATE_TOTALS + c) * members + member] = totals[c];
-            state[(STATE_TOTALS + 4u + c) * members + member] = totals_comp[c];
-            state[(STATE_TOTALS + 8u + c) * members + member] = window[c];
-            state[(STATE_TOTALS + 12u + c) * members + member] = window_comp[c];
-        }
-        state[(STATE_TOTALS + 16u) * members + member] = max_residual;
+        store_sums(member, sums);
     }
 }

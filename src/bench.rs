@@ -175,10 +175,10 @@ pub fn measure(
     Ok(row)
 }
 
-/// The printed table.
-pub fn table(rows: &[BenchRow]) -> String {
-    let mut out = format!(
-        "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14} {:>9} {:>11}  {}\n",
+/// The header line of the printed table.
+pub fn header() -> String {
+    format!(
+        "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14} {:>9} {:>11}  {}",
         "prec",
         "n",
         "members",
@@ -189,26 +189,27 @@ pub fn table(rows: &[BenchRow]) -> String {
         "GPU/CPU",
         "GPU GFLOP/s",
         "note"
-    );
+    )
+}
+
+/// One line of the printed table.
+pub fn row(r: &BenchRow) -> String {
     let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3e}"));
-    for r in rows {
-        out += &format!(
-            "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14.3e} {:>9} {:>11}  {}\n",
-            r.case.precision.name(),
-            r.case.states,
-            r.case.members,
-            r.case.steps,
-            rate(r.gpu_device),
-            rate(r.gpu_end_to_end),
-            r.cpu,
-            r.gpu_device
-                .map_or("—".into(), |g| format!("{:.2}", g / r.cpu)),
-            r.gpu_flops
-                .map_or("—".into(), |f| format!("{:.2}", f / 1e9)),
-            r.skipped
-                .clone()
-                .unwrap_or_else(|| format!("CPU timed on {} members", r.cpu_members)),
-        );
-    }
-    out + "rates in member-steps per second; GPU kernel = dispatch time only\n"
+    format!(
+        "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14.3e} {:>9} {:>11}  {}",
+        r.case.precision.name(),
+        r.case.states,
+        r.case.members,
+        r.case.steps,
+        rate(r.gpu_device),
+        rate(r.gpu_end_to_end),
+        r.cpu,
+        r.gpu_device
+            .map_or("—".into(), |g| format!("{:.2}", g / r.cpu)),
+        r.gpu_flops
+            .map_or("—".into(), |f| format!("{:.2}", f / 1e9)),
+        r.skipped
+            .clone()
+            .unwrap_or_else(|| format!("CPU timed on {} members", r.cpu_members)),
+    )
 }

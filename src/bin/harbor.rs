@@ -384,7 +384,6 @@ fn bench(
     let selector = adapter_selector(adapter);
     let mut rows = Vec::new();
     let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
-    let mut header_printed = false;
     for &precision in precisions {
         let precision = Precision::from(precision);
         let gpu = match GpuContext::open(selector.as_deref(), Some(precision)) {
@@ -406,14 +405,10 @@ fn bench(
                     steps,
                 };
                 let row = harbor::bench::measure(case, gpu.as_ref(), max_bytes)?;
-                let table = harbor::bench::table(std::slice::from_ref(&row));
-                let mut lines = table.lines();
-                let header = lines.next().unwrap_or_default();
-                if !header_printed {
-                    println!("{header}");
-                    header_printed = true;
+                if rows.is_empty() {
+                    println!("{}", harbor::bench::header());
                 }
-                println!("{}", lines.next().unwrap_or_default());
+                println!("{}", harbor::bench::row(&row));
                 rows.push(row);
             }
         }

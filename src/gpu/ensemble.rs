@@ -313,11 +313,10 @@ pub fn run_into(
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    ctx.queue.write_buffer(
-        &scalars,
-        0,
-        &to_bytes(&[plan.h, 0.0], precision)[..(2 * size) as usize],
-    );
+    ctx.queue
+        .write_buffer(&scalars, 0, &to_bytes(&[plan.h], precision));
+    // The stage inputs are shared by all members: converted once, uploaded per dispatch.
+    let inputs_bytes = to_bytes(&plan.inputs.values, precision);
     let params_buffer = buffer(
         ctx,
         "params",
@@ -470,9 +469,9 @@ pub fn run_into(
             ctx.queue
                 .write_buffer(&params_buffer, 0, bytemuck::bytes_of(&params));
             if sm > 0 {
-                let u = &plan.inputs.values[step_begin * sm..(step_begin + step_count) * sm];
-                ctx.queue
-                    .write_buffer(&inputs_buffer, 0, &to_bytes(u, precision));
+                let bytes = sm * precision.size();
+                let u = &inputs_bytes[step_begin * bytes..(step_begin + step_count) * bytes];
+                ctx.queue.write_buffer(&inputs_buffer, 0, u);
             }
             let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
             let mut encoder = ctx

@@ -60,13 +60,6 @@ pub fn write_atomically(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> 
     Ok(())
 }
 
-/// Writes a JSON document with a trailing newline.
-pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialise");
-    text.push('\n');
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
-}
-
 fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(
     dir: &Path,
     name: &str,
