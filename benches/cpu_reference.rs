@@ -3,9 +3,10 @@
 //! s = 3). Setup (matrices, plan) stays outside the timed closure.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use harbor::cpu;
+use harbor::backend::Backend;
+use harbor::kernels::CpuPath;
 use harbor::model::{LinearPh, Signal};
-use harbor::plan::{Member, Plan};
+use harbor::plan::{LinearPhPlan, Member};
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
 
@@ -48,7 +49,7 @@ fn bench(c: &mut Criterion) {
         for n in [2usize, 8, 32] {
             let members = (4096 / (n * n)).max(8);
             let steps = 200;
-            let plan = Plan::new(
+            let plan = LinearPhPlan::new(
                 Scheme::new(family, stages).unwrap(),
                 0.01,
                 steps as f64 * 0.01,
@@ -62,7 +63,9 @@ fn bench(c: &mut Criterion) {
                 format!("{}-{stages}", family.name()),
                 format!("n={n},N={members}"),
             );
-            group.bench_with_input(id, &plan, |b, plan| b.iter(|| cpu::run(plan).unwrap()));
+            group.bench_with_input(id, &plan, |b, plan| {
+                b.iter(|| Backend::Cpu(CpuPath::Reference).run(plan).unwrap())
+            });
         }
     }
     group.finish();

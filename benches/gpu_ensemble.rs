@@ -4,11 +4,12 @@
 //! figures are measured, and the reason is printed.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use harbor::backend::Backend;
+use harbor::backend::gpu::context::adapter_selector;
+use harbor::backend::gpu::{GpuContext, Precision};
+use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::bench::chain_plan;
-use harbor::cpu;
-use harbor::gpu::context::adapter_selector;
-use harbor::gpu::ensemble::{GpuRunOptions, run};
-use harbor::gpu::{GpuContext, Precision};
+use harbor::kernels::CpuPath;
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("ensemble");
@@ -44,7 +45,9 @@ fn bench(c: &mut Criterion) {
         let cpu_plan = chain_plan(cpu_members, states, steps).expect("benchmark plan");
         group.throughput(Throughput::Elements((cpu_members * steps) as u64));
         let id = BenchmarkId::new("cpu-f64", format!("n={states},N={cpu_members}"));
-        group.bench_with_input(id, &cpu_plan, |b, plan| b.iter(|| cpu::run(plan).unwrap()));
+        group.bench_with_input(id, &cpu_plan, |b, plan| {
+            b.iter(|| Backend::Cpu(CpuPath::Reference).run(plan).unwrap())
+        });
     }
     group.finish();
 }

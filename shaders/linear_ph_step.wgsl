@@ -6,45 +6,47 @@
 //   y = Y v,  port = h yᵀ U_k,  dissipated = h ‖W v‖²
 //   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
 //
-// The planner prepends: `alias real`, N (states), S (stages), M (inputs), SM = S·M,
-// SM_ARRAY = max(SM, 1), RANK (rows of W per stage), P = N + SM, WG (workgroup size).
-// CPU twin: src/cpu/operator_step.rs. Host mirror of the layouts: src/gpu/layout.rs.
+// The engine prepends `alias real`, WG (workgroup size), the specialisation constants N
+// (states), S (stages), M (inputs), SM = S·M, SM_ARRAY = max(SM, 1), RANK (rows of W per
+// stage), P = N + SM, the STATE_*, RECORD_* and CONST_* offsets generated from the layouts
+// declared in src/kernels/linear_ph.rs, and the bindings (src/kernels/abi.rs).
+// CPU twin: `linear_ph_step` in src/kernels/linear_ph.rs.
 //
-// ops are structure-of-arrays across the `members` of the chunk (entry e of member i at
+// params are structure-of-arrays across the `members` of the chunk (entry e of member i at
 // e · members + i, so neighbouring invocations read neighbouring addresses):
 //   Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major.
-// Bindings, the state and record layouts and the energy bookkeeping are in
-// ensemble_common.wgsl.
+#import records
+#import linear_ph_energy
 
 const OFF_OUT: u32 = N * P;
 const OFF_DISS: u32 = OFF_OUT + SM * P;
 const OFF_Q: u32 = OFF_DISS + S * RANK * P;
 
 fn op(entry: u32, i: u32) -> real {
-    return ops[entry * params.members + i];
+    return params[entry * dispatch.members + i];
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.y * params.row_width + gid.x;
-    if (i >= params.members) {
+    let i = gid.y * dispatch.row_width + gid.x;
+    if (i >= dispatch.members) {
         return;
     }
-    let members = params.members;
-    let h = scalars[0];
+    let members = dispatch.members;
+    let h = constants[CONST_H];
 
     var x: array<real, N>;
     var carry: array<real, N>;
     for (var r = 0u; r < N; r++) {
-        x[r] = state[r * members + i];
-        carry[r] = state[(N + r) * members + i];
+        x[r] = state[(STATE_X + r) * members + i];
+        carry[r] = state[(STATE_CARRY + r) * members + i];
     }
     var sums = load_sums(i);
 
     var delta: array<real, N>;
     var y: array<real, SM_ARRAY>;
     var slot = 0u;
-    for (var k = 0u; k < params.step_count; k++) {
+    for (var k = 0u; k < dispatch.step_count; k++) {
         let u0 = k * SM;
         // δ = Δ v.
         for (var r = 0u; r < N; r++) {
@@ -53,7 +55,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 acc += op(r * P + c, i) * x[c];
             }
             for (var j = 0u; j < SM; j++) {
-                acc += op(r * P + N + j, i) * inputs[u0 + j];
+                acc += op(r * P + N + j, i) * stream[u0 + j];
             }
             delta[r] = acc;
         }
@@ -65,10 +67,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 acc += op(OFF_OUT + row * P + c, i) * x[c];
             }
             for (var j = 0u; j < SM; j++) {
-                acc += op(OFF_OUT + row * P + N + j, i) * inputs[u0 + j];
+                acc += op(OFF_OUT + row * P + N + j, i) * stream[u0 + j];
             }
             y[row] = acc;
-            port += acc * inputs[u0 + row];
+            port += acc * stream[u0 + row];
         }
         // ‖W v‖².
         var dissipated = real(0.0);
@@ -78,7 +80,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 acc += op(OFF_DISS + row * P + c, i) * x[c];
             }
             for (var j = 0u; j < SM; j++) {
-                acc += op(OFF_DISS + row * P + N + j, i) * inputs[u0 + j];
+                acc += op(OFF_DISS + row * P + N + j, i) * stream[u0 + j];
             }
             dissipated += acc * acc;
         }
@@ -93,21 +95,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         // x ← x + δ, Kahan-compensated.
         for (var r = 0u; r < N; r++) {
-            let corrected = delta[r] - carry[r];
-            let t = x[r] + corrected;
-            carry[r] = (t - x[r]) - corrected;
-            x[r] = t;
+            let updated = kahan(x[r], carry[r], delta[r]);
+            x[r] = updated.x;
+            carry[r] = updated.y;
         }
         sums = accumulate(sums, stored, h * port, h * dissipated);
 
-        let done = params.step_begin + k + 1u;
+        let done = dispatch.step_begin + k + 1u;
         if (records_step(done)) {
-            let base = slot * RECORD;
+            let base = slot * RECORD_ENTRIES;
             for (var r = 0u; r < N; r++) {
-                records[(base + r) * members + i] = x[r];
+                records[(base + RECORD_X + r) * members + i] = x[r];
             }
             for (var row = 0u; row < SM; row++) {
-                records[(base + N + row) * members + i] = y[row];
+                records[(base + RECORD_Y + row) * members + i] = y[row];
             }
             sums = record_window(sums, base, i);
             slot += 1u;
@@ -115,8 +116,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 
     for (var r = 0u; r < N; r++) {
-        state[r * members + i] = x[r];
-        state[(N + r) * members + i] = carry[r];
+        state[(STATE_X + r) * members + i] = x[r];
+        state[(STATE_CARRY + r) * members + i] = carry[r];
     }
     store_sums(i, sums);
 }

@@ -6,13 +6,14 @@
 //
 // Thread t owns rows t, t + WG, … of [Δ; Y; W] and of Q (x + δ/2); v lives in workgroup
 // memory; thread 0 sums the partial energies in a fixed order (deterministic) and keeps the
-// compensated totals. CPU twin: src/cpu/operator_step.rs (same step; sums in row order).
+// compensated totals. CPU twin: `linear_ph_step` in src/kernels/linear_ph.rs (same step;
+// sums in row order).
 //
-// The planner prepends `alias real`, N, S, M, SM, SM_ARRAY, RANK, P = N + SM, WG.
-// ops, per member (member-major, offset member · OPS), column-major so that the threads of
-// a workgroup read neighbouring addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at
-// OFF_Q + c·N + r. Bindings, the state and record layouts and the energy bookkeeping are in
-// ensemble_common.wgsl.
+// The engine prepends what linear_ph_step.wgsl lists. params, per member (member-major,
+// offset member · OPS), column-major so that the threads of a workgroup read neighbouring
+// addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at OFF_Q + c·N + r.
+#import records
+#import linear_ph_energy
 
 const ROWS: u32 = N + SM + S * RANK;
 const OFF_Q: u32 = ROWS * P;
@@ -28,17 +29,17 @@ var<workgroup> partial: array<vec3<real>, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let member = wid.y * params.row_width + wid.x;
-    if (member >= params.members) {
+    let member = wid.y * dispatch.row_width + wid.x;
+    if (member >= dispatch.members) {
         return;
     }
-    let members = params.members;
+    let members = dispatch.members;
     let base = member * OPS;
-    let h = scalars[0];
+    let h = constants[CONST_H];
 
     for (var r = t; r < N; r += WG) {
-        v[r] = state[r * members + member];
-        carry[r] = state[(N + r) * members + member];
+        v[r] = state[(STATE_X + r) * members + member];
+        carry[r] = state[(STATE_CARRY + r) * members + member];
     }
     // The energy sums live in thread 0's registers.
     var sums: EnergySums;
@@ -47,9 +48,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 
     var slot = 0u;
-    for (var k = 0u; k < params.step_count; k++) {
+    for (var k = 0u; k < dispatch.step_count; k++) {
         for (var j = t; j < SM; j += WG) {
-            v[N + j] = inputs[k * SM + j];
+            v[N + j] = stream[k * SM + j];
         }
         workgroupBarrier();
         // [δ; y; w] = [Δ; Y; W] v, row by row.
@@ -57,7 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var row = t; row < ROWS; row += WG) {
             var acc = real(0.0);
             for (var c = 0u; c < P; c++) {
-                acc += ops[base + c * ROWS + row] * v[c];
+                acc += params[base + c * ROWS + row] * v[c];
             }
             if (row < N) {
                 delta[row] = acc;
@@ -77,7 +78,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var r = t; r < N; r += WG) {
             var q_mid = real(0.0);
             for (var c = 0u; c < N; c++) {
-                q_mid += ops[base + OFF_Q + c * N + r] * mid[c];
+                q_mid += params[base + OFF_Q + c * N + r] * mid[c];
             }
             part.z += delta[r] * q_mid;
         }
@@ -85,10 +86,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         // x ← x + δ, Kahan-compensated, by the owners of the rows.
         for (var r = t; r < N; r += WG) {
-            let corrected = delta[r] - carry[r];
-            let sum = v[r] + corrected;
-            carry[r] = (sum - v[r]) - corrected;
-            v[r] = sum;
+            let updated = kahan(v[r], carry[r], delta[r]);
+            v[r] = updated.x;
+            carry[r] = updated.y;
         }
         if (t == 0u) {
             var total = vec3<real>(real(0.0), real(0.0), real(0.0));
@@ -97,14 +97,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             sums = accumulate(sums, total.z, h * total.x, h * total.y);
         }
-        let done = params.step_begin + k + 1u;
+        let done = dispatch.step_begin + k + 1u;
         if (records_step(done)) {
-            let rec = slot * RECORD;
+            let rec = slot * RECORD_ENTRIES;
             for (var r = t; r < N; r += WG) {
-                records[(rec + r) * members + member] = v[r];
+                records[(rec + RECORD_X + r) * members + member] = v[r];
             }
             for (var j = t; j < SM; j += WG) {
-                records[(rec + N + j) * members + member] = y[j];
+                records[(rec + RECORD_Y + j) * members + member] = y[j];
             }
             if (t == 0u) {
                 sums = record_window(sums, rec, member);
@@ -115,8 +115,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 
     for (var r = t; r < N; r += WG) {
-        state[r * members + member] = v[r];
-        state[(N + r) * members + member] = carry[r];
+        state[(STATE_X + r) * members + member] = v[r];
+        state[(STATE_CARRY + r) * members + member] = carry[r];
     }
     if (t == 0u) {
         store_sums(member, sums);

@@ -12,16 +12,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::cpu;
+use crate::backend::cpu;
+use crate::backend::gpu::{GpuContext, GpuRunOptions, Precision, run_into};
 use crate::error::Result;
-use crate::gpu::ensemble::{GpuRunOptions, run_into};
-use crate::gpu::layout::KernelLayout;
-use crate::gpu::{GpuContext, Precision};
+use crate::kernels::CpuPath;
+use crate::kernels::linear_ph::LinearPhShape;
 use crate::model::Signal;
 use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
 use crate::plan::ensemble::Draw;
-use crate::plan::{DrawnEnsemble, EnsembleSpec, Member, Plan};
-use crate::results::{MemberResult, ResultSink};
+use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, MemberResult, ResultSink};
 use crate::tableau::{Scheme, SchemeFamily};
 
 /// One benchmark configuration.
@@ -54,7 +53,7 @@ pub struct BenchRow {
 }
 
 /// The plan of a benchmark case: `members` chains of n = `states` (even) states.
-pub fn chain_plan(members: usize, states: usize, steps: usize) -> Result<Plan> {
+pub fn chain_plan(members: usize, states: usize, steps: usize) -> Result<LinearPhPlan> {
     let half = (states / 2).max(1);
     let nominal = Member {
         system: mass_spring_damper_chain(half, 1.0, 0.05)?,
@@ -76,7 +75,7 @@ pub fn chain_plan(members: usize, states: usize, steps: usize) -> Result<Plan> {
         phase: 0.0,
         offset: 0.0,
     }];
-    Plan::new(
+    LinearPhPlan::new(
         Scheme::new(SchemeFamily::Gauss, 2)?,
         0.01,
         steps as f64 * 0.01,
@@ -97,11 +96,12 @@ impl ResultSink for Discard {
 
 /// Operator bytes of a case on the GPU (the dominant memory).
 pub fn operator_bytes(case: &BenchCase, rank: usize) -> u64 {
-    let layout = KernelLayout {
+    let layout = LinearPhShape {
         states: case.states,
         stages: 2,
         inputs: 1,
         rank,
+        cooperative: false,
     };
     (layout.operator_entries() * case.members * case.precision.size()) as u64
 }
@@ -115,18 +115,19 @@ pub fn measure(
 ) -> Result<BenchRow> {
     let plan = chain_plan(case.members, case.states, case.steps)?;
     let rank = plan.ensemble.prototype().system.states() / 2;
-    let layout = KernelLayout {
+    let layout = LinearPhShape {
         states: case.states.max(2),
         stages: 2,
         inputs: 1,
         rank,
+        cooperative: false,
     };
     // CPU on a subset: about 1e7 multiply-adds of stage solves.
     let n = case.states.max(2);
     let cpu_members = (10_000_000 / (case.steps * n * n * 4)).clamp(16, case.members);
     let cpu_plan = chain_plan(cpu_members, case.states, case.steps)?;
     let started = Instant::now();
-    cpu::run_into(&cpu_plan, cpu::integrate_member, &mut Discard)?;
+    cpu::run_into(&cpu_plan, CpuPath::Reference, &mut Discard)?;
     let cpu_rate = (cpu_members * case.steps) as f64 / started.elapsed().as_secs_f64();
     let mut row = BenchRow {
         case,

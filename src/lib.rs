@@ -1,14 +1,21 @@
-//! harbor: structure-preserving ensembles of port-Hamiltonian systems.
+//! harbor: structure-preserving ensembles of port-Hamiltonian and contact-Hamiltonian
+//! systems on the GPU, with an f64 CPU reference for every result.
 //!
-//! The data flow is config → [`plan::Plan`] (host planner: collocation tables, sampled
-//! inputs, members) → backend ([`cpu`]) → [`results::Results`] → files ([`io`]).
+//! Layers point one way, each importing only those before it:
+//! [`tableau`] and [`model`] (coefficients, systems) → [`plan`] (plain data: grid, members,
+//! shared streams, what to record) → [`method`] (stage solves, step operators, flows) →
+//! [`kernels`] (model families: layouts, WGSL, CPU twins, the [`kernels::Family`] trait) →
+//! [`results`] (a run's records in memory) → [`backend`] (CPU, the one GPU executor,
+//! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] → the
+//! `harbor` binary.
 
+pub mod backend;
 pub mod bench;
 pub mod compensated;
-pub mod cpu;
 pub mod error;
-pub mod gpu;
 pub mod io;
+pub mod kernels;
+pub mod method;
 pub mod model;
 pub mod plan;
 pub mod reference;

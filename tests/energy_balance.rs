@@ -2,17 +2,19 @@
 
 mod common;
 
-use harbor::cpu;
+use harbor::backend::Backend;
+use harbor::kernels::CpuPath;
+use harbor::kernels::Family;
 use harbor::model::Signal;
-use harbor::plan::{Member, Plan};
-use harbor::results::MemberResult;
+use harbor::plan::MemberResult;
+use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
 
 /// Per-step energies [stored, supplied, port, dissipated] with record_every = 1.
-fn per_step(plan: &Plan) -> Vec<MemberResult> {
-    assert_eq!(plan.record_every, 1);
-    cpu::run(plan).unwrap().members
+fn per_step(plan: &LinearPhPlan) -> Vec<MemberResult> {
+    assert_eq!(plan.grid.record_every, 1);
+    Backend::Cpu(CpuPath::Reference).run(plan).unwrap().members
 }
 
 fn random_signals(rng: &mut impl Rng, m: usize) -> Vec<Signal> {
@@ -37,7 +39,7 @@ fn gauss_energy_balance_is_exact_on_random_systems() {
             let (system, x0) = common::random_linear_ph(&mut rng, n, m, 0.5);
             let signals = random_signals(&mut rng, m);
             let h = [0.01, 0.05, 0.1, 0.2][rng.random_range(0..4)];
-            let plan = Plan::new(
+            let plan = LinearPhPlan::new(
                 Scheme::new(SchemeFamily::Gauss, s).unwrap(),
                 h,
                 40.0 * h,
@@ -48,10 +50,10 @@ fn gauss_energy_balance_is_exact_on_random_systems() {
             .unwrap();
             let member = &per_step(&plan)[0];
             assert!(
-                member.totals.dissipated > 0.0,
+                EnergyTotals::of(member).dissipated > 0.0,
                 "n = {n}: the system dissipates"
             );
-            for (k, e) in member.window_energy.iter().enumerate() {
+            for (k, e) in member.channels[0].chunks(4).enumerate() {
                 let (stored, supplied) = (e[0], e[1]);
                 let bound = 1e-12 * stored.abs().max(1.0);
                 assert!(
@@ -75,7 +77,7 @@ fn lobatto_iiia_energy_balance_is_not_exact() {
     let mut rng = common::fresh_rng("lobatto_iiia_energy_balance_is_not_exact");
     let (system, x0) = common::random_linear_ph(&mut rng, 4, 1, 0.5);
     let signals = random_signals(&mut rng, 1);
-    let plan = Plan::new(
+    let plan = LinearPhPlan::new(
         Scheme::new(SchemeFamily::LobattoIiia, 3).unwrap(),
         0.1,
         4.0,
@@ -84,7 +86,7 @@ fn lobatto_iiia_energy_balance_is_not_exact() {
         1,
     )
     .unwrap();
-    let worst = per_step(&plan)[0].totals.max_abs_residual;
+    let worst = EnergyTotals::of(&per_step(&plan)[0]).max_abs_residual;
     assert!(
         worst > 1e-9,
         "Lobatto IIIA residual {worst:e} should be of order h^5"
@@ -114,7 +116,7 @@ fn damped_oscillator_loses_exactly_the_dissipated_energy() {
         );
         let plan = cfg.plan().unwrap();
         let member = &per_step(&plan)[0];
-        for (k, e) in member.window_energy.iter().enumerate() {
+        for (k, e) in member.channels[0].chunks(4).enumerate() {
             let (stored, dissipated) = (e[0], e[3]);
             assert!(
                 stored < 0.0,
@@ -175,10 +177,17 @@ fn mechanical_form_equals_its_linear_ph_form() {
             "input.0={kind='sine', frequency=0.3}",
         ],
     );
-    let a = cpu::run(&mechanical.plan().unwrap()).unwrap();
-    let b = cpu::run(&linear.plan().unwrap()).unwrap();
+    let a = Backend::Cpu(CpuPath::Reference)
+        .run(&mechanical.plan().unwrap())
+        .unwrap();
+    let b = Backend::Cpu(CpuPath::Reference)
+        .run(&linear.plan().unwrap())
+        .unwrap();
     assert_eq!(a.members[0].final_state, b.members[0].final_state);
-    assert_eq!(a.members[0].totals, b.members[0].totals);
+    assert_eq!(
+        EnergyTotals::of(&a.members[0]),
+        EnergyTotals::of(&b.members[0])
+    );
 }
 
 /// Results do not depend on the number of threads.
@@ -192,7 +201,7 @@ fn ensembles_are_deterministic_across_thread_counts() {
         })
         .collect();
     let signals = random_signals(&mut rng, 2);
-    let plan = Plan::new(
+    let plan = LinearPhPlan::new(
         Scheme::new(SchemeFamily::Gauss, 2).unwrap(),
         0.05,
         2.0,
@@ -206,11 +215,13 @@ fn ensembles_are_deterministic_across_thread_counts() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| cpu::run(&plan).unwrap())
+            .install(|| Backend::Cpu(CpuPath::Reference).run(&plan).unwrap())
     };
     let (one, two) = (run_on(1), run_on(2));
     assert_eq!(one, two);
     // Member 5 alone gives the same numbers as member 5 in the ensemble.
-    let single = cpu::integrate_member(&plan, &plan.ensemble.member(5).unwrap()).unwrap();
+    let single = plan
+        .integrate(&plan.ensemble.member(5).unwrap(), CpuPath::Reference)
+        .unwrap();
     assert_eq!(single, one.members[5]);
 }

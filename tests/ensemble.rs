@@ -2,11 +2,13 @@
 
 mod common;
 
-use harbor::cpu;
-use harbor::gpu::context::adapter_selector;
-use harbor::gpu::ensemble::{GpuRunOptions, run};
-use harbor::gpu::{GpuContext, Precision};
+use harbor::backend::Backend;
+use harbor::backend::gpu::context::adapter_selector;
+use harbor::backend::gpu::{GpuContext, Precision};
+use harbor::backend::gpu::{GpuRunOptions, run};
+use harbor::kernels::CpuPath;
 use harbor::model::validate::smallest_eigenvalue;
+use harbor::plan::EnergyTotals;
 
 #[test]
 fn members_depend_only_on_seed_and_index() {
@@ -124,16 +126,19 @@ fn two_to_the_twenty_members_match_the_cpu_path() {
     assert_eq!(plan.ensemble.len(), 1 << 20);
     let ctx = context();
     let gpu = run(&ctx, &plan, &GpuRunOptions::default()).unwrap();
-    let reference = cpu::run(&plan).unwrap();
+    let reference = Backend::Cpu(CpuPath::Reference).run(&plan).unwrap();
+    assert_eq!(reference.members.len(), 1 << 20);
+    assert_eq!(gpu.members.len(), 1 << 20);
     let mut worst = 0.0_f64;
     for (i, (c, g)) in reference.members.iter().zip(&gpu.members).enumerate() {
+        assert_eq!(c.final_state.len(), g.final_state.len(), "member {i}");
         for (a, b) in c.final_state.iter().zip(&g.final_state) {
             worst = worst.max((a - b).abs() / a.abs().max(1e-3));
         }
         for (a, b) in [
-            (c.totals.stored, g.totals.stored),
-            (c.totals.supplied, g.totals.supplied),
-            (c.totals.port, g.totals.port),
+            (EnergyTotals::of(c).stored, EnergyTotals::of(g).stored),
+            (EnergyTotals::of(c).supplied, EnergyTotals::of(g).supplied),
+            (EnergyTotals::of(c).port, EnergyTotals::of(g).port),
         ] {
             let gap = (a - b).abs() / a.abs().max(1e-6);
             worst = worst.max(gap);
@@ -145,7 +150,6 @@ fn two_to_the_twenty_members_match_the_cpu_path() {
     let small = GpuRunOptions {
         max_chunk_members: Some(100_000),
         max_steps_per_dispatch: Some(7),
-        ..Default::default()
     };
     assert_eq!(
         run(&ctx, &plan, &small).unwrap(),

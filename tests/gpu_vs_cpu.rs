@@ -5,12 +5,13 @@ mod common;
 
 use std::sync::OnceLock;
 
-use harbor::cpu;
-use harbor::gpu::context::adapter_selector;
-use harbor::gpu::ensemble::{GpuRunOptions, run};
-use harbor::gpu::{GpuContext, Precision};
+use harbor::backend::Backend;
+use harbor::backend::gpu::context::adapter_selector;
+use harbor::backend::gpu::{GpuContext, Precision};
+use harbor::backend::gpu::{GpuRunOptions, run};
+use harbor::kernels::CpuPath;
 use harbor::model::{Signal, mechanical_system};
-use harbor::plan::{Member, Plan};
+use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
 use harbor::results::Results;
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
@@ -33,7 +34,7 @@ fn context(precision: Precision) -> &'static GpuContext {
     })
 }
 
-fn gpu(plan: &Plan, precision: Precision) -> Results {
+fn gpu(plan: &LinearPhPlan, precision: Precision) -> Results {
     run(context(precision), plan, &GpuRunOptions::default()).unwrap()
 }
 
@@ -48,32 +49,52 @@ fn assert_agree(cpu: &Results, gpu: &Results, tol: f64) {
     assert_eq!(cpu.sample_times, gpu.sample_times);
     for (i, (c, g)) in cpu.members.iter().zip(&gpu.members).enumerate() {
         let scale = c.final_state.iter().fold(1e-3_f64, |m, v| m.max(v.abs()));
+        assert_eq!(c.trajectory.len(), g.trajectory.len(), "member {i} samples");
+        assert_eq!(c.channels.len(), g.channels.len(), "member {i} channels");
+        for (channel, (a, b)) in c.channels.iter().zip(&g.channels).enumerate() {
+            assert_eq!(a.len(), b.len(), "member {i} channel {channel} rows");
+        }
+        assert_eq!(c.totals.len(), g.totals.len(), "member {i} totals");
         for (k, (a, b)) in c.trajectory.iter().zip(&g.trajectory).enumerate() {
             assert!(
                 close(*a, *b, tol, scale),
                 "member {i} trajectory entry {k}: cpu {a:e}, gpu {b:e}"
             );
         }
-        assert_eq!(c.trajectory.len(), g.trajectory.len());
-        let energy_scale = c
-            .totals
+        let energy_scale = EnergyTotals::of(c)
             .stored
             .abs()
-            .max(c.totals.port.abs())
-            .max(c.totals.dissipated.abs())
+            .max(EnergyTotals::of(c).port.abs())
+            .max(EnergyTotals::of(c).dissipated.abs())
             .max(1e-3);
         for (what, a, b) in [
-            ("stored", c.totals.stored, g.totals.stored),
-            ("supplied", c.totals.supplied, g.totals.supplied),
-            ("port", c.totals.port, g.totals.port),
-            ("dissipated", c.totals.dissipated, g.totals.dissipated),
+            (
+                "stored",
+                EnergyTotals::of(c).stored,
+                EnergyTotals::of(g).stored,
+            ),
+            (
+                "supplied",
+                EnergyTotals::of(c).supplied,
+                EnergyTotals::of(g).supplied,
+            ),
+            ("port", EnergyTotals::of(c).port, EnergyTotals::of(g).port),
+            (
+                "dissipated",
+                EnergyTotals::of(c).dissipated,
+                EnergyTotals::of(g).dissipated,
+            ),
         ] {
             assert!(
                 close(a, b, tol, energy_scale),
                 "member {i} {what}: cpu {a:.17e}, gpu {b:.17e}"
             );
         }
-        for (w, (a, b)) in c.window_energy.iter().zip(&g.window_energy).enumerate() {
+        for (w, (a, b)) in c.channels[0]
+            .chunks(4)
+            .zip(g.channels[0].chunks(4))
+            .enumerate()
+        {
             for e in 0..4 {
                 assert!(
                     close(a[e], b[e], tol, energy_scale),
@@ -83,7 +104,7 @@ fn assert_agree(cpu: &Results, gpu: &Results, tol: f64) {
                 );
             }
         }
-        for (k, (a, b)) in c.outputs.iter().zip(&g.outputs).enumerate() {
+        for (k, (a, b)) in c.channels[1].iter().zip(&g.channels[1]).enumerate() {
             assert!(
                 close(*a, *b, tol, 1.0),
                 "member {i} output {k}: {a:e} vs {b:e}"
@@ -114,9 +135,12 @@ fn pulse_example_energy_totals_match_in_f64() {
             ],
         );
         let plan = cfg.plan().unwrap();
-        let reference = cpu::run(&plan).unwrap();
+        let reference = Backend::Cpu(CpuPath::Reference).run(&plan).unwrap();
         let device = gpu(&plan, Precision::F64);
-        let (c, g) = (reference.members[0].totals, device.members[0].totals);
+        let (c, g) = (
+            EnergyTotals::of(&reference.members[0]),
+            EnergyTotals::of(&device.members[0]),
+        );
         for (what, a, b) in [
             ("stored", c.stored, g.stored),
             ("supplied", c.supplied, g.supplied),
@@ -137,7 +161,7 @@ fn random_gauss_plan(
     states: usize,
     members: usize,
     record_every: usize,
-) -> Plan {
+) -> LinearPhPlan {
     let inputs = rng.random_range(0..=2);
     let members: Vec<Member> = (0..members)
         .map(|_| {
@@ -168,7 +192,7 @@ fn random_gauss_plan(
             }
         })
         .collect();
-    Plan::new(
+    LinearPhPlan::new(
         Scheme::new(SchemeFamily::Gauss, stages).unwrap(),
         0.02,
         2.0,
@@ -190,7 +214,7 @@ fn random_gauss_ensembles_match_in_f64() {
         for states in [1, 2, 5, 9] {
             let plan = random_gauss_plan(&mut rng, stages, states, 37, 9);
             assert_agree(
-                &cpu::run(&plan).unwrap(),
+                &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
                 &gpu(&plan, Precision::F64),
                 1e-12,
             );
@@ -225,7 +249,7 @@ fn random_lobatto_pair_ensembles_match_in_f64() {
                 duty: 0.4,
                 phase: 0.0,
             }];
-            let plan = Plan::new(
+            let plan = LinearPhPlan::new(
                 Scheme::new(SchemeFamily::LobattoPair, stages).unwrap(),
                 0.05,
                 3.0,
@@ -235,7 +259,7 @@ fn random_lobatto_pair_ensembles_match_in_f64() {
             )
             .unwrap();
             assert_agree(
-                &cpu::run(&plan).unwrap(),
+                &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
                 &gpu(&plan, Precision::F64),
                 1e-12,
             );
@@ -253,14 +277,12 @@ fn chunked_runs_are_identical() {
     let options = GpuRunOptions {
         max_chunk_members: Some(7),
         max_steps_per_dispatch: Some(5),
-        ..Default::default()
     };
     let chunked = run(context(Precision::F64), &plan, &options).unwrap();
     assert_eq!(whole, chunked);
     let options = GpuRunOptions {
         max_chunk_members: Some(13),
         max_steps_per_dispatch: Some(9),
-        ..Default::default()
     };
     assert_eq!(
         whole,
@@ -276,7 +298,11 @@ fn f32_stays_within_its_documented_bound() {
     let mut rng = common::fresh_rng("f32_stays_within_its_documented_bound");
     for stages in 1..=4 {
         let plan = random_gauss_plan(&mut rng, stages, 4, 16, 10);
-        assert_agree(&cpu::run(&plan).unwrap(), &gpu(&plan, Precision::F32), 1e-5);
+        assert_agree(
+            &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
+            &gpu(&plan, Precision::F32),
+            1e-5,
+        );
     }
 }
 
@@ -284,7 +310,7 @@ fn f32_stays_within_its_documented_bound() {
 fn too_large_state_size_is_a_clear_error() {
     let mut rng = common::fresh_rng("too_large_state_size_is_a_clear_error");
     let single = |system, x0| {
-        Plan::new(
+        LinearPhPlan::new(
             Scheme::new(SchemeFamily::Gauss, 1).unwrap(),
             0.1,
             1.0,
@@ -307,11 +333,9 @@ fn too_large_state_size_is_a_clear_error() {
         "{e}"
     );
     let (system, x0) = common::random_linear_ph(&mut rng, 40, 1, 0.1);
-    let forced = GpuRunOptions {
-        cooperative: Some(false),
-        ..Default::default()
-    };
-    let e = run(context(Precision::F64), &single(system, x0), &forced)
+    let mut forced = single(system, x0);
+    forced.cooperative = Some(false);
+    let e = run(context(Precision::F64), &forced, &GpuRunOptions::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -338,7 +362,7 @@ fn cooperative_kernel_matches_in_f64() {
             end: 0.6,
             amplitude: 1.0,
         }];
-        let plan = Plan::new(
+        let plan = LinearPhPlan::new(
             Scheme::new(family, stages).unwrap(),
             0.01,
             1.0,
@@ -348,25 +372,22 @@ fn cooperative_kernel_matches_in_f64() {
         )
         .unwrap();
         assert_agree(
-            &cpu::run(&plan).unwrap(),
+            &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
             &gpu(&plan, Precision::F64),
             1e-12,
         );
     }
     let mut rng = common::fresh_rng("cooperative_kernel_matches_in_f64");
-    let plan = random_gauss_plan(&mut rng, 3, 5, 21, 6);
-    let forced = GpuRunOptions {
-        cooperative: Some(true),
-        ..Default::default()
-    };
+    let mut plan = random_gauss_plan(&mut rng, 3, 5, 21, 6);
+    plan.cooperative = Some(true);
     assert_agree(
-        &cpu::run(&plan).unwrap(),
-        &run(context(Precision::F64), &plan, &forced).unwrap(),
+        &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
+        &run(context(Precision::F64), &plan, &GpuRunOptions::default()).unwrap(),
         1e-12,
     );
     let (system, x0) = common::random_linear_ph(&mut rng, 33, 2, 0.2);
     let signals = [Signal::Zero, Signal::Constant(0.5)];
-    let plan = Plan::new(
+    let plan = LinearPhPlan::new(
         Scheme::new(SchemeFamily::Gauss, 3).unwrap(),
         0.05,
         1.0,
@@ -376,7 +397,7 @@ fn cooperative_kernel_matches_in_f64() {
     )
     .unwrap();
     assert_agree(
-        &cpu::run(&plan).unwrap(),
+        &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
         &gpu(&plan, Precision::F64),
         1e-12,
     );
@@ -393,9 +414,9 @@ fn long_runs_are_not_truncated() {
         &["scheme.t_end=1000.0", "output.every=10000"],
     );
     let plan = cfg.plan().unwrap();
-    assert_eq!(plan.steps, 100_000);
+    assert_eq!(plan.grid.steps, 100_000);
     assert_agree(
-        &cpu::run(&plan).unwrap(),
+        &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
         &gpu(&plan, Precision::F64),
         1e-11,
     );
@@ -403,7 +424,7 @@ fn long_runs_are_not_truncated() {
         system: mass_spring_damper_chain(50, 1.0, 0.05).unwrap(),
         x0: chain_initial_state(50),
     }];
-    let plan = Plan::new(
+    let plan = LinearPhPlan::new(
         Scheme::new(SchemeFamily::Gauss, 2).unwrap(),
         0.01,
         4.0,
@@ -413,7 +434,7 @@ fn long_runs_are_not_truncated() {
     )
     .unwrap();
     assert_agree(
-        &cpu::run(&plan).unwrap(),
+        &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
         &gpu(&plan, Precision::F64),
         1e-12,
     );

@@ -5,17 +5,16 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use harbor::gpu::context::adapter_selector;
-use harbor::gpu::ensemble::GpuRunOptions;
-use harbor::gpu::{GpuContext, Precision, list_adapters};
-use harbor::io::Config;
+use harbor::backend::gpu::context::adapter_selector;
+use harbor::backend::gpu::{GpuContext, Precision, list_adapters};
+use harbor::backend::{Backend, BackendKind, BackendRequest};
 use harbor::io::output::{SimulationWriter, write_atomically};
 use harbor::io::plot::energy_order_svg;
-use harbor::plan::Plan;
-use harbor::results::EnergyTotals;
+use harbor::io::{Config, FamilyVisitor};
+use harbor::kernels::Family;
 use harbor::study::energy_order;
-use harbor::tableau::{Family, Tableau};
-use harbor::{Error, Result, cpu};
+use harbor::tableau::{Family as TableauFamily, Tableau};
+use harbor::{Error, Result};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -49,8 +48,8 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
         /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
         /// the HARBOR_ADAPTER environment variable.
         #[arg(long)]
@@ -132,7 +131,7 @@ enum Study {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Backend {
+enum BackendArg {
     /// The best GPU adapter, else the CPU path.
     Auto,
     /// The GPU path; fails when no adapter is usable.
@@ -226,7 +225,7 @@ fn main() -> ExitCode {
 }
 
 fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
-    let family = Family::parse(family).ok_or_else(|| {
+    let family = TableauFamily::parse(family).ok_or_else(|| {
         Error::invalid(
             "family",
             format!("unknown family {family:?}: expected gauss, lobatto-iiia or lobatto-iiib"),
@@ -279,45 +278,22 @@ fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
 
 /// Which backend, adapter and precision the user asked for.
 struct DeviceChoice {
-    backend: Backend,
+    backend: BackendArg,
     adapter: Option<String>,
     precision: Option<Precision>,
 }
 
-/// Opens the GPU for `choice`, or explains in one line why the CPU path runs instead.
-fn open_backend(choice: &DeviceChoice) -> Result<Option<GpuContext>> {
-    let selector = adapter_selector(choice.adapter.as_deref());
-    match choice.backend {
-        Backend::Cpu => {
-            if choice.precision == Some(Precision::F32) {
-                return Err(Error::invalid(
-                    "--precision",
-                    "the CPU reference path runs in f64 only",
-                ));
-            }
-            Ok(None)
+impl DeviceChoice {
+    fn request(&self) -> BackendRequest {
+        BackendRequest {
+            kind: match self.backend {
+                BackendArg::Auto => BackendKind::Auto,
+                BackendArg::Gpu => BackendKind::Gpu,
+                BackendArg::Cpu => BackendKind::Cpu,
+            },
+            adapter: self.adapter.clone(),
+            precision: self.precision,
         }
-        Backend::Gpu => GpuContext::open(selector.as_deref(), choice.precision).map(Some),
-        Backend::Auto => match GpuContext::open(selector.as_deref(), choice.precision) {
-            Ok(ctx) => {
-                eprintln!(
-                    "backend: gpu on {} ({})",
-                    ctx.adapter.describe(),
-                    ctx.precision.name()
-                );
-                Ok(Some(ctx))
-            }
-            // An explicit adapter or precision that cannot be honoured is an error, not a
-            // reason to fall back silently.
-            Err(e @ Error::Invalid { .. }) => Err(e),
-            Err(e) => {
-                eprintln!(
-                    "backend: cpu (f64 reference on {} threads) — no usable GPU: {e}",
-                    rayon::current_num_threads()
-                );
-                Ok(None)
-            }
-        },
     }
 }
 
@@ -328,39 +304,46 @@ fn simulate(
     overrides: &[String],
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
-    let plan = config.plan()?;
-    let gpu = open_backend(choice)?;
-    let (backend, precision) = match &gpu {
-        Some(ctx) => (
-            harbor::gpu::ensemble::backend_name(ctx),
-            ctx.precision.name(),
-        ),
-        None => ("cpu".to_string(), "f64"),
-    };
-    write_atomically(out, |dir| {
-        let mut writer = SimulationWriter::create(dir, &plan)?;
-        let started = Instant::now();
-        match &gpu {
-            Some(ctx) => {
-                harbor::gpu::ensemble::run_into(
-                    ctx,
-                    &plan,
-                    &GpuRunOptions::default(),
-                    &mut writer,
-                )?;
-            }
-            None => cpu::run_into(&plan, cpu::integrate_member, &mut writer)?,
+    let plan = config.run_plan()?;
+    let (backend, chosen) = Backend::open(&choice.request())?;
+    if choice.backend == BackendArg::Auto {
+        match &chosen.fallback {
+            Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
+            None => eprintln!("backend: {}", chosen.description),
         }
-        let seconds = started.elapsed().as_secs_f64();
-        print_simulation(&plan, &backend, precision, &writer.totals, seconds);
-        writer.finish(&backend, precision, &plan, seconds)?;
+    }
+    plan.visit(Simulate {
+        out,
+        backend: &backend,
+    })
+}
+
+/// `harbor simulate` for any family.
+struct Simulate<'a> {
+    out: &'a Path,
+    backend: &'a Backend,
+}
+
+impl FamilyVisitor for Simulate<'_> {
+    type Output = Result<()>;
+
+    fn visit<F: Family>(self, family: &F) -> Result<()> {
+        let label = self.backend.label();
+        let precision = self.backend.precision().name();
+        let mut files = Vec::new();
+        write_atomically(self.out, |dir| {
+            let mut writer = SimulationWriter::create(dir, family)?;
+            let started = Instant::now();
+            self.backend.run_into(family, &mut writer)?;
+            let seconds = started.elapsed().as_secs_f64();
+            print_simulation(family, &label, precision, &writer.totals, seconds);
+            files = writer.file_names();
+            writer.finish(&label, precision, family, seconds)?;
+            Ok(())
+        })?;
+        println!("wrote {}/{{{}}}", self.out.display(), files.join(", "));
         Ok(())
-    })?;
-    println!(
-        "wrote {}/{{summary.json, times.npy, trajectory.npy, energy.npy, outputs.npy}}",
-        out.display()
-    );
-    Ok(())
+    }
 }
 
 fn bench(
@@ -472,37 +455,49 @@ auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
     Ok(())
 }
 
-fn print_simulation(
-    plan: &Plan,
+fn print_simulation<F: Family>(
+    family: &F,
     backend: &str,
     precision: &str,
-    totals: &[EnergyTotals],
+    totals: &[Vec<f64>],
     seconds: f64,
 ) {
     let members = totals.len();
-    let prototype = &plan.ensemble.prototype().system;
+    let grid = family.grid();
+    let description = family.describe();
+    let sizes: Vec<String> = description
+        .iter()
+        .filter(|(_, v)| v.is_number())
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    let order = description
+        .get("scheme")
+        .and_then(|s| s.get("order"))
+        .map_or_else(String::new, |o| format!(" (order {o})"));
     println!(
-        "scheme {} (order {}), h = {}, {} steps, {members} member(s), n = {}, m = {}",
-        plan.scheme.label(),
-        plan.scheme.order,
-        plan.h,
-        plan.steps,
-        prototype.states(),
-        prototype.inputs()
+        "{} {}{order}, h = {}, {} steps, {members} member(s), {}",
+        family.name(),
+        family.method_label(),
+        grid.h,
+        grid.steps,
+        sizes.join(", ")
     );
     println!(
         "backend {backend} ({precision}): {seconds:.3} s, {:.3e} member-steps/s",
-        (members * plan.steps) as f64 / seconds.max(1e-9)
+        (members * grid.steps) as f64 / seconds.max(1e-9)
     );
-    println!(
-        "\n{:>6} {:>24} {:>24} {:>24} {:>24} {:>12}",
-        "member", "stored ΔH̄_tot", "supplied ΔH̃_tot", "port Σ h yᵀu", "dissipated", "max|ΔH̄−ΔH̃|"
-    );
+    let names = &family.record_spec().totals;
+    print!("\n{:>6}", "member");
+    for name in names {
+        print!(" {name:>24}");
+    }
+    println!();
     for (i, t) in totals.iter().enumerate().take(8) {
-        println!(
-            "{i:>6} {:>24.16e} {:>24.16e} {:>24.16e} {:>24.16e} {:>12.3e}",
-            t.stored, t.supplied, t.port, t.dissipated, t.max_abs_residual
-        );
+        print!("{i:>6}");
+        for v in t {
+            print!(" {v:>24.16e}");
+        }
+        println!();
     }
     if members > 8 {
         println!("   … {} more in summary.json", members - 8);

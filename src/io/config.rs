@@ -29,11 +29,12 @@ use std::path::{Path, PathBuf};
 use nalgebra::DMatrix;
 use serde::Deserialize;
 
+use super::families::RunPlan;
 use super::overrides::{apply_override, parse_override};
 use crate::error::{Error, Result};
 use crate::model::validate::{matrix_from_rows, vector_from_slice};
 use crate::model::{LinearPh, Signal, SignalSpec, mechanical_system};
-use crate::plan::{DrawnEnsemble, EnsembleSpec, Member, Plan};
+use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
 use crate::tableau::{Scheme, SchemeFamily};
 
 type Rows = Vec<Vec<f64>>;
@@ -237,7 +238,7 @@ impl Config {
 
     /// The plan for this configuration with `scheme` (the configured one unless a study
     /// substitutes its own) and step size `h`.
-    pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<Plan> {
+    pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<LinearPhPlan> {
         let scheme = Scheme::new(family, stages)?;
         let nominal = self.member()?;
         if let Some(spec) = &self.ensemble {
@@ -247,7 +248,7 @@ impl Config {
                 None
             };
             let drawn = DrawnEnsemble::new(nominal, spec.clone(), split)?;
-            return Plan::new(
+            return LinearPhPlan::new(
                 scheme,
                 h,
                 self.scheme.t_end,
@@ -256,7 +257,7 @@ impl Config {
                 self.output.every,
             );
         }
-        Plan::new(
+        LinearPhPlan::new(
             scheme,
             h,
             self.scheme.t_end,
@@ -266,8 +267,13 @@ impl Config {
         )
     }
 
-    /// The plan exactly as configured.
-    pub fn plan(&self) -> Result<Plan> {
+    /// The plan of the configured family, exactly as configured.
+    pub fn run_plan(&self) -> Result<RunPlan> {
+        Ok(RunPlan::LinearPh(self.plan()?))
+    }
+
+    /// The linear-PH plan exactly as configured.
+    pub fn plan(&self) -> Result<LinearPhPlan> {
         self.plan_with(self.scheme.family, self.scheme.stages, self.scheme.h)
     }
 }

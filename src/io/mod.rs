@@ -1,9 +1,11 @@
 //! Configuration in, result files and plots out.
 
 pub mod config;
+pub mod families;
 pub mod npy_stream;
 pub mod output;
 pub mod overrides;
 pub mod plot;
 
 pub use config::Config;
+pub use families::{FamilyVisitor, RunPlan};

@@ -3,13 +3,13 @@
 //! output.
 //!
 //! Files of `harbor simulate` (the arrays are streamed chunk by chunk, see
-//! [`SimulationWriter`]):
-//! - `summary.json`: run description, per-member energy totals and final states;
+//! [`SimulationWriter`]), for any family:
+//! - `summary.json`: run description, per-member totals (grouped as the family declares,
+//!   e.g. `energy.stored_total`) and final states;
 //! - `times.npy` (samples): sample times, t = 0 first;
-//! - `trajectory.npy` (members × samples × n): states at the sample times;
-//! - `energy.npy` (members × windows × 4): stored, supplied, port and dissipated energy
-//!   summed over each recording window (window w ends at `times[w + 1]`);
-//! - `outputs.npy` (members × records × s × m): discrete outputs y^k of the recorded steps.
+//! - `trajectory.npy` (members × samples × state): states at the sample times;
+//! - one `<channel>.npy` per declared channel (members × rows × channel shape); for linear
+//!   PH `energy.npy` (members × windows × 4) and `outputs.npy` (members × records × s × m).
 
 use std::path::{Path, PathBuf};
 
@@ -19,13 +19,12 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ndarray::Array1;
 use ndarray_npy::write_npy;
-use serde::Serialize;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::npy_stream::NpyStream;
 use crate::error::{Error, Result};
-use crate::plan::Plan;
-use crate::results::{EnergyTotals, MemberResult, ResultSink};
+use crate::kernels::Family;
+use crate::plan::{MemberResult, RecordSpec, ResultSink};
 
 /// Runs `write` on a fresh staging directory next to `out`, then moves every file it wrote
 /// into `out` (created if missing). On error the staging directory is removed and `out` is
@@ -69,55 +68,25 @@ fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(
     write_npy(&path, array).map_err(|e| Error::io(&path, std::io::Error::other(e.to_string())))
 }
 
-/// `summary.json`.
-#[derive(Debug, Serialize)]
-struct Summary<'a> {
-    harbor_version: &'static str,
-    backend: &'a str,
-    precision: &'a str,
-    scheme: SchemeSummary,
-    members: usize,
-    steps: usize,
-    h: f64,
-    t_end: f64,
-    states: usize,
-    inputs: usize,
-    record_every: usize,
-    seconds: f64,
-    member_steps_per_second: f64,
-    energy: EnergySummary<'a>,
-    final_state: &'a [Vec<f64>],
-    files: serde_json::Value,
-}
-
-#[derive(Debug, Serialize)]
-struct SchemeSummary {
-    label: String,
-    family: &'static str,
-    stages: usize,
-    order: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct EnergySummary<'a> {
-    stored_total: &'a [f64],
-    supplied_total: &'a [f64],
-    port_total: &'a [f64],
-    dissipated_total: &'a [f64],
-    max_abs_residual: &'a [f64],
+/// Writes `value` as pretty JSON to `path`.
+pub fn write_json(path: &Path, value: &Value) -> Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut writer, value)
+        .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
+    writer.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+    writer.flush().map_err(|e| Error::io(path, e))
 }
 
 /// Streams a simulation into its files: the NPY arrays slab by slab as member chunks
 /// arrive, the per-member totals and final states kept for `summary.json`.
 pub struct SimulationWriter {
     dir: PathBuf,
+    spec: RecordSpec,
     trajectory: NpyStream,
-    energy: NpyStream,
-    outputs: NpyStream,
-    states: usize,
-    row_outputs: usize,
-    /// Per member: stored, supplied, port, dissipated, max residual.
-    pub totals: Vec<EnergyTotals>,
+    channels: Vec<NpyStream>,
+    /// Per member, the totals in the order of the spec.
+    pub totals: Vec<Vec<f64>>,
     pub final_states: Vec<Vec<f64>>,
     progress: ProgressBar,
     started: Instant,
@@ -125,16 +94,16 @@ pub struct SimulationWriter {
 }
 
 impl SimulationWriter {
-    /// Creates the array files for `plan` in `dir`.
-    pub fn create(dir: &Path, plan: &Plan) -> Result<Self> {
-        let members = plan.ensemble.len();
-        let prototype = &plan.ensemble.prototype().system;
-        let (n, m, s) = (prototype.states(), prototype.inputs(), plan.scheme.stages);
-        let times = plan.sample_times();
-        let windows = times.len() - 1;
+    /// Creates the array files of `family`'s run in `dir`.
+    pub fn create<F: Family>(dir: &Path, family: &F) -> Result<Self> {
+        let members = family.member_count();
+        let grid = family.grid();
+        let spec = family.record_spec().clone();
+        let times = grid.sample_times();
+        let records = times.len() - 1;
         npy(dir, "times.npy", &Array1::from_vec(times.clone()))?;
         let progress = ProgressBar::with_draw_target(
-            Some((members * plan.steps) as u64),
+            Some((members * grid.steps) as u64),
             ProgressDrawTarget::hidden(),
         );
         progress.set_style(
@@ -143,13 +112,24 @@ impl SimulationWriter {
             )
             .expect("the template is valid"),
         );
+        let trajectory = NpyStream::create(
+            &dir.join("trajectory.npy"),
+            &[members, times.len(), spec.state_width],
+        )?;
+        let channels = spec
+            .channels
+            .iter()
+            .map(|c| {
+                let mut shape = vec![members, c.rows(records)];
+                shape.extend(&c.shape);
+                NpyStream::create(&dir.join(format!("{}.npy", c.name)), &shape)
+            })
+            .collect::<Result<_>>()?;
         Ok(SimulationWriter {
             dir: dir.to_path_buf(),
-            trajectory: NpyStream::create(&dir.join("trajectory.npy"), &[members, times.len(), n])?,
-            energy: NpyStream::create(&dir.join("energy.npy"), &[members, windows, 4])?,
-            outputs: NpyStream::create(&dir.join("outputs.npy"), &[members, windows, s, m])?,
-            states: n,
-            row_outputs: windows * s * m,
+            spec,
+            trajectory,
+            channels,
             totals: Vec::with_capacity(members),
             final_states: Vec::with_capacity(members),
             progress,
@@ -158,69 +138,74 @@ impl SimulationWriter {
         })
     }
 
+    /// The names of the files this writer produces.
+    pub fn file_names(&self) -> Vec<String> {
+        let mut names = vec![
+            "summary.json".to_string(),
+            "times.npy".into(),
+            "trajectory.npy".into(),
+        ];
+        names.extend(self.spec.channels.iter().map(|c| format!("{}.npy", c.name)));
+        names
+    }
+
     /// Writes `summary.json` and closes the arrays; returns the summary's path.
-    pub fn finish(
+    pub fn finish<F: Family>(
         self,
         backend: &str,
         precision: &str,
-        plan: &Plan,
+        family: &F,
         seconds: f64,
     ) -> Result<PathBuf> {
         self.progress.finish_and_clear();
         self.trajectory.finish()?;
-        self.energy.finish()?;
-        self.outputs.finish()?;
-        let column =
-            |f: fn(&EnergyTotals) -> f64| -> Vec<f64> { self.totals.iter().map(f).collect() };
-        let (stored, supplied, port, dissipated, residual) = (
-            column(|t| t.stored),
-            column(|t| t.supplied),
-            column(|t| t.port),
-            column(|t| t.dissipated),
-            column(|t| t.max_abs_residual),
-        );
+        for channel in self.channels {
+            channel.finish()?;
+        }
+        let grid = family.grid();
         let members = self.totals.len();
-        let summary = Summary {
-            harbor_version: env!("CARGO_PKG_VERSION"),
-            backend,
-            precision,
-            scheme: SchemeSummary {
-                label: plan.scheme.label(),
-                family: plan.scheme.family.name(),
-                stages: plan.scheme.stages,
-                order: plan.scheme.order,
-            },
-            members,
-            steps: plan.steps,
-            h: plan.h,
-            t_end: plan.h * plan.steps as f64,
-            states: self.states,
-            inputs: plan.ensemble.prototype().system.inputs(),
-            record_every: plan.record_every,
-            seconds,
-            member_steps_per_second: (members * plan.steps) as f64 / seconds.max(1e-9),
-            energy: EnergySummary {
-                stored_total: &stored,
-                supplied_total: &supplied,
-                port_total: &port,
-                dissipated_total: &dissipated,
-                max_abs_residual: &residual,
-            },
-            final_state: &self.final_states,
-            files: json!({
-                "times.npy": "sample times (samples), t = 0 first",
-                "trajectory.npy": "states at the sample times (members × samples × n)",
-                "energy.npy": "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]",
-                "outputs.npy": "discrete outputs y^k of the recorded steps (members × records × s × m)",
-            }),
-        };
+        let mut summary = Map::new();
+        summary.insert("harbor_version".into(), json!(env!("CARGO_PKG_VERSION")));
+        summary.insert("backend".into(), json!(backend));
+        summary.insert("precision".into(), json!(precision));
+        summary.insert("family".into(), json!(family.name()));
+        let mut description = family.describe();
+        if let Some(scheme) = description.remove("scheme") {
+            summary.insert("scheme".into(), scheme);
+        }
+        summary.insert("members".into(), json!(members));
+        summary.insert("steps".into(), json!(grid.steps));
+        summary.insert("h".into(), json!(grid.h));
+        summary.insert("t_end".into(), json!(grid.t_end()));
+        summary.extend(description);
+        summary.insert("record_every".into(), json!(grid.record_every));
+        summary.insert("seconds".into(), json!(seconds));
+        summary.insert(
+            "member_steps_per_second".into(),
+            json!((members * grid.steps) as f64 / seconds.max(1e-9)),
+        );
+        let mut totals = Map::new();
+        for (index, name) in self.spec.totals.iter().enumerate() {
+            let column: Vec<f64> = self.totals.iter().map(|t| t[index]).collect();
+            totals.insert((*name).into(), json!(column));
+        }
+        summary.insert(self.spec.totals_group.into(), Value::Object(totals));
+        summary.insert("final_state".into(), json!(self.final_states));
+        let mut files = Map::new();
+        files.insert(
+            "times.npy".into(),
+            json!("sample times (samples), t = 0 first"),
+        );
+        files.insert(
+            "trajectory.npy".into(),
+            json!("states at the sample times (members × samples × n)"),
+        );
+        for c in &self.spec.channels {
+            files.insert(format!("{}.npy", c.name), json!(c.description));
+        }
+        summary.insert("files".into(), Value::Object(files));
         let path = self.dir.join("summary.json");
-        let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
-        let mut writer = std::io::BufWriter::new(file);
-        serde_json::to_writer_pretty(&mut writer, &summary)
-            .map_err(|e| Error::io(&path, std::io::Error::other(e)))?;
-        writer.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
-        writer.flush().map_err(|e| Error::io(&path, e))?;
+        write_json(&path, &Value::Object(summary))?;
         Ok(path)
     }
 }
@@ -232,17 +217,13 @@ impl ResultSink for SimulationWriter {
             .flat_map(|m| m.trajectory.iter().copied())
             .collect();
         self.trajectory.write_rows(first, &trajectory)?;
-        let energy: Vec<f64> = members
-            .iter()
-            .flat_map(|m| m.window_energy.iter().flatten().copied())
-            .collect();
-        self.energy.write_rows(first, &energy)?;
-        let outputs: Vec<f64> = members
-            .iter()
-            .flat_map(|m| m.outputs.iter().copied())
-            .collect();
-        debug_assert_eq!(outputs.len(), members.len() * self.row_outputs);
-        self.outputs.write_rows(first, &outputs)?;
+        for (index, stream) in self.channels.iter_mut().enumerate() {
+            let values: Vec<f64> = members
+                .iter()
+                .flat_map(|m| m.channels[index].iter().copied())
+                .collect();
+            stream.write_rows(first, &values)?;
+        }
         for member in members {
             self.totals.push(member.totals);
             self.final_states.push(member.final_state);

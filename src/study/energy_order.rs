@@ -10,9 +10,11 @@
 //! `fit_decades` decades of h whose errors (both of them) exceed `fit_floor`, below which
 //! rounding dominates.
 
-use crate::cpu;
+use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
+use crate::kernels::CpuPath;
+use crate::plan::{EnergyTotals, MemberResult};
 use crate::reference::LinearFlow;
 use crate::tableau::Scheme;
 
@@ -86,16 +88,17 @@ pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
         let mut scheme_points = Vec::new();
         for &h in &config.study.h {
             let mut plan = config.plan_with(choice.family, choice.stages, h)?;
-            plan.record_every = plan.steps;
-            let results = cpu::run(&plan)?;
-            let totals = results.members[0].totals;
+            plan.grid.record_every = plan.grid.steps;
+            let mut results: Vec<MemberResult> = Vec::new();
+            cpu::run_into(&plan, CpuPath::Reference, &mut results)?;
+            let totals = EnergyTotals::of(&results[0]);
             let supplied_error = (totals.supplied - reference) / reference;
             let stored_error = (totals.stored - reference) / reference;
             scheme_points.push(OrderPoint {
                 scheme: scheme.label(),
                 order: scheme.order,
                 h,
-                steps: plan.steps,
+                steps: plan.grid.steps,
                 supplied_total: totals.supplied,
                 stored_total: totals.stored,
                 supplied_error,

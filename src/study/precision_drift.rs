@@ -8,11 +8,12 @@
 //!   balance      = max_members max_k |ΔH̄^k − ΔH̃^k| / max(H(x_0), |ΔH̄_tot^ref|)
 //! ```
 
-use crate::cpu;
+use crate::backend::Backend;
+use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::{Error, Result};
-use crate::gpu::GpuContext;
-use crate::gpu::ensemble::{GpuRunOptions, run};
 use crate::io::config::Config;
+use crate::kernels::CpuPath;
+use crate::plan::{EnergyTotals, LinearPhPlan, MemberResult};
 use crate::results::Results;
 
 /// One (precision, N) measurement.
@@ -26,11 +27,7 @@ pub struct DriftRow {
     pub gpu_seconds: f64,
 }
 
-fn compare(
-    reference: &Results,
-    device: &Results,
-    plan: &crate::plan::Plan,
-) -> Result<(f64, f64, f64)> {
+fn compare(reference: &Results, device: &Results, plan: &LinearPhPlan) -> Result<(f64, f64, f64)> {
     let (mut state, mut energy, mut balance) = (0.0_f64, 0.0_f64, 0.0_f64);
     for (i, (r, d)) in reference.members.iter().zip(&device.members).enumerate() {
         let member = plan.ensemble.member(i)?;
@@ -47,9 +44,10 @@ fn compare(
             .zip(&d.final_state)
             .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
         state = state.max(gap / state_scale);
-        let energy_scale = h0.max(r.totals.stored.abs()).max(1e-300);
-        energy = energy.max((r.totals.stored - d.totals.stored).abs() / energy_scale);
-        balance = balance.max(d.totals.max_abs_residual / energy_scale);
+        let energy_scale = h0.max(EnergyTotals::of(r).stored.abs()).max(1e-300);
+        energy = energy
+            .max((EnergyTotals::of(r).stored - EnergyTotals::of(d).stored).abs() / energy_scale);
+        balance = balance.max(EnergyTotals::of(d).max_abs_residual / energy_scale);
     }
     Ok((state, energy, balance))
 }
@@ -69,10 +67,12 @@ pub fn run_study(
         cfg.scheme.t_end = n as f64 * cfg.scheme.h;
         cfg.output.every = n;
         let plan = cfg.plan()?;
-        let reference = cpu::run(&plan)?;
+        let reference = Backend::Cpu(CpuPath::Reference).run(&plan)?;
         for ctx in contexts {
             let started = std::time::Instant::now();
-            let device = run(ctx, &plan, &GpuRunOptions::default())?;
+            let mut members: Vec<MemberResult> = Vec::new();
+            run_into(ctx, &plan, &GpuRunOptions::default(), &mut members)?;
+            let device = Results::new(&plan, "gpu", ctx.precision, members);
             let gpu_seconds = started.elapsed().as_secs_f64();
             let (state_error, energy_error, balance_residual) =
                 compare(&reference, &device, &plan)?;

@@ -21,8 +21,7 @@ use nalgebra::{DMatrix, DVector, Dyn, LU};
 
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
-use crate::plan::{Member, Plan};
-use crate::results::StepEnergy;
+use crate::plan::{LinearPhPlan, Member, StepEnergy};
 
 /// A member's constant step data: the factored stage matrix and the scheme coefficients.
 pub struct CollocationStepper {
@@ -56,9 +55,9 @@ pub struct StepScratch {
 
 impl CollocationStepper {
     /// Factors the stage matrix of `member` under `plan`'s scheme and step size.
-    pub fn new(plan: &Plan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
         let scheme = &plan.scheme;
-        let (n, s, h) = (member.system.states(), scheme.stages, plan.h);
+        let (n, s, h) = (member.system.states(), scheme.stages, plan.grid.h);
         let m = member.system.inputs();
         let split = plan.split.unwrap_or(n);
         let l = member.system.drift();

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::pipeline::{Kernel, build_kernel};
-use super::shader::KernelKey;
 use crate::error::{Error, Result};
+pub use crate::kernels::Precision;
 
 /// What harbor needs to know about an adapter.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -89,39 +89,6 @@ pub fn adapter_selector(explicit: Option<&str>) -> Option<String> {
     })
 }
 
-/// Floating-point precision of a GPU run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    F32,
-    F64,
-}
-
-impl Precision {
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        }
-    }
-
-    /// Unit roundoff u = 2^−p of the format (half the machine epsilon).
-    pub fn unit_roundoff(self) -> f64 {
-        match self {
-            Precision::F32 => f32::EPSILON as f64 / 2.0,
-            Precision::F64 => f64::EPSILON / 2.0,
-        }
-    }
-
-    /// Bytes per real.
-    pub fn size(self) -> usize {
-        match self {
-            Precision::F32 => 4,
-            Precision::F64 => 8,
-        }
-    }
-}
-
 /// The precision of a run on `adapter`: the requested one if the adapter supports it
 /// (an error naming the adapter otherwise), else f64 where supported, else f32.
 pub fn choose_precision(
@@ -149,7 +116,7 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     pub limits: wgpu::Limits,
     pub precision: Precision,
-    kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
+    kernels: Mutex<HashMap<String, Arc<Kernel>>>,
 }
 
 impl GpuContext {
@@ -221,17 +188,17 @@ impl GpuContext {
         })
     }
 
-    /// The compiled kernel for `key`, built on first use.
-    pub fn kernel(&self, key: &KernelKey) -> Result<Arc<Kernel>> {
+    /// The compiled kernel of an assembled WGSL `source`, built on first use.
+    pub fn kernel(&self, label: &str, source: &str) -> Result<Arc<Kernel>> {
         let mut cache = self
             .kernels
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(kernel) = cache.get(key) {
+        if let Some(kernel) = cache.get(source) {
             return Ok(kernel.clone());
         }
-        let kernel = Arc::new(build_kernel(self, key)?);
-        cache.insert(*key, kernel.clone());
+        let kernel = Arc::new(build_kernel(self, label, source)?);
+        cache.insert(source.to_string(), kernel.clone());
         Ok(kernel)
     }
 }

@@ -16,9 +16,9 @@
 
 use nalgebra::{DMatrix, SymmetricEigen};
 
-use super::{Member, Plan};
-use crate::cpu::CollocationStepper;
+use super::collocation_step::CollocationStepper;
 use crate::error::{Error, Result};
+use crate::plan::{LinearPhPlan, Member};
 
 /// The step maps of one member, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,7 @@ impl StepOperators {
     }
 
     /// Builds the operators of `member` under `plan`'s scheme and step size.
-    pub fn new(plan: &Plan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
         let stepper = CollocationStepper::new(plan, member)?;
         let mut scratch = stepper.scratch();
         let (n, m, s) = (

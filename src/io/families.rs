@@ -1,0 +1,29 @@
+//! The registry of model families: the one place that maps a config's `system.kind` to a
+//! family's plan. Everything downstream (backends, writers, the CLI) is generic over
+//! [`Family`] and reaches the concrete plan through [`RunPlan::visit`]; registering a
+//! family adds a variant and its arm here, nothing else.
+
+use crate::kernels::Family;
+use crate::plan::LinearPhPlan;
+
+/// The plan of any registered family.
+#[derive(Debug, Clone)]
+pub enum RunPlan {
+    /// `linear-ph` and `mechanical` systems under collocation.
+    LinearPh(LinearPhPlan),
+}
+
+/// Code that runs on any family: `visit` is called with the concrete plan.
+pub trait FamilyVisitor {
+    type Output;
+    fn visit<F: Family>(self, family: &F) -> Self::Output;
+}
+
+impl RunPlan {
+    /// Calls `visitor` with the concrete family.
+    pub fn visit<V: FamilyVisitor>(&self, visitor: V) -> V::Output {
+        match self {
+            RunPlan::LinearPh(plan) => visitor.visit(plan),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! A model family as the backends see it. A family declares, in one place, its members
+//! (materialised from (seed, i)), what they record, its f64 CPU integrators, and its WGSL
+//! kernel with the kernel's layouts; the CPU backend and the one GPU executor run any family
+//! through this trait, so adding a family adds an implementation and nothing in them.
+
+use super::layout::{Layout, MemberView};
+use crate::error::Result;
+use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
+
+/// How the CPU backend integrates a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuPath {
+    /// The family's reference integrator (f64, the method as defined).
+    Reference,
+    /// The twin of the GPU kernel: the same operations in the same loop shape, in f64.
+    Twin,
+}
+
+/// One specialised variant of a family's kernel, before the engine assembles it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSource {
+    /// The kernel's name: its file `shaders/<name>.wgsl` and its CPU twin's function.
+    pub name: &'static str,
+    /// The kernel body, whose `#import <module>` lines the engine resolves.
+    pub body: &'static str,
+    /// Specialisation constants, prepended as `const NAME: u32 = value;`.
+    pub constants: Vec<(&'static str, u32)>,
+    /// Per-member state that persists across dispatches (read-write, structure-of-arrays).
+    pub state: Layout,
+    /// One record slot (written at record points, read back after each dispatch).
+    pub record: Layout,
+    /// Run-wide reals in the `constants` buffer (h, method coefficients).
+    pub constants_layout: Layout,
+    /// Reals of the read-only `params` buffer per member.
+    pub param_entries: usize,
+    /// Members per workgroup: the workgroup size when one invocation runs a member, 1 when
+    /// the whole workgroup cooperates on one member.
+    pub members_per_workgroup: u32,
+    /// Loop iterations one invocation executes per step, an upper bound counted from the
+    /// kernel's loops (llvmpipe leaves a loop silently after 65535 iterations).
+    pub loop_iterations_per_step: usize,
+    /// Floating-point operations per member-step, counted from the kernel.
+    pub flops_per_step: usize,
+}
+
+/// A chunk of members ready for the GPU.
+#[derive(Debug, Clone)]
+pub struct KernelChunk {
+    pub kernel: KernelSource,
+    /// The `params` buffer (f64, converted to the run's precision on upload).
+    pub params: Vec<f64>,
+    /// The initial `state` buffer, structure-of-arrays over the chunk's members.
+    pub state: Vec<f64>,
+}
+
+/// What every model family provides to the backends.
+pub trait Family: Sync {
+    /// One member: its parameters and initial state.
+    type Member: Send + Sync;
+
+    /// The family's name in configs (`linear-ph`, `contact`).
+    fn name(&self) -> &'static str;
+    /// The method, as printed and written to summary.json (`gauss-2`, `splitting strang`).
+    fn method_label(&self) -> String;
+    fn grid(&self) -> &StepGrid;
+    fn member_count(&self) -> usize;
+    /// Member `index`, a function of (seed, index) alone.
+    fn member(&self, index: usize) -> Result<Self::Member>;
+    /// What each member records.
+    fn record_spec(&self) -> &RecordSpec;
+    /// The run's description for summary.json (`scheme`, sizes), in order.
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value>;
+
+    /// Records the sample at t = 0 (the first trajectory row and the first row of every
+    /// `at_start` channel), on the host in f64, for both backends.
+    fn record_start(&self, member: &Self::Member, out: &mut MemberResult);
+
+    /// Integrates one member on the CPU in f64.
+    fn integrate(&self, member: &Self::Member, path: CpuPath) -> Result<MemberResult>;
+
+    /// The kernel variant with the largest buffers and loop counts of this run, to size
+    /// chunks and dispatches; an error when no variant can run the plan.
+    fn kernel_bound(&self) -> Result<KernelSource>;
+    /// The kernel variant, packed parameters and initial state of a chunk of members.
+    fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
+    /// Values shared by all members per step (uploaded dispatch by dispatch).
+    fn shared_stream(&self) -> &SharedStream;
+    /// The `constants` buffer, in the order of [`KernelSource::constants_layout`].
+    fn constants(&self) -> Vec<f64>;
+    /// Appends one record slot of one member to its result.
+    fn decode_record(&self, record: &MemberView, out: &mut MemberResult);
+    /// Fills the final state and totals of a member from its state at the end of the run.
+    fn decode_final(&self, state: &MemberView, out: &mut MemberResult);
+}

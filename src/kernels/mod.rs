@@ -1,0 +1,14 @@
+//! Model families as kernels: per family its declared layouts, its WGSL kernel source and
+//! its CPU twin of the same name and loop shape, behind the [`Family`] trait that the
+//! backends run.
+
+pub mod abi;
+pub mod family;
+pub mod layout;
+pub mod linear_ph;
+pub mod precision;
+pub mod wgsl;
+
+pub use family::{CpuPath, Family, KernelChunk, KernelSource};
+pub use layout::{Field, Layout, MemberView};
+pub use precision::Precision;

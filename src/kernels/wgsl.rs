@@ -1,0 +1,153 @@
+//! Assembly of a family's kernel: the engine prepends the real type, the workgroup size,
+//! the kernel's specialisation constants, the constants generated from its declared layouts
+//! and the binding declarations, then resolves `#import <module>` lines against the shared
+//! modules in `shaders/shared/` (each module once, its own imports first). Every assembled
+//! source is validated by naga with exactly the capabilities harbor requests.
+
+use super::abi::wgsl_bindings;
+use super::family::KernelSource;
+use super::precision::Precision;
+use crate::error::{Error, Result};
+
+/// Invocations per workgroup.
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// A shared WGSL module by name; `math` follows the precision.
+fn shared_module(name: &str, precision: Precision) -> Option<&'static str> {
+    let _ = precision;
+    Some(match name {
+        "compensated" => include_str!("../../shaders/shared/compensated.wgsl"),
+        "records" => include_str!("../../shaders/shared/records.wgsl"),
+        "linear_ph_energy" => include_str!("../../shaders/shared/linear_ph_energy.wgsl"),
+        _ => return None,
+    })
+}
+
+/// The module names a source imports, in order.
+fn imports(source: &str) -> Vec<&str> {
+    source
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("#import "))
+        .map(str::trim)
+        .collect()
+}
+
+fn without_imports(source: &str) -> String {
+    source
+        .lines()
+        .filter(|line| !line.trim().starts_with("#import "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Appends `name` after its own imports, each module once.
+fn resolve(
+    name: &str,
+    precision: Precision,
+    seen: &mut Vec<String>,
+    out: &mut String,
+) -> Result<()> {
+    if seen.iter().any(|s| s == name) {
+        return Ok(());
+    }
+    seen.push(name.to_string());
+    let module = shared_module(name, precision)
+        .ok_or_else(|| Error::Gpu(format!("WGSL: unknown module `#import {name}`")))?;
+    for dependency in imports(module) {
+        resolve(dependency, precision, seen, out)?;
+    }
+    out.push_str(&format!("// ---- module {name}\n"));
+    out.push_str(&without_imports(module));
+    out.push('\n');
+    Ok(())
+}
+
+/// The complete WGSL of `kernel` in `precision`.
+pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
+    let mut out = format!(
+        "// harbor kernel {} ({})\nalias real = {};\nconst WG: u32 = {}u;\n",
+        kernel.name,
+        precision.name(),
+        precision.name(),
+        WORKGROUP_SIZE
+    );
+    for (name, value) in &kernel.constants {
+        out.push_str(&format!("const {name}: u32 = {value}u;\n"));
+    }
+    for layout in [&kernel.state, &kernel.record, &kernel.constants_layout] {
+        out.push_str(&layout.wgsl());
+    }
+    out.push_str(&wgsl_bindings());
+    let mut seen = Vec::new();
+    for name in imports(kernel.body) {
+        resolve(name, precision, &mut seen, &mut out)?;
+    }
+    out.push_str(&format!("// ---- kernel {}\n", kernel.name));
+    out.push_str(&without_imports(kernel.body));
+    out.push('\n');
+    Ok(out)
+}
+
+/// The naga capabilities harbor requests for `precision`.
+pub fn capabilities(precision: Precision) -> naga::valid::Capabilities {
+    match precision {
+        Precision::F64 => naga::valid::Capabilities::FLOAT64,
+        Precision::F32 => naga::valid::Capabilities::empty(),
+    }
+}
+
+/// Parses and validates a kernel source with naga.
+pub fn validate(
+    source: &str,
+    precision: Precision,
+) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
+    let module = naga::front::wgsl::parse_str(source)
+        .map_err(|e| Error::Gpu(format!("WGSL parse error:\n{}", e.emit_to_string(source))))?;
+    let info =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(precision))
+            .validate(&module)
+            .map_err(|e| {
+                Error::Gpu(format!(
+                    "WGSL validation error:\n{}",
+                    e.emit_to_string(source)
+                ))
+            })?;
+    Ok((module, info))
+}
+
+/// Translates a validated kernel to SPIR-V, as the Vulkan backend will; returns the
+/// number of words.
+pub fn to_spirv(source: &str, precision: Precision) -> Result<usize> {
+    let (module, info) = validate(source, precision)?;
+    let words =
+        naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+            .map_err(|e| Error::Gpu(format!("SPIR-V generation failed: {e}")))?;
+    Ok(words.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imports_are_resolved_once_with_their_dependencies_first() {
+        let mut out = String::new();
+        let mut seen = Vec::new();
+        resolve("linear_ph_energy", Precision::F64, &mut seen, &mut out).unwrap();
+        resolve("compensated", Precision::F64, &mut seen, &mut out).unwrap();
+        let compensated = out.find("// ---- module compensated").unwrap();
+        let energy = out.find("// ---- module linear_ph_energy").unwrap();
+        assert!(compensated < energy);
+        assert_eq!(out.matches("// ---- module compensated").count(), 1);
+        assert!(!out.contains("#import"));
+    }
+
+    #[test]
+    fn unknown_imports_are_errors() {
+        let mut seen = Vec::new();
+        let e = resolve("nonexistent", Precision::F32, &mut seen, &mut String::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown module `#import nonexistent`"), "{e}");
+    }
+}

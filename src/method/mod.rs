@@ -1,0 +1,8 @@
+//! Methods as the planner and the reference integrators use them: the collocation stage
+//! solve of Definition 1 and the per-member step operators built from it.
+
+pub mod collocation_step;
+pub mod step_operators;
+
+pub use collocation_step::{CollocationStepper, StepScratch};
+pub use step_operators::StepOperators;

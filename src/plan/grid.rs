@@ -1,0 +1,108 @@
+//! The time grid of a run: N steps of size h from t = 0, with a record every
+//! `record_every` steps and at the last step.
+
+use crate::error::{Error, Result};
+
+/// N steps of size h, recorded every `record_every` steps (the final step always).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepGrid {
+    pub h: f64,
+    pub steps: usize,
+    pub record_every: usize,
+}
+
+/// Number of steps N = t_end / h, which must be a whole number (to 1e-9 relative).
+pub fn step_count(h: f64, t_end: f64) -> Result<usize> {
+    if !(h.is_finite() && h > 0.0) {
+        return Err(Error::invalid(
+            "scheme.h",
+            format!("must be a finite number > 0, got {h}"),
+        ));
+    }
+    if !(t_end.is_finite() && t_end > 0.0) {
+        return Err(Error::invalid(
+            "scheme.t_end",
+            format!("must be a finite number > 0, got {t_end}"),
+        ));
+    }
+    let ratio = t_end / h;
+    let steps = ratio.round();
+    if (ratio - steps).abs() > 1e-9 * ratio.max(1.0) || steps < 1.0 {
+        return Err(Error::invalid(
+            "scheme.h",
+            format!("t_end / h must be a whole number of steps: {t_end} / {h} = {ratio}"),
+        ));
+    }
+    if steps > u32::MAX as f64 {
+        return Err(Error::invalid(
+            "scheme.h",
+            format!("{steps} steps exceed the supported 2³² − 1"),
+        ));
+    }
+    Ok(steps as usize)
+}
+
+impl StepGrid {
+    /// The grid of t_end / h steps (a whole number), recorded every `record_every` steps.
+    pub fn new(h: f64, t_end: f64, record_every: usize) -> Result<Self> {
+        let steps = step_count(h, t_end)?;
+        if record_every == 0 {
+            return Err(Error::invalid("output.every", "must be ≥ 1, got 0"));
+        }
+        Ok(StepGrid {
+            h,
+            steps,
+            record_every,
+        })
+    }
+
+    /// t_end = N h.
+    pub fn t_end(&self) -> f64 {
+        self.h * self.steps as f64
+    }
+
+    /// Step indices (1-based, counting completed steps) at which samples are recorded:
+    /// every `record_every` steps and the last step.
+    pub fn record_points(&self) -> Vec<usize> {
+        let mut points: Vec<usize> = (1..=self.steps)
+            .filter(|k| k % self.record_every == 0)
+            .collect();
+        if points.last() != Some(&self.steps) {
+            points.push(self.steps);
+        }
+        points
+    }
+
+    /// Number of record points, ⌊N / every⌋ plus one when N is not a multiple.
+    pub fn records(&self) -> usize {
+        self.steps / self.record_every + usize::from(self.steps % self.record_every != 0)
+    }
+
+    /// Times of the trajectory samples: t = 0 and every recorded step.
+    pub fn sample_times(&self) -> Vec<f64> {
+        std::iter::once(0.0)
+            .chain(self.record_points().into_iter().map(|k| k as f64 * self.h))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_count_matches_the_points() {
+        for (steps, every) in [(10, 1), (10, 3), (10, 10), (10, 11), (1, 1), (7, 2)] {
+            let grid = StepGrid {
+                h: 0.1,
+                steps,
+                record_every: every,
+            };
+            assert_eq!(
+                grid.records(),
+                grid.record_points().len(),
+                "{steps} {every}"
+            );
+        }
+    }
+}

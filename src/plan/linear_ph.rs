@@ -1,0 +1,231 @@
+//! The plan of a linear port-Hamiltonian ensemble under a collocation scheme (Kotyczka &
+//! Lefèvre 2019, Definition 1): the scheme, the grid, the members, the inputs sampled at
+//! every stage time, and the records — trajectory samples, the discrete outputs y^k and the
+//! energy balance per recording window.
+
+use nalgebra::DVector;
+
+use super::ensemble::Ensemble;
+use super::grid::StepGrid;
+use super::record::{Channel, MemberResult, RecordSpec};
+use super::stream::SharedStream;
+use crate::error::{Error, Result};
+use crate::model::{LinearPh, Signal};
+use crate::tableau::Scheme;
+
+/// One member of an ensemble: its own system and initial state.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub system: LinearPh,
+    pub x0: DVector<f64>,
+}
+
+/// Index of each energy in the `energy` channel and the totals: stored ΔH̄, supplied ΔH̃,
+/// port h yᵀu, dissipated h eᵀ(M ⊗ R)e.
+pub const ENERGIES: [&str; 4] = ["stored", "supplied", "port", "dissipated"];
+
+/// Energy totals of one member over the whole run (compensated sums over all steps).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct EnergyTotals {
+    /// Σ_k ΔH̄^k = H(x_N) − H(x_0), the change of stored energy.
+    pub stored: f64,
+    /// Σ_k ΔH̃^k = port − dissipated, the approximated supplied energy.
+    pub supplied: f64,
+    /// Σ_k h (y^k)ᵀ u^k, the energy through the port.
+    pub port: f64,
+    /// Σ_k h (e^k)ᵀ (M ⊗ R) e^k, the energy dissipated in R.
+    pub dissipated: f64,
+    /// max_k |ΔH̄^k − ΔH̃^k|, the worst per-step residual of the discrete energy balance.
+    pub max_abs_residual: f64,
+}
+
+impl EnergyTotals {
+    /// The totals of a linear-PH member's result (the order of [`LinearPhPlan::record_spec`]).
+    pub fn of(result: &MemberResult) -> Self {
+        let t = |i: usize| result.totals.get(i).copied().unwrap_or(f64::NAN);
+        EnergyTotals {
+            stored: t(0),
+            supplied: t(1),
+            port: t(2),
+            dissipated: t(3),
+            max_abs_residual: t(4),
+        }
+    }
+
+    /// [stored, supplied, port, dissipated, max_abs_residual].
+    pub fn to_vec(&self) -> Vec<f64> {
+        vec![
+            self.stored,
+            self.supplied,
+            self.port,
+            self.dissipated,
+            self.max_abs_residual,
+        ]
+    }
+}
+
+/// The per-step energy quantities of Definition 1 (Kotyczka & Lefèvre 2019).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepEnergy {
+    /// ΔH̄^k = H(x_{k+1}) − H(x_k).
+    pub stored: f64,
+    /// ΔH̃^k = port − dissipated.
+    pub supplied: f64,
+    /// h (y^k)ᵀ u^k.
+    pub port: f64,
+    /// h Σ_ij m_ij (e_i^k)ᵀ R e_j^k.
+    pub dissipated: f64,
+}
+
+impl StepEnergy {
+    /// ΔH̄^k − ΔH̃^k.
+    pub fn residual(&self) -> f64 {
+        self.stored - self.supplied
+    }
+
+    /// [stored, supplied, port, dissipated].
+    pub fn parts(&self) -> [f64; 4] {
+        [self.stored, self.supplied, self.port, self.dissipated]
+    }
+}
+
+/// Everything a backend needs to run a linear-PH ensemble.
+#[derive(Debug, Clone)]
+pub struct LinearPhPlan {
+    pub scheme: Scheme,
+    pub grid: StepGrid,
+    /// Size of the position block q for partitioned schemes (x = (q, p)); `None` for
+    /// monolithic schemes.
+    pub split: Option<usize>,
+    pub ensemble: Ensemble,
+    /// The inputs at the stage times: u_c((k + c_i) h), s points of m channels per step.
+    pub inputs: SharedStream,
+    /// GPU kernel: the workgroup-cooperative one (true) or one invocation per member
+    /// (false); `None` picks cooperative exactly when n exceeds the per-invocation limit.
+    pub cooperative: Option<bool>,
+    records: RecordSpec,
+}
+
+impl LinearPhPlan {
+    /// Assembles a plan, checking that every member fits the scheme (canonical form for the
+    /// Lobatto pair, matching input count) and that the signals cover the run.
+    pub fn new(
+        scheme: Scheme,
+        h: f64,
+        t_end: f64,
+        members: impl Into<Ensemble>,
+        signals: &[Signal],
+        record_every: usize,
+    ) -> Result<Self> {
+        let ensemble = members.into();
+        let grid = StepGrid::new(h, t_end, record_every)?;
+        if ensemble.is_empty() {
+            return Err(Error::invalid("ensemble", "has no members"));
+        }
+        // Drawn ensembles keep the nominal's shapes and structure, so the nominal stands
+        // for all of them here; explicit lists are checked member by member.
+        let checked: Vec<&Member> = match &ensemble {
+            Ensemble::List(members) => members.iter().collect(),
+            Ensemble::Drawn(d) => vec![&d.nominal],
+        };
+        let mut split = None;
+        let first = checked[0].system.states();
+        for (index, member) in checked.iter().enumerate() {
+            let prefix = if checked.len() == 1 {
+                "system".to_string()
+            } else {
+                format!("member[{index}]")
+            };
+            if member.system.inputs() != signals.len() {
+                return Err(Error::invalid(
+                    "input",
+                    format!(
+                        "{prefix}.B has {} column(s) but {} input signal(s) are given",
+                        member.system.inputs(),
+                        signals.len()
+                    ),
+                ));
+            }
+            if member.x0.len() != member.system.states() {
+                return Err(Error::invalid(
+                    format!("{prefix}.x0"),
+                    format!(
+                        "has length {}, the system has n = {}",
+                        member.x0.len(),
+                        member.system.states()
+                    ),
+                ));
+            }
+            if member.system.states() != first {
+                return Err(Error::invalid(
+                    format!("{prefix}.J"),
+                    format!(
+                        "members differ in state size: {} here, {first} in member[0]",
+                        member.system.states()
+                    ),
+                ));
+            }
+            if scheme.is_partitioned() {
+                split = Some(member.system.canonical_split(&prefix)?);
+            }
+        }
+        for (i, s) in signals.iter().enumerate() {
+            s.check_covers(&format!("input[{i}]"), t_end)?;
+        }
+        let inputs = SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, |c, t| {
+            signals[c].value(t)
+        });
+        let prototype = &ensemble.prototype().system;
+        let (n, m, s) = (prototype.states(), prototype.inputs(), scheme.stages);
+        let records = RecordSpec {
+            state_width: n,
+            channels: vec![
+                Channel {
+                    name: "energy",
+                    shape: vec![4],
+                    at_start: false,
+                    description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
+                },
+                Channel {
+                    name: "outputs",
+                    shape: vec![s, m],
+                    at_start: false,
+                    description: "discrete outputs y^k of the recorded steps (members × records × s × m)".into(),
+                },
+            ],
+            totals: vec![
+                "stored_total",
+                "supplied_total",
+                "port_total",
+                "dissipated_total",
+                "max_abs_residual",
+            ],
+            totals_group: "energy",
+        };
+        Ok(LinearPhPlan {
+            scheme,
+            grid,
+            split,
+            ensemble,
+            inputs,
+            cooperative: None,
+            records,
+        })
+    }
+
+    /// What every member records: trajectory samples of x, the `energy` channel (window
+    /// sums of [`ENERGIES`]), the `outputs` channel (y^k, s × m) and the energy totals.
+    pub fn record_spec(&self) -> &RecordSpec {
+        &self.records
+    }
+
+    /// State size n.
+    pub fn states(&self) -> usize {
+        self.ensemble.prototype().system.states()
+    }
+
+    /// Input count m.
+    pub fn inputs_count(&self) -> usize {
+        self.ensemble.prototype().system.inputs()
+    }
+}

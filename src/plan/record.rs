@@ -1,0 +1,110 @@
+//! What a member records, declared by its family: the state sampled along the trajectory,
+//! named channels (per record point, optionally also at t = 0), and scalar totals at the
+//! end. Both backends fill the same [`MemberResult`], so tests compare them member by
+//! member, and sinks write any family's records without knowing the family.
+
+use crate::error::Result;
+
+/// A quantity recorded per member at every record point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Channel {
+    /// File stem and key (`energy` → `energy.npy`).
+    pub name: &'static str,
+    /// Shape of one record (`[4]`, `[s, m]`; `[]` for a scalar).
+    pub shape: Vec<usize>,
+    /// Whether the channel is also sampled at t = 0 (then it has samples = records + 1 rows).
+    pub at_start: bool,
+    /// What the array holds, for summary.json.
+    pub description: String,
+}
+
+impl Channel {
+    /// Values per record.
+    pub fn width(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Rows over a run with `records` record points.
+    pub fn rows(&self, records: usize) -> usize {
+        records + usize::from(self.at_start)
+    }
+}
+
+/// Everything a family records per member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordSpec {
+    /// Width of a trajectory sample (the state, as the user sees it).
+    pub state_width: usize,
+    pub channels: Vec<Channel>,
+    /// Names of the per-member scalars at the end of the run.
+    pub totals: Vec<&'static str>,
+    /// The summary.json key the totals are grouped under (`energy`).
+    pub totals_group: &'static str,
+}
+
+impl RecordSpec {
+    /// Bytes of host memory one member's results take over `records` record points.
+    pub fn member_bytes(&self, records: usize) -> usize {
+        let channel_values: usize = self
+            .channels
+            .iter()
+            .map(|c| c.rows(records) * c.width())
+            .sum();
+        8 * ((records + 2) * self.state_width + channel_values + self.totals.len())
+            + 48 * (self.channels.len() + 3)
+    }
+}
+
+/// Everything recorded for one member.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemberResult {
+    pub final_state: Vec<f64>,
+    /// States at the sample times: t = 0 first, then every record point; samples × width.
+    pub trajectory: Vec<f64>,
+    /// Per declared channel, its rows one after the other.
+    pub channels: Vec<Vec<f64>>,
+    /// Per declared total.
+    pub totals: Vec<f64>,
+}
+
+impl MemberResult {
+    /// An empty result with room for `records` record points of `spec`.
+    pub fn with_capacity(spec: &RecordSpec, records: usize) -> Self {
+        MemberResult {
+            final_state: Vec::with_capacity(spec.state_width),
+            trajectory: Vec::with_capacity((records + 1) * spec.state_width),
+            channels: spec
+                .channels
+                .iter()
+                .map(|c| Vec::with_capacity(c.rows(records) * c.width()))
+                .collect(),
+            totals: Vec::with_capacity(spec.totals.len()),
+        }
+    }
+}
+
+/// Receives the results of consecutive member chunks, in member order, as a backend
+/// produces them; lets a run stream to disk with bounded memory.
+pub trait ResultSink {
+    /// Members `first .. first + members.len()`.
+    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()>;
+
+    /// Progress in member-steps completed so far (of members × steps).
+    fn progress(&mut self, _member_steps_done: u64) {}
+}
+
+impl ResultSink for Vec<MemberResult> {
+    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+        debug_assert_eq!(first, self.len());
+        self.extend(members);
+        Ok(())
+    }
+}
+
+/// Host memory a backend may hold in results before handing them to the sink.
+pub const HOST_RESULT_BUDGET: usize = 256 << 20;
+
+/// Members per chunk so that a chunk's results stay within `budget` bytes of host memory.
+pub fn members_within(budget: usize, per_member: usize) -> usize {
+    (budget / per_member.max(1)).max(1)
+}
