@@ -29,13 +29,14 @@ use std::path::{Path, PathBuf};
 use nalgebra::DMatrix;
 use serde::Deserialize;
 
+use super::contact_spec::{ContactSystemSpec, build_contact_member};
 use super::families::RunPlan;
 use super::overrides::{apply_override, parse_override};
 use crate::error::{Error, Result};
 use crate::model::validate::{matrix_from_rows, vector_from_slice};
 use crate::model::{LinearPh, Signal, SignalSpec, mechanical_system};
-use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
-use crate::tableau::{Scheme, SchemeFamily};
+use crate::plan::{ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
+use crate::tableau::{Composition, Scheme, SchemeFamily};
 
 type Rows = Vec<Vec<f64>>;
 
@@ -50,12 +51,16 @@ pub struct Config {
     pub scheme: SchemeSpec,
     #[serde(default)]
     pub output: OutputSpec,
-    /// Many members drawn around `[system]`; absent means the one system.
+    /// Many members drawn around `[system]`; absent means the one system. Its keys depend
+    /// on the family (see [`EnsembleSpec`] and [`ContactEnsembleSpec`]).
     #[serde(default)]
-    pub ensemble: Option<EnsembleSpec>,
+    pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     #[serde(default)]
     pub study: StudySpec,
+    /// Where the config came from, for error messages.
+    #[serde(skip)]
+    pub origin: String,
     /// Directory that relative paths (CSV inputs) are resolved against.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -90,16 +95,56 @@ pub enum SystemSpec {
         q0: Vec<f64>,
         p0: Vec<f64>,
     },
+    /// H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z (see [`ContactSystemSpec`]).
+    Contact(ContactSystemSpec),
 }
 
 /// `[scheme]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchemeSpec {
-    pub family: SchemeFamily,
-    pub stages: usize,
+    pub family: MethodFamily,
+    /// Stages of a collocation scheme.
+    #[serde(default)]
+    pub stages: Option<usize>,
+    /// The composition of a splitting scheme (`harbor splitting --list`).
+    #[serde(default)]
+    pub composition: Option<String>,
     pub h: f64,
     pub t_end: f64,
+}
+
+/// `scheme.family`: a collocation family (linear PH) or a contact method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MethodFamily {
+    Gauss,
+    LobattoIiia,
+    LobattoPair,
+    /// A composition of the Strang splitting (contact systems).
+    Splitting,
+    /// The second-order Herglotz variational integrator (contact systems).
+    Herglotz,
+}
+
+impl MethodFamily {
+    /// The collocation family, if this is one.
+    pub fn collocation(self) -> Option<SchemeFamily> {
+        match self {
+            MethodFamily::Gauss => Some(SchemeFamily::Gauss),
+            MethodFamily::LobattoIiia => Some(SchemeFamily::LobattoIiia),
+            MethodFamily::LobattoPair => Some(SchemeFamily::LobattoPair),
+            MethodFamily::Splitting | MethodFamily::Herglotz => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodFamily::Splitting => "splitting",
+            MethodFamily::Herglotz => "herglotz",
+            other => other.collocation().map_or("", SchemeFamily::name),
+        }
+    }
 }
 
 /// `[output]`.
@@ -209,22 +254,114 @@ impl Config {
             let (path, value) = parse_override(text)?;
             apply_override(&mut table, &path, value)?;
         }
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            // toml appends "in `path`" on a second line; the path is already in front.
-            let inner = inner.lines().next().unwrap_or_default().trim();
-            config_error(if path == "." {
-                inner.to_string()
-            } else {
-                format!("{path}: {inner}")
-            })
-        })
+        let mut config: Config = deserialize_section(toml::Value::Table(table), "", origin)?;
+        config.origin = origin.to_string();
+        Ok(config)
     }
 
-    /// The system and initial state described by `[system]`.
+    /// `[ensemble]` as the family's spec type `T`.
+    fn ensemble_spec<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>> {
+        self.ensemble
+            .as_ref()
+            .map(|table| {
+                deserialize_section(toml::Value::Table(table.clone()), "ensemble", &self.origin)
+            })
+            .transpose()
+    }
+
+    /// The linear-PH system and initial state described by `[system]`.
     pub fn member(&self) -> Result<Member> {
         build_member("system", &self.system)
+    }
+
+    /// The stages of the configured collocation scheme.
+    fn collocation(&self) -> Result<(SchemeFamily, usize)> {
+        let family = self.scheme.family.collocation().ok_or_else(|| {
+            Error::invalid(
+                "scheme.family",
+                format!(
+                    "{} integrates contact systems; a {} system takes gauss, lobatto-iiia or lobatto-pair",
+                    self.scheme.family.name(),
+                    self.system.kind()
+                ),
+            )
+        })?;
+        if self.scheme.composition.is_some() {
+            return Err(Error::invalid(
+                "scheme.composition",
+                format!("applies to splitting schemes, not {}", family.name()),
+            ));
+        }
+        let stages = self.scheme.stages.ok_or_else(|| {
+            Error::invalid(
+                "scheme.stages",
+                format!("is required for {}", family.name()),
+            )
+        })?;
+        Ok((family, stages))
+    }
+
+    /// The contact plan of a `kind = "contact"` system.
+    pub fn contact_plan(&self) -> Result<ContactPlan> {
+        let SystemSpec::Contact(spec) = &self.system else {
+            return Err(Error::invalid(
+                "system.kind",
+                format!("is {}, not contact", self.system.kind()),
+            ));
+        };
+        if self.scheme.stages.is_some() {
+            return Err(Error::invalid(
+                "scheme.stages",
+                "applies to collocation schemes; contact schemes take scheme.composition",
+            ));
+        }
+        if !self.input.is_empty() {
+            return Err(Error::invalid(
+                "input",
+                "contact systems have no input ports; time dependence goes into system.potential (forcing) and system.damping",
+            ));
+        }
+        let method = match self.scheme.family {
+            MethodFamily::Splitting => {
+                let name = self.scheme.composition.as_deref().ok_or_else(|| {
+                    Error::invalid(
+                        "scheme.composition",
+                        format!(
+                            "is required for splitting; available: {}",
+                            Composition::names().join(", ")
+                        ),
+                    )
+                })?;
+                ContactMethod::Splitting(Composition::by_name(name)?)
+            }
+            MethodFamily::Herglotz => {
+                if self.scheme.composition.is_some() {
+                    return Err(Error::invalid(
+                        "scheme.composition",
+                        "applies to splitting schemes, not herglotz",
+                    ));
+                }
+                ContactMethod::Herglotz
+            }
+            other => {
+                return Err(Error::invalid(
+                    "scheme.family",
+                    format!(
+                        "{} is a collocation scheme for linear-ph and mechanical systems; contact systems take splitting or herglotz",
+                        other.name()
+                    ),
+                ));
+            }
+        };
+        let nominal = build_contact_member("system", spec, &self.base_dir)?;
+        ContactPlan::new(
+            method,
+            self.scheme.h,
+            self.scheme.t_end,
+            nominal,
+            self.ensemble_spec()?,
+            self.output.every,
+        )
     }
 
     /// The input signals, validated.
@@ -241,13 +378,13 @@ impl Config {
     pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<LinearPhPlan> {
         let scheme = Scheme::new(family, stages)?;
         let nominal = self.member()?;
-        if let Some(spec) = &self.ensemble {
+        if let Some(spec) = self.ensemble_spec::<EnsembleSpec>()? {
             let split = if scheme.is_partitioned() {
                 Some(nominal.system.canonical_split("system")?)
             } else {
                 None
             };
-            let drawn = DrawnEnsemble::new(nominal, spec.clone(), split)?;
+            let drawn = DrawnEnsemble::new(nominal, spec, split)?;
             return LinearPhPlan::new(
                 scheme,
                 h,
@@ -269,18 +406,65 @@ impl Config {
 
     /// The plan of the configured family, exactly as configured.
     pub fn run_plan(&self) -> Result<RunPlan> {
-        Ok(RunPlan::LinearPh(self.plan()?))
+        Ok(match self.system {
+            SystemSpec::Contact(_) => RunPlan::Contact(Box::new(self.contact_plan()?)),
+            _ => RunPlan::LinearPh(Box::new(self.plan()?)),
+        })
     }
 
     /// The linear-PH plan exactly as configured.
     pub fn plan(&self) -> Result<LinearPhPlan> {
-        self.plan_with(self.scheme.family, self.scheme.stages, self.scheme.h)
+        let (family, stages) = self.collocation()?;
+        self.plan_with(family, stages, self.scheme.h)
     }
 }
 
-/// Validates the system spec into a member (system + initial state).
+impl SystemSpec {
+    /// The `kind` as written in configs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SystemSpec::LinearPh { .. } => "linear-ph",
+            SystemSpec::Mechanical { .. } => "mechanical",
+            SystemSpec::Contact(_) => "contact",
+        }
+    }
+}
+
+/// Deserializes `value` as `T`, naming the dotted path of a bad value under `prefix`.
+fn deserialize_section<T: serde::de::DeserializeOwned>(
+    value: toml::Value,
+    prefix: &str,
+    origin: &str,
+) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // toml appends "in `path`" on a second line; the path is already in front.
+        let inner = inner.lines().next().unwrap_or_default().trim();
+        let path = match (prefix.is_empty(), path == ".") {
+            (true, true) => String::new(),
+            (true, false) => path,
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}.{path}"),
+        };
+        Error::Config {
+            path: origin.to_string(),
+            message: if path.is_empty() {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            },
+        }
+    })
+}
+
+/// Validates a linear-PH or mechanical system spec into a member (system + initial state).
 pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
     match spec {
+        SystemSpec::Contact(_) => Err(Error::invalid(
+            format!("{prefix}.kind"),
+            "is contact; this needs a linear-ph or mechanical system",
+        )),
         SystemSpec::LinearPh { j, r, q, b, x0 } => {
             let n = x0.len();
             if n == 0 {

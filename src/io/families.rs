@@ -4,13 +4,15 @@
 //! family adds a variant and its arm here, nothing else.
 
 use crate::kernels::Family;
-use crate::plan::LinearPhPlan;
+use crate::plan::{ContactPlan, LinearPhPlan};
 
 /// The plan of any registered family.
 #[derive(Debug, Clone)]
 pub enum RunPlan {
     /// `linear-ph` and `mechanical` systems under collocation.
-    LinearPh(LinearPhPlan),
+    LinearPh(Box<LinearPhPlan>),
+    /// `contact` systems under splitting or Herglotz.
+    Contact(Box<ContactPlan>),
 }
 
 /// Code that runs on any family: `visit` is called with the concrete plan.
@@ -23,7 +25,8 @@ impl RunPlan {
     /// Calls `visitor` with the concrete family.
     pub fn visit<V: FamilyVisitor>(&self, visitor: V) -> V::Output {
         match self {
-            RunPlan::LinearPh(plan) => visitor.visit(plan),
+            RunPlan::LinearPh(plan) => visitor.visit(plan.as_ref()),
+            RunPlan::Contact(plan) => visitor.visit(plan.as_ref()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Configuration in, result files and plots out.
 
 pub mod config;
+pub mod contact_spec;
 pub mod families;
 pub mod npy_stream;
 pub mod output;

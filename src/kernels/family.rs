@@ -25,14 +25,15 @@ pub struct KernelSource {
     pub body: &'static str,
     /// Specialisation constants, prepended as `const NAME: u32 = value;`.
     pub constants: Vec<(&'static str, u32)>,
+    // Each layout below is prepended as its generated `<PREFIX>_<FIELD>` constants.
     /// Per-member state that persists across dispatches (read-write, structure-of-arrays).
     pub state: Layout,
     /// One record slot (written at record points, read back after each dispatch).
     pub record: Layout,
     /// Run-wide reals in the `constants` buffer (h, method coefficients).
     pub constants_layout: Layout,
-    /// Reals of the read-only `params` buffer per member.
-    pub param_entries: usize,
+    /// Per-member parameters (the read-only `params` buffer).
+    pub params: Layout,
     /// Members per workgroup: the workgroup size when one invocation runs a member, 1 when
     /// the whole workgroup cooperates on one member.
     pub members_per_workgroup: u32,

@@ -63,6 +63,17 @@ impl LinearPhShape {
             + self.states * self.states
     }
 
+    /// Δ (n·p), Y (sm·p), W (s·r·p), Q (n·n); the per-invocation kernel reads them
+    /// structure-of-arrays, the cooperative kernel member-major (see [`pack_operators`]).
+    pub fn param_layout(&self) -> Layout {
+        let (p, sm) = (self.width(), self.stages * self.inputs);
+        Layout::new("PARAM")
+            .field("delta", self.states * p)
+            .field("output", sm * p)
+            .field("dissipation", self.stages * self.rank * p)
+            .field("q", self.states * self.states)
+    }
+
     /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual.
     pub fn state_layout(&self) -> Layout {
         Layout::new("STATE")
@@ -134,7 +145,7 @@ impl LinearPhShape {
             state: self.state_layout(),
             record: self.record_layout(),
             constants_layout: Layout::new("CONST").field("h", 1),
-            param_entries: self.operator_entries(),
+            params: self.param_layout(),
             members_per_workgroup: if self.cooperative { 1 } else { WORKGROUP_SIZE },
             loop_iterations_per_step: self.loop_iterations_per_step(),
             flops_per_step: self.flops_per_step(),

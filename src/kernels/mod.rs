@@ -3,9 +3,11 @@
 //! backends run.
 
 pub mod abi;
+pub mod contact;
 pub mod family;
 pub mod layout;
 pub mod linear_ph;
+pub mod math;
 pub mod precision;
 pub mod wgsl;
 

@@ -14,8 +14,8 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 /// A shared WGSL module by name; `math` follows the precision.
 fn shared_module(name: &str, precision: Precision) -> Option<&'static str> {
-    let _ = precision;
     Some(match name {
+        "math" => super::math::wgsl_library(precision),
         "compensated" => include_str!("../../shaders/shared/compensated.wgsl"),
         "records" => include_str!("../../shaders/shared/records.wgsl"),
         "linear_ph_energy" => include_str!("../../shaders/shared/linear_ph_energy.wgsl"),
@@ -74,7 +74,12 @@ pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
     for (name, value) in &kernel.constants {
         out.push_str(&format!("const {name}: u32 = {value}u;\n"));
     }
-    for layout in [&kernel.state, &kernel.record, &kernel.constants_layout] {
+    for layout in [
+        &kernel.params,
+        &kernel.state,
+        &kernel.record,
+        &kernel.constants_layout,
+    ] {
         out.push_str(&layout.wgsl());
     }
     out.push_str(&wgsl_bindings());

@@ -3,12 +3,14 @@
 //! its plan here; backends execute any of them through [`crate::kernels::Family`], and
 //! nothing here needs an adapter.
 
+pub mod contact;
 pub mod ensemble;
 pub mod grid;
 pub mod linear_ph;
 pub mod record;
 pub mod stream;
 
+pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{DrawnEnsemble, Ensemble, EnsembleSpec};
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};

@@ -2,5 +2,6 @@
 //! discrete schemes are measured.
 
 pub mod linear_flow;
+pub mod ode;
 
 pub use linear_flow::LinearFlow;

@@ -1,12 +1,16 @@
 //! The host planner's coefficient tables: collocation Butcher tables with the mass matrix of
-//! their Lagrange basis, and the partitioned Lobatto pair.
+//! their Lagrange basis, the partitioned Lobatto pair, and the composition coefficients of
+//! splitting methods.
 
+pub mod bch;
 pub mod collocation;
 pub mod double_double;
 pub mod partitioned;
 pub mod polynomial;
 pub mod scheme;
+pub mod splitting;
 
 pub use collocation::{Family, Tableau};
 pub use partitioned::LobattoPair;
 pub use scheme::{Scheme, SchemeFamily};
+pub use splitting::Composition;

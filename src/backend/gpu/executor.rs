@@ -77,7 +77,8 @@ pub fn chunking(
     let size = precision.size() as u64;
     let record_entries = kernel.record.entries().max(1);
     let widest = kernel
-        .param_entries
+        .params
+        .entries()
         .max(kernel.state.entries())
         .max(record_entries) as u64
         * size;

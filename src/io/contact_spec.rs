@@ -1,0 +1,144 @@
+//! The `[system]` of a contact run (`kind = "contact"`) and its translation into a
+//! validated [`ContactMember`].
+//!
+//! ```toml
+//! [system]
+//! kind = "contact"
+//! x0 = [0.5]
+//! p0 = [0.5]
+//! z0 = 0.0                         # optional, 0
+//! kinetic = [[1.0]]                # P of A(p) = ½ pᵀ P p, SPD; optional, identity
+//! potential = [                    # B(t, x), a sum of terms, at most one of each kind
+//!   { kind = "harmonic", K = [[1.0]] },          # ½ xᵀ K x
+//!   { kind = "quartic", beta = 1.0 },            # (β/4) Σ x_i⁴
+//!   { kind = "pendulum", omega = 1.0 },          # −ω² Σ cos x_i
+//!   { kind = "forcing", amplitude = [0.3], signal = { kind = "cosine", frequency = 0.2 } },
+//!   { kind = "kepler", gamma = 1.0 },            # −γ/|x|
+//!   { kind = "spin-orbit", epsilon = 0.1, eccentricity = 0.1 },
+//! ]
+//! damping = { kind = "constant", alpha = 0.1 }  # or "signal" (alpha, signal), "tidal"
+//!                                               # (eta, eccentricity); optional, none
+//! ```
+
+use std::path::Path;
+
+use nalgebra::{DMatrix, DVector};
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::model::input::SignalSpec;
+use crate::model::validate::{matrix_from_rows, vector_from_slice};
+use crate::model::{ContactMember, ContactSystem, Damping, KeplerOrbit, Potential, Signal};
+
+type Rows = Vec<Vec<f64>>;
+
+/// `[system]` with `kind = "contact"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSystemSpec {
+    pub x0: Vec<f64>,
+    pub p0: Vec<f64>,
+    #[serde(default)]
+    pub z0: f64,
+    #[serde(default)]
+    pub kinetic: Option<Rows>,
+    #[serde(default)]
+    pub potential: Vec<PotentialSpec>,
+    #[serde(default)]
+    pub damping: Option<DampingSpec>,
+}
+
+/// One term of B(t, x).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PotentialSpec {
+    Harmonic {
+        #[serde(rename = "K")]
+        k: Rows,
+    },
+    Quartic {
+        beta: f64,
+    },
+    Pendulum {
+        omega: f64,
+    },
+    Forcing {
+        amplitude: Vec<f64>,
+        signal: SignalSpec,
+    },
+    Kepler {
+        gamma: f64,
+    },
+    SpinOrbit {
+        epsilon: f64,
+        eccentricity: f64,
+    },
+}
+
+/// C(t).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum DampingSpec {
+    Constant { alpha: f64 },
+    Signal { alpha: f64, signal: SignalSpec },
+    Tidal { eta: f64, eccentricity: f64 },
+}
+
+/// Validates the spec into a member; `prefix` names it in errors.
+pub fn build_contact_member(
+    prefix: &str,
+    spec: &ContactSystemSpec,
+    base_dir: &Path,
+) -> Result<ContactMember> {
+    let n = spec.x0.len();
+    if n == 0 {
+        return Err(Error::invalid(
+            format!("{prefix}.x0"),
+            "must have at least one entry",
+        ));
+    }
+    let why = format!("n = {n} from {prefix}.x0");
+    let x0 = vector_from_slice(&format!("{prefix}.x0"), &spec.x0, n, &why)?;
+    let p0 = vector_from_slice(&format!("{prefix}.p0"), &spec.p0, n, &why)?;
+    let kinetic = match &spec.kinetic {
+        Some(rows) => matrix_from_rows(&format!("{prefix}.kinetic"), rows, n, n, &why)?,
+        None => DMatrix::identity(n, n),
+    };
+    let mut potential = Vec::with_capacity(spec.potential.len());
+    for (index, term) in spec.potential.iter().enumerate() {
+        let field = |name: &str| format!("{prefix}.potential[{index}].{name}");
+        potential.push(match term {
+            PotentialSpec::Harmonic { k } => Potential::Harmonic {
+                k: matrix_from_rows(&field("K"), k, n, n, &why)?,
+            },
+            PotentialSpec::Quartic { beta } => Potential::Quartic { beta: *beta },
+            PotentialSpec::Pendulum { omega } => Potential::Pendulum { omega: *omega },
+            PotentialSpec::Forcing { amplitude, signal } => Potential::Forcing {
+                amplitude: DVector::from_column_slice(amplitude),
+                signal: Signal::from_spec(&field("signal"), signal, base_dir)?,
+            },
+            PotentialSpec::Kepler { gamma } => Potential::Kepler { gamma: *gamma },
+            PotentialSpec::SpinOrbit {
+                epsilon,
+                eccentricity,
+            } => Potential::SpinOrbit {
+                epsilon: *epsilon,
+                orbit: KeplerOrbit::new(&field("eccentricity"), *eccentricity)?,
+            },
+        });
+    }
+    let damping = match &spec.damping {
+        None => Damping::None,
+        Some(DampingSpec::Constant { alpha }) => Damping::Constant { alpha: *alpha },
+        Some(DampingSpec::Signal { alpha, signal }) => Damping::Signal {
+            alpha: *alpha,
+            signal: Signal::from_spec(&format!("{prefix}.damping.signal"), signal, base_dir)?,
+        },
+        Some(DampingSpec::Tidal { eta, eccentricity }) => Damping::Tidal {
+            eta: *eta,
+            orbit: KeplerOrbit::new(&format!("{prefix}.damping.eccentricity"), *eccentricity)?,
+        },
+    };
+    let system = ContactSystem::new(prefix, kinetic, potential, damping)?;
+    ContactMember::new(prefix, system, x0, p0, spec.z0)
+}

@@ -1,0 +1,611 @@
+//! The contact family: H = ½ pᵀ P p + B(t, x) + C(t) z integrated by a composition of the
+//! Strang splitting of its exact flows, or by the Herglotz variational integrator
+//! (`method::contact_flows` states and derives both).
+//!
+//! Kernel: `shaders/contact_step.wgsl`, one invocation per member (n ≤ 32); its CPU twin is
+//! [`contact_step`], the same operations in the same order on one member's parameters in
+//! the layout order, with the same f64 transcendental functions ([`super::math`]). The
+//! reference path is `method::contact_flows` on the model itself (std's functions, time
+//! functions evaluated directly).
+//!
+//! Parameters per member (layout `PARAM`, fields of length 0 when the term is absent):
+//! P (n·n) | K (n·n) | β | ω | γ | ε | forcing amplitudes (F·n, the tidal one last) | α.
+//! The shared stream holds per step and per sub-step time point the F forcing signals,
+//! c(t) of the damping, and (a/r)³ cos 2f, (a/r)³ sin 2f of the spin–orbit term.
+
+use super::family::{CpuPath, Family, KernelChunk, KernelSource};
+use super::layout::{Layout, MemberView};
+use super::math::{math_cos, math_exp, math_sin};
+use super::wgsl::WORKGROUP_SIZE;
+use crate::error::{Error, Result};
+use crate::method::contact_flows;
+use crate::model::contact::{ContactMember, Damping, Potential, TimeChannels};
+use crate::plan::{ContactMethod, ContactPlan, MemberResult, RecordSpec, SharedStream, StepGrid};
+
+/// The kernel.
+pub const CONTACT_STEP: &str = include_str!("../../shaders/contact_step.wgsl");
+
+/// Largest n of the kernel (private arrays of n reals).
+pub const MAX_DOF: usize = 32;
+
+/// What a contact kernel variant is specialised for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactShape {
+    pub dof: usize,
+    pub harmonic: bool,
+    pub quartic: bool,
+    pub pendulum: bool,
+    pub kepler: bool,
+    pub time: TimeChannels,
+    /// Stages of the composition (1 for Herglotz).
+    pub stages: usize,
+    pub herglotz: bool,
+}
+
+impl ContactShape {
+    /// The shape of `plan`'s members (they share their terms).
+    pub fn of(plan: &ContactPlan) -> Self {
+        let system = &plan.nominal.system;
+        let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
+        let (stages, herglotz) = match &plan.method {
+            ContactMethod::Splitting(c) => (c.stages(), false),
+            ContactMethod::Herglotz => (1, true),
+        };
+        ContactShape {
+            dof: system.dof(),
+            harmonic: has("harmonic"),
+            quartic: has("quartic"),
+            pendulum: has("pendulum"),
+            kepler: has("kepler"),
+            time: plan.time_channels,
+            stages,
+            herglotz,
+        }
+    }
+
+    /// The per-member parameters.
+    pub fn param_layout(&self) -> Layout {
+        let n = self.dof;
+        let flag = |on: bool| usize::from(on);
+        Layout::new("PARAM")
+            .field("kinetic", n * n)
+            .field("harmonic", flag(self.harmonic) * n * n)
+            .field("quartic", flag(self.quartic))
+            .field("pendulum", flag(self.pendulum))
+            .field("kepler", flag(self.kepler))
+            .field("spin_orbit", flag(self.time.spin_orbit))
+            .field("forcing", self.time.forcings * n)
+            .field("damping", flag(self.time.damping))
+    }
+
+    /// x, p, z.
+    pub fn state_layout(&self) -> Layout {
+        Layout::new("STATE")
+            .field("x", self.dof)
+            .field("p", self.dof)
+            .field("z", 1)
+    }
+
+    /// x, p, z and H after the step.
+    pub fn record_layout(&self) -> Layout {
+        Layout::new("RECORD")
+            .field("x", self.dof)
+            .field("p", self.dof)
+            .field("z", 1)
+            .field("hamiltonian", 1)
+    }
+
+    /// h and the composition's γ_i.
+    pub fn constants_layout(&self) -> Layout {
+        Layout::new("CONST")
+            .field("h", 1)
+            .field("gamma", self.stages)
+    }
+
+    /// Stream sample points per step.
+    pub fn points(&self) -> usize {
+        if self.herglotz { 3 } else { self.stages + 1 }
+    }
+
+    /// Evaluations of (B, ∇B) per step.
+    fn potential_evaluations(&self) -> usize {
+        if self.herglotz { 2 } else { 2 * self.stages }
+    }
+
+    /// Floating-point operations per member-step, counted from the kernel (transcendental
+    /// functions counted as 30).
+    pub fn flops_per_step(&self) -> usize {
+        let n = self.dof;
+        let mut potential = 0;
+        if self.harmonic {
+            potential += 2 * n * n + 4 * n;
+        }
+        if self.quartic {
+            potential += 6 * n;
+        }
+        if self.pendulum {
+            potential += 65 * n;
+        }
+        potential += self.time.forcings * 5 * n;
+        if self.kepler {
+            potential += 3 * n + 40;
+        }
+        if self.time.spin_orbit {
+            potential += 70 * n;
+        }
+        let flow_a = 2 * n * n + 4 * n + 4;
+        let flow_c = 2 * n + 35;
+        self.potential_evaluations() * (potential + 2 * n + 2)
+            + if self.herglotz {
+                flow_a + 10 * n + 12
+            } else {
+                self.stages * (flow_a + 2 * flow_c)
+            }
+    }
+
+    /// Loop iterations per step, an upper bound counted from the kernel's loops.
+    pub fn loop_iterations_per_step(&self) -> usize {
+        let n = self.dof;
+        let potential = n + 2 * n * n + 3 * n + self.time.forcings * (n + 1) + 2 * n + 2;
+        let flows = n * n + 2 * n + 2 * n + 2;
+        self.potential_evaluations() * potential + self.stages * (flows + 1) + 4 * n + 4
+    }
+
+    /// The kernel variant of this shape.
+    pub fn kernel(&self) -> KernelSource {
+        let time = self.time;
+        KernelSource {
+            name: "contact_step",
+            body: CONTACT_STEP,
+            constants: vec![
+                ("N", self.dof as u32),
+                ("STAGES", self.stages as u32),
+                ("HERGLOTZ", u32::from(self.herglotz)),
+                ("POINTS", self.points() as u32),
+                ("TIME_CHANNELS", time.count().max(1) as u32),
+                ("FORCINGS", time.forcings as u32),
+                ("STREAM_DAMPING", time.forcings as u32),
+                (
+                    "STREAM_SPIN",
+                    (time.forcings + usize::from(time.damping)) as u32,
+                ),
+            ],
+            state: self.state_layout(),
+            record: self.record_layout(),
+            constants_layout: self.constants_layout(),
+            params: self.param_layout(),
+            members_per_workgroup: WORKGROUP_SIZE,
+            loop_iterations_per_step: self.loop_iterations_per_step(),
+            flops_per_step: self.flops_per_step(),
+        }
+    }
+
+    /// One member's parameters in the layout order.
+    pub fn params(&self, member: &ContactMember) -> Vec<f64> {
+        let system = &member.system;
+        let n = self.dof;
+        let mut values = Vec::with_capacity(self.param_layout().entries());
+        values.extend((0..n * n).map(|e| system.kinetic[(e / n, e % n)]));
+        let term = |kind: &str| system.potential.iter().find(|t| t.kind() == kind);
+        if let Some(Potential::Harmonic { k }) = term("harmonic") {
+            values.extend((0..n * n).map(|e| k[(e / n, e % n)]));
+        }
+        if let Some(Potential::Quartic { beta }) = term("quartic") {
+            values.push(*beta);
+        }
+        if let Some(Potential::Pendulum { omega }) = term("pendulum") {
+            values.push(*omega);
+        }
+        if let Some(Potential::Kepler { gamma }) = term("kepler") {
+            values.push(*gamma);
+        }
+        if let Some(Potential::SpinOrbit { epsilon, .. }) = term("spin-orbit") {
+            values.push(*epsilon);
+        }
+        for t in &system.potential {
+            if let Potential::Forcing { amplitude, .. } = t {
+                values.extend(amplitude.iter());
+            }
+        }
+        if let Damping::Tidal { eta, .. } = system.damping {
+            values.extend(std::iter::repeat_n(eta, n));
+        }
+        if self.time.damping {
+            values.push(system.damping_coefficient());
+        }
+        values
+    }
+}
+
+/// The twin's view of one member: its parameters and the kernel's offsets.
+struct Twin<'a> {
+    shape: &'a ContactShape,
+    layout: Layout,
+    params: &'a [f64],
+    gamma: &'a [f64],
+    h: f64,
+}
+
+// The twin keeps the kernel's indexed loops, so that both evaluate in the same order.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "same loop shape as contact_step.wgsl"
+)]
+impl Twin<'_> {
+    fn param(&self, field: &str, j: usize) -> f64 {
+        self.params[self.layout.offset(field) + j]
+    }
+
+    /// B and ∇B at stream point `point` of step values `stream`, as in `potential` of the
+    /// kernel.
+    fn potential(&self, stream: &[f64], point: usize, x: &[f64], g: &mut [f64]) -> f64 {
+        let (n, shape) = (self.shape.dof, self.shape);
+        let channels = shape.time.count();
+        let time_fn = |c: usize| stream[point * channels + c];
+        let mut value = 0.0;
+        g.iter_mut().for_each(|v| *v = 0.0);
+        if shape.harmonic {
+            for r in 0..n {
+                let mut kx = 0.0;
+                for c in 0..n {
+                    kx += self.param("harmonic", r * n + c) * x[c];
+                }
+                g[r] += kx;
+                value += 0.5 * x[r] * kx;
+            }
+        }
+        if shape.quartic {
+            let beta = self.param("quartic", 0);
+            for r in 0..n {
+                let cube = x[r] * x[r] * x[r];
+                g[r] += beta * cube;
+                value += 0.25 * beta * cube * x[r];
+            }
+        }
+        if shape.pendulum {
+            let omega = self.param("pendulum", 0);
+            let w2 = omega * omega;
+            for r in 0..n {
+                g[r] += w2 * math_sin(x[r]);
+                value -= w2 * math_cos(x[r]);
+            }
+        }
+        for j in 0..shape.time.forcings {
+            let s = time_fn(j);
+            for r in 0..n {
+                let a = self.param("forcing", j * n + r);
+                g[r] -= s * a;
+                value -= s * a * x[r];
+            }
+        }
+        if shape.kepler {
+            let gamma = self.param("kepler", 0);
+            let mut squared = 0.0;
+            for v in x.iter().take(n) {
+                squared += v * v;
+            }
+            let radius = squared.sqrt();
+            let cube = radius * radius * radius;
+            for r in 0..n {
+                g[r] += gamma * x[r] / cube;
+            }
+            value -= gamma / radius;
+        }
+        if shape.time.spin_orbit {
+            let epsilon = self.param("spin_orbit", 0);
+            let spin = shape.time.forcings + usize::from(shape.time.damping);
+            let (ac, as_) = (time_fn(spin), time_fn(spin + 1));
+            for r in 0..n {
+                let (s2, c2) = (math_sin(2.0 * x[r]), math_cos(2.0 * x[r]));
+                g[r] += epsilon * (s2 * ac - c2 * as_);
+                value -= 0.5 * epsilon * (c2 * ac + s2 * as_);
+            }
+        }
+        value
+    }
+
+    /// C(t) at a stream point.
+    fn damping_rate(&self, stream: &[f64], point: usize) -> f64 {
+        if !self.shape.time.damping {
+            return 0.0;
+        }
+        let channels = self.shape.time.count();
+        self.param("damping", 0) * stream[point * channels + self.shape.time.forcings]
+    }
+
+    /// ½ pᵀ P p and P p.
+    fn kinetic(&self, p: &[f64], pp: &mut [f64]) -> f64 {
+        let n = self.shape.dof;
+        let mut sum = 0.0;
+        for r in 0..n {
+            let mut acc = 0.0;
+            for c in 0..n {
+                acc += self.param("kinetic", r * n + c) * p[c];
+            }
+            pp[r] = acc;
+            sum += p[r] * acc;
+        }
+        0.5 * sum
+    }
+
+    fn hamiltonian(&self, stream: &[f64], point: usize, y: &[f64]) -> f64 {
+        let n = self.shape.dof;
+        let (mut g, mut pp) = (vec![0.0; n], vec![0.0; n]);
+        let a = self.kinetic(&y[n..2 * n], &mut pp);
+        let b = self.potential(stream, point, &y[..n], &mut g);
+        a + b + self.damping_rate(stream, point) * y[2 * n]
+    }
+}
+
+/// The CPU twin of the kernel: one step of the plan's method on y = [x; p; z], from the
+/// step's stream values.
+fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64]) {
+    let n = twin.shape.dof;
+    let (mut g, mut pp) = (vec![0.0; n], vec![0.0; n]);
+    let h = twin.h;
+    if twin.shape.herglotz {
+        let cm = 0.5 * h * twin.damping_rate(stream, 1);
+        let b0 = twin.potential(stream, 0, &y[..n], &mut g);
+        let w: Vec<f64> = (0..n)
+            .map(|r| (1.0 - cm) * y[n + r] - 0.5 * h * g[r])
+            .collect();
+        let wpw = twin.kinetic(&w, &mut pp) * 2.0;
+        for r in 0..n {
+            y[r] += h * pp[r];
+        }
+        let b1 = twin.potential(stream, 2, &y[..n], &mut g);
+        for r in 0..n {
+            y[n + r] = (w[r] - 0.5 * h * g[r]) / (1.0 + cm);
+        }
+        y[2 * n] = ((1.0 - cm) * y[2 * n] + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + cm);
+        return;
+    }
+    for stage in 0..twin.shape.stages {
+        let tau = h * twin.gamma[stage];
+        for (point, half) in [(stage, true), (stage + 1, false)] {
+            if half {
+                // φ_C(τ/2) then φ_B(τ/2) at the stage's start.
+                let decay = math_exp(-twin.damping_rate(stream, point) * (0.5 * tau));
+                for v in &mut y[n..] {
+                    *v *= decay;
+                }
+                let b = twin.potential(stream, point, &y[..n], &mut g);
+                for r in 0..n {
+                    y[n + r] -= 0.5 * tau * g[r];
+                }
+                y[2 * n] -= 0.5 * tau * b;
+                // φ_A(τ).
+                let a = twin.kinetic(&y[n..2 * n], &mut pp);
+                for r in 0..n {
+                    y[r] += tau * pp[r];
+                }
+                y[2 * n] += tau * a;
+            } else {
+                // φ_B(τ/2) then φ_C(τ/2) at the stage's end.
+                let b = twin.potential(stream, point, &y[..n], &mut g);
+                for r in 0..n {
+                    y[n + r] -= 0.5 * tau * g[r];
+                }
+                y[2 * n] -= 0.5 * tau * b;
+                let decay = math_exp(-twin.damping_rate(stream, point) * (0.5 * tau));
+                for v in &mut y[n..] {
+                    *v *= decay;
+                }
+            }
+        }
+    }
+}
+
+/// Integrates one member through the grid with `step(k, y)`, recording [x, p, z] samples
+/// and H(t, y) by `energy(k, y)` (k: steps done), with H at the start and the end as totals.
+fn record_member(
+    grid: &StepGrid,
+    spec: &RecordSpec,
+    y0: Vec<f64>,
+    h0: f64,
+    mut step: impl FnMut(usize, &mut [f64]),
+    energy: impl Fn(usize, &[f64]) -> f64,
+) -> MemberResult {
+    let mut y = y0;
+    let mut result = MemberResult::with_capacity(spec, grid.records());
+    result.trajectory.extend_from_slice(&y);
+    result.channels[0].push(h0);
+    let mut last = h0;
+    let record_points = grid.record_points();
+    let mut next = record_points.iter().copied().peekable();
+    for k in 0..grid.steps {
+        step(k, &mut y);
+        if next.peek() == Some(&(k + 1)) {
+            next.next();
+            result.trajectory.extend_from_slice(&y);
+            last = energy(k + 1, &y);
+            result.channels[0].push(last);
+        }
+    }
+    result.final_state = y;
+    result.totals = vec![h0, last];
+    result
+}
+
+impl ContactPlan {
+    fn check_gpu(&self) -> Result<()> {
+        let n = self.dof();
+        if n > MAX_DOF {
+            return Err(Error::invalid(
+                "system",
+                format!(
+                    "n = {n} degrees of freedom exceed the contact kernel's limit of {MAX_DOF}; use --backend cpu"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn gammas(&self) -> Vec<f64> {
+        match &self.method {
+            ContactMethod::Splitting(c) => c.coefficients.clone(),
+            ContactMethod::Herglotz => vec![1.0],
+        }
+    }
+}
+
+impl Family for ContactPlan {
+    type Member = ContactMember;
+
+    fn name(&self) -> &'static str {
+        "contact"
+    }
+
+    fn method_label(&self) -> String {
+        self.method.label()
+    }
+
+    fn grid(&self) -> &StepGrid {
+        &self.grid
+    }
+
+    fn member_count(&self) -> usize {
+        self.len()
+    }
+
+    fn member(&self, index: usize) -> Result<ContactMember> {
+        ContactPlan::member(self, index)
+    }
+
+    fn record_spec(&self) -> &RecordSpec {
+        self.record_spec()
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut scheme = serde_json::json!({
+            "label": self.method.label(),
+            "family": match self.method {
+                ContactMethod::Splitting(_) => "splitting",
+                ContactMethod::Herglotz => "herglotz",
+            },
+            "order": self.method.order(),
+        });
+        if let ContactMethod::Splitting(c) = &self.method {
+            scheme["composition"] = serde_json::json!(c.name);
+            scheme["stages"] = serde_json::json!(c.stages());
+        }
+        let mut map = serde_json::Map::new();
+        map.insert("scheme".into(), scheme);
+        map.insert("dof".into(), serde_json::json!(self.dof()));
+        map.insert(
+            "state".into(),
+            serde_json::json!("[x (n), p (n), z] per sample and in final_state"),
+        );
+        map
+    }
+
+    fn record_start(&self, member: &ContactMember, out: &mut MemberResult) {
+        let y = member.initial_state();
+        let n = self.dof();
+        out.trajectory.extend_from_slice(&y);
+        out.channels[0].push(
+            member
+                .system
+                .hamiltonian(0.0, &y[..n], &y[n..2 * n], y[2 * n]),
+        );
+    }
+
+    fn integrate(&self, member: &ContactMember, path: CpuPath) -> Result<MemberResult> {
+        let n = self.dof();
+        let y0 = member.initial_state();
+        let system = &member.system;
+        let h0 = system.hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
+        let h = self.grid.h;
+        Ok(match path {
+            CpuPath::Reference => {
+                let mut gradient = vec![0.0; n];
+                record_member(
+                    &self.grid,
+                    self.record_spec(),
+                    y0,
+                    h0,
+                    |k, y| {
+                        contact_flows::step(&self.method, system, k as f64 * h, h, y, &mut gradient)
+                    },
+                    |k, y| system.hamiltonian(k as f64 * h, &y[..n], &y[n..2 * n], y[2 * n]),
+                )
+            }
+            CpuPath::Twin => {
+                let shape = ContactShape::of(self);
+                let params = shape.params(member);
+                let gamma = self.gammas();
+                let twin = Twin {
+                    shape: &shape,
+                    layout: shape.param_layout(),
+                    params: &params,
+                    gamma: &gamma,
+                    h,
+                };
+                let last = shape.points() - 1;
+                record_member(
+                    &self.grid,
+                    self.record_spec(),
+                    y0,
+                    h0,
+                    |k, y| contact_step(&twin, self.stream.step(k), y),
+                    |k, y| twin.hamiltonian(self.stream.step(k - 1), last, y),
+                )
+            }
+        })
+    }
+
+    fn kernel_bound(&self) -> Result<KernelSource> {
+        self.check_gpu()?;
+        Ok(ContactShape::of(self).kernel())
+    }
+
+    fn kernel_chunk(&self, members: &[ContactMember]) -> Result<KernelChunk> {
+        self.check_gpu()?;
+        let shape = ContactShape::of(self);
+        let kernel = shape.kernel();
+        let per_member: Vec<Vec<f64>> = members.iter().map(|m| shape.params(m)).collect();
+        let layout = shape.param_layout();
+        let params = layout.pack(members.len(), |i, field, out| {
+            let offset = layout.offset(field);
+            out.copy_from_slice(&per_member[i][offset..offset + out.len()]);
+        });
+        let state = kernel
+            .state
+            .pack(members.len(), |i, field, out| match field {
+                "x" => out.copy_from_slice(members[i].x0.as_slice()),
+                "p" => out.copy_from_slice(members[i].p0.as_slice()),
+                _ => out[0] = members[i].z0,
+            });
+        Ok(KernelChunk {
+            kernel,
+            params,
+            state,
+        })
+    }
+
+    fn shared_stream(&self) -> &SharedStream {
+        &self.stream
+    }
+
+    fn constants(&self) -> Vec<f64> {
+        let mut values = vec![self.grid.h];
+        values.extend(self.gammas());
+        values
+    }
+
+    fn decode_record(&self, record: &MemberView, out: &mut MemberResult) {
+        record.extend_into("x", &mut out.trajectory);
+        record.extend_into("p", &mut out.trajectory);
+        record.extend_into("z", &mut out.trajectory);
+        out.channels[0].push(record.get("hamiltonian", 0));
+    }
+
+    fn decode_final(&self, state: &MemberView, out: &mut MemberResult) {
+        out.final_state.clear();
+        state.extend_into("x", &mut out.final_state);
+        state.extend_into("p", &mut out.final_state);
+        state.extend_into("z", &mut out.final_state);
+        let channel = &out.channels[0];
+        out.totals = vec![channel[0], channel[channel.len() - 1]];
+    }
+}

@@ -1,0 +1,140 @@
+//! Reference integrators of contact systems H = A(p) + B(t, x) + C(t) z (f64, std's
+//! transcendental functions, the model's own term evaluation).
+//!
+//! The contact vector field is linear in H, so X_H = X_A + X_B + X_{Cz}, and each part is
+//! exactly integrable. From ẋ = ∂H/∂p, ṗ = −∂H/∂x − p ∂H/∂z, ż = p·∂H/∂p − H:
+//!
+//! ```text
+//!   X_A:  ẋ = ∇A(p) = P p,  ṗ = 0,       ż = p·∇A − A = ½ pᵀ P p
+//!         φ_A(τ): x ← x + τ P p,  z ← z + τ A(p)
+//!   X_B:  ẋ = 0,  ṗ = −∇B(t, x),         ż = −B(t, x)
+//!         φ_B(τ): p ← p − τ ∇B(t, x),  z ← z − τ B(t, x)
+//!   X_Cz: ẋ = 0,  ṗ = −C(t) p,           ż = −C(t) z
+//!         φ_C(τ): p ← e^{−C(t) τ} p,  z ← e^{−C(t) τ} z
+//! ```
+//!
+//! (The slides of seed 001 misprint φ_B — it moves x there — and φ_C, which they write with
+//! p − tpC and e^{Ct}.) Time is a coordinate advanced by the A part (ṫ = 1 added to X_A);
+//! φ_B and φ_C hold t frozen, so B and C are evaluated at the time reached so far. The
+//! Strang step S(τ) = φ_C(τ/2) ∘ φ_B(τ/2) ∘ φ_{A,t}(τ) ∘ φ_B(τ/2) ∘ φ_C(τ/2) is then a
+//! symmetric composition of exact flows of the autonomous extended system, hence of order
+//! 2, and a composition S(γ_s h) ∘ … ∘ S(γ_1 h) has the composition's order for
+//! time-dependent B and C too. Every flow, and so every step, is a contact transformation.
+//!
+//! The Herglotz integrator discretises Herglotz's principle ż = L(x, ẋ, z) with
+//! L = ½ ẋᵀ P⁻¹ ẋ − B(t, x) − C(t) z, using the discrete Lagrangian symmetric in the
+//! step's ends
+//!
+//! ```text
+//!   L_d(x_k, x_{k+1}, z_k, z_{k+1}) = ½ vᵀ P⁻¹ v − ½ (B(t_k, x_k) + B(t_{k+1}, x_{k+1}))
+//!                                     − C(t_{k+½}) (z_k + z_{k+1})/2,   v = (x_{k+1} − x_k)/h
+//! ```
+//!
+//! in its position–momentum form p_k = −h D₁L_d / (1 + h D₃L_d),
+//! p_{k+1} = h D₂L_d / (1 − h D₄L_d), z_{k+1} = z_k + h L_d, which is explicit here
+//! (with c = h C(t_{k+½})/2 and w = P⁻¹ v):
+//!
+//! ```text
+//!   w       = (1 − c) p_k − (h/2) ∇B(t_k, x_k)
+//!   x_{k+1} = x_k + h P w
+//!   p_{k+1} = (w − (h/2) ∇B(t_{k+1}, x_{k+1})) / (1 + c)
+//!   z_{k+1} = ((1 − c) z_k + h (½ wᵀ P w − ½ (B(t_k, x_k) + B(t_{k+1}, x_{k+1})))) / (1 + c)
+//! ```
+
+use crate::model::ContactSystem;
+use crate::plan::ContactMethod;
+
+/// The state y = [x; p; z] split into its parts.
+fn parts(y: &mut [f64]) -> (&mut [f64], &mut [f64], &mut f64) {
+    let n = (y.len() - 1) / 2;
+    let (x, rest) = y.split_at_mut(n);
+    let (p, z) = rest.split_at_mut(n);
+    (x, p, &mut z[0])
+}
+
+/// φ_A(τ): x ← x + τ P p, z ← z + τ ½ pᵀ P p.
+pub fn flow_a(system: &ContactSystem, tau: f64, y: &mut [f64]) {
+    let a = {
+        let n = (y.len() - 1) / 2;
+        system.kinetic_energy(&y[n..2 * n])
+    };
+    let (x, p, z) = parts(y);
+    let n = p.len();
+    for (r, x_r) in x.iter_mut().enumerate() {
+        let pp: f64 = (0..n).map(|c| system.kinetic[(r, c)] * p[c]).sum();
+        *x_r += tau * pp;
+    }
+    *z += tau * a;
+}
+
+/// φ_B(τ) at time t: p ← p − τ ∇B(t, x), z ← z − τ B(t, x).
+pub fn flow_b(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64], gradient: &mut [f64]) {
+    let (x, p, z) = parts(y);
+    let b = system.potential(t, x, gradient);
+    for (p_r, g) in p.iter_mut().zip(gradient.iter()) {
+        *p_r -= tau * g;
+    }
+    *z -= tau * b;
+}
+
+/// φ_C(τ) at time t: (p, z) ← e^{−C(t) τ} (p, z).
+pub fn flow_c(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64]) {
+    let decay = (-system.damping_rate(t) * tau).exp();
+    let (_, p, z) = parts(y);
+    for p_r in p.iter_mut() {
+        *p_r *= decay;
+    }
+    *z *= decay;
+}
+
+/// The Strang step S(τ) from time t (to t + τ).
+pub fn strang(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64], gradient: &mut [f64]) {
+    flow_c(system, t, 0.5 * tau, y);
+    flow_b(system, t, 0.5 * tau, y, gradient);
+    flow_a(system, tau, y);
+    flow_b(system, t + tau, 0.5 * tau, y, gradient);
+    flow_c(system, t + tau, 0.5 * tau, y);
+}
+
+/// One Herglotz step from t_k = t.
+pub fn herglotz(system: &ContactSystem, t: f64, h: f64, y: &mut [f64], gradient: &mut [f64]) {
+    let c = 0.5 * h * system.damping_rate(t + 0.5 * h);
+    let (x, p, z) = parts(y);
+    let n = x.len();
+    let b0 = system.potential(t, x, gradient);
+    let w: Vec<f64> = (0..n)
+        .map(|r| (1.0 - c) * p[r] - 0.5 * h * gradient[r])
+        .collect();
+    let mut wpw = 0.0;
+    for r in 0..n {
+        let pw: f64 = (0..n).map(|k| system.kinetic[(r, k)] * w[k]).sum();
+        x[r] += h * pw;
+        wpw += w[r] * pw;
+    }
+    let b1 = system.potential(t + h, x, gradient);
+    for r in 0..n {
+        p[r] = (w[r] - 0.5 * h * gradient[r]) / (1.0 + c);
+    }
+    *z = ((1.0 - c) * *z + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + c);
+}
+
+/// One step of `method` from t = (k offset) with step h: y ← Ψ(h) y.
+pub fn step(
+    method: &ContactMethod,
+    system: &ContactSystem,
+    t: f64,
+    h: f64,
+    y: &mut [f64],
+    gradient: &mut [f64],
+) {
+    match method {
+        ContactMethod::Splitting(composition) => {
+            let mut time = t;
+            for &g in &composition.coefficients {
+                strang(system, time, g * h, y, gradient);
+                time += g * h;
+            }
+        }
+        ContactMethod::Herglotz => herglotz(system, t, h, y, gradient),
+    }
+}

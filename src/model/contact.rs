@@ -1,0 +1,418 @@
+//! Contact Hamiltonian systems H(t, x, p, z) = A(p) + B(t, x) + C(t) z with x, p ∈ Rⁿ and
+//! z ∈ R (Vermeeren, Bravetti & Seri 2019; Bravetti, Seri, Vermeeren & Zadra 2020):
+//!
+//! ```text
+//!   ẋ = ∂H/∂p,   ṗ = −∂H/∂x − p ∂H/∂z,   ż = p·∂H/∂p − H
+//! ```
+//!
+//! - A(p) = ½ pᵀ P p with P symmetric positive definite (`kinetic`);
+//! - B(t, x) is a sum of [`Potential`] terms: harmonic ½ xᵀ K x, quartic (β/4) Σ x_i⁴
+//!   (Duffing), pendulum −ω² Σ cos x_i, forcing −s(t) aᵀ x, Kepler −γ/|x|, and the
+//!   spin–orbit gravity-gradient torque −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t));
+//! - C(t) = α c(t) ([`Damping`]): constant α, α times a signal, or the tidal (MacDonald)
+//!   torque of the spin–orbit problem, C = η (a/r)⁶, which also adds the forcing
+//!   −η (a/r)⁶ ḟ Σ x_i to B, so that ẍ = −ε (a/r)³ sin(2x − 2f) − η (a/r)⁶ (ẋ − ḟ).
+//!
+//! (a/r)(t), f(t) and ḟ(t) are those of a Keplerian orbit with mean motion 1
+//! ([`KeplerOrbit`]). Every term's time dependence goes through a few scalar functions of
+//! t shared by all members ([`ContactSystem::time_functions`]), so the planner can sample
+//! them once per sub-step for a whole ensemble.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::input::Signal;
+use super::orbit::KeplerOrbit;
+use super::validate::{check_pd, check_symmetric};
+use crate::error::{Error, Result};
+
+/// One term of B(t, x).
+#[derive(Debug, Clone)]
+pub enum Potential {
+    /// ½ xᵀ K x, K symmetric.
+    Harmonic { k: DMatrix<f64> },
+    /// (β/4) Σ x_i⁴.
+    Quartic { beta: f64 },
+    /// −ω² Σ cos x_i.
+    Pendulum { omega: f64 },
+    /// −s(t) aᵀ x: a force s(t) a.
+    Forcing {
+        amplitude: DVector<f64>,
+        signal: Signal,
+    },
+    /// −γ/|x|, γ > 0; undefined at x = 0.
+    Kepler { gamma: f64 },
+    /// −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t)).
+    SpinOrbit { epsilon: f64, orbit: KeplerOrbit },
+}
+
+impl Potential {
+    /// The term's `kind` in configs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Potential::Harmonic { .. } => "harmonic",
+            Potential::Quartic { .. } => "quartic",
+            Potential::Pendulum { .. } => "pendulum",
+            Potential::Forcing { .. } => "forcing",
+            Potential::Kepler { .. } => "kepler",
+            Potential::SpinOrbit { .. } => "spin-orbit",
+        }
+    }
+}
+
+/// C(t) of the damping term C(t) z.
+#[derive(Debug, Clone)]
+pub enum Damping {
+    /// C = 0.
+    None,
+    /// C = α.
+    Constant { alpha: f64 },
+    /// C = α s(t).
+    Signal { alpha: f64, signal: Signal },
+    /// C = η (a/r)⁶ with the tidal forcing −η (a/r)⁶ ḟ Σ x_i in B.
+    Tidal { eta: f64, orbit: KeplerOrbit },
+}
+
+/// A validated contact Hamiltonian system.
+#[derive(Debug, Clone)]
+pub struct ContactSystem {
+    /// P of A(p) = ½ pᵀ P p, symmetric positive definite.
+    pub kinetic: DMatrix<f64>,
+    pub potential: Vec<Potential>,
+    pub damping: Damping,
+}
+
+/// A member: its system and initial (x, p, z).
+#[derive(Debug, Clone)]
+pub struct ContactMember {
+    pub system: ContactSystem,
+    pub x0: DVector<f64>,
+    pub p0: DVector<f64>,
+    pub z0: f64,
+}
+
+/// Which scalar functions of t a system's time dependence goes through, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeChannels {
+    /// One per forcing term (the tidal forcing last, when present).
+    pub forcings: usize,
+    /// c(t) of C(t) = α c(t).
+    pub damping: bool,
+    /// (a/r)³ cos 2f and (a/r)³ sin 2f of the spin–orbit term.
+    pub spin_orbit: bool,
+}
+
+impl TimeChannels {
+    /// Total channel count.
+    pub fn count(&self) -> usize {
+        self.forcings + usize::from(self.damping) + 2 * usize::from(self.spin_orbit)
+    }
+}
+
+fn finite(field: &str, value: f64) -> Result<()> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            field,
+            format!("must be a finite number, got {value}"),
+        ))
+    }
+}
+
+impl ContactSystem {
+    /// Validates the terms; `prefix` names the system in errors (`system.kinetic`,
+    /// `system.potential[1].beta`, …).
+    pub fn new(
+        prefix: &str,
+        kinetic: DMatrix<f64>,
+        potential: Vec<Potential>,
+        damping: Damping,
+    ) -> Result<Self> {
+        let n = kinetic.nrows();
+        check_pd(&format!("{prefix}.kinetic"), &kinetic)?;
+        for kind in ["harmonic", "quartic", "pendulum", "kepler", "spin-orbit"] {
+            let count = potential.iter().filter(|t| t.kind() == kind).count();
+            if count > 1 {
+                return Err(Error::invalid(
+                    format!("{prefix}.potential"),
+                    format!("at most one {kind} term (add their coefficients), found {count}"),
+                ));
+            }
+        }
+        for (index, term) in potential.iter().enumerate() {
+            let field = |name: &str| format!("{prefix}.potential[{index}].{name}");
+            match term {
+                Potential::Harmonic { k } => {
+                    if k.nrows() != n || k.ncols() != n {
+                        return Err(Error::invalid(
+                            field("K"),
+                            format!(
+                                "wrong shape: expected {n}×{n}, found {}×{}",
+                                k.nrows(),
+                                k.ncols()
+                            ),
+                        ));
+                    }
+                    check_symmetric(&field("K"), k)?;
+                }
+                Potential::Quartic { beta } => finite(&field("beta"), *beta)?,
+                Potential::Pendulum { omega } => finite(&field("omega"), *omega)?,
+                Potential::Forcing { amplitude, .. } => {
+                    if amplitude.len() != n {
+                        return Err(Error::invalid(
+                            field("amplitude"),
+                            format!("has length {}, the system has n = {n}", amplitude.len()),
+                        ));
+                    }
+                    for &a in amplitude.iter() {
+                        finite(&field("amplitude"), a)?;
+                    }
+                }
+                Potential::Kepler { gamma } => {
+                    if !(gamma.is_finite() && *gamma > 0.0) {
+                        return Err(Error::invalid(
+                            field("gamma"),
+                            format!("must be a finite number > 0, got {gamma}"),
+                        ));
+                    }
+                }
+                Potential::SpinOrbit { epsilon, .. } => finite(&field("epsilon"), *epsilon)?,
+            }
+        }
+        match &damping {
+            Damping::None => {}
+            Damping::Constant { alpha } | Damping::Signal { alpha, .. } => {
+                finite(&format!("{prefix}.damping.alpha"), *alpha)?
+            }
+            Damping::Tidal { eta, .. } => finite(&format!("{prefix}.damping.eta"), *eta)?,
+        }
+        Ok(ContactSystem {
+            kinetic,
+            potential,
+            damping,
+        })
+    }
+
+    /// Degrees of freedom n.
+    pub fn dof(&self) -> usize {
+        self.kinetic.nrows()
+    }
+
+    /// The scalar functions of t this system needs.
+    pub fn time_channels(&self) -> TimeChannels {
+        let forcings = self
+            .potential
+            .iter()
+            .filter(|t| matches!(t, Potential::Forcing { .. }))
+            .count()
+            + usize::from(matches!(self.damping, Damping::Tidal { .. }));
+        TimeChannels {
+            forcings,
+            damping: !matches!(self.damping, Damping::None),
+            spin_orbit: self
+                .potential
+                .iter()
+                .any(|t| matches!(t, Potential::SpinOrbit { .. })),
+        }
+    }
+
+    /// The time functions at t, in the order of [`TimeChannels`]: the forcing signals s_j(t)
+    /// (the tidal (a/r)⁶ ḟ last), c(t), then (a/r)³ cos 2f and (a/r)³ sin 2f.
+    pub fn time_functions(&self, t: f64, out: &mut Vec<f64>) {
+        out.clear();
+        for term in &self.potential {
+            if let Potential::Forcing { signal, .. } = term {
+                out.push(signal.value(t));
+            }
+        }
+        if let Damping::Tidal { orbit, .. } = &self.damping {
+            out.push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
+        }
+        match &self.damping {
+            Damping::None => {}
+            Damping::Constant { .. } => out.push(1.0),
+            Damping::Signal { signal, .. } => out.push(signal.value(t)),
+            Damping::Tidal { orbit, .. } => out.push(orbit.radius(t).recip().powi(6)),
+        }
+        for term in &self.potential {
+            if let Potential::SpinOrbit { orbit, .. } = term {
+                let cube = orbit.radius(t).recip().powi(3);
+                let two_f = 2.0 * orbit.true_anomaly(t);
+                out.push(cube * two_f.cos());
+                out.push(cube * two_f.sin());
+            }
+        }
+    }
+
+    /// The per-member coefficient of C(t) = α c(t) (α, or η for tidal damping; 0 if none).
+    pub fn damping_coefficient(&self) -> f64 {
+        match self.damping {
+            Damping::None => 0.0,
+            Damping::Constant { alpha } | Damping::Signal { alpha, .. } => alpha,
+            Damping::Tidal { eta, .. } => eta,
+        }
+    }
+
+    /// A(p) = ½ pᵀ P p.
+    pub fn kinetic_energy(&self, p: &[f64]) -> f64 {
+        let n = p.len();
+        let mut sum = 0.0;
+        for r in 0..n {
+            let row: f64 = (0..n).map(|c| self.kinetic[(r, c)] * p[c]).sum();
+            sum += p[r] * row;
+        }
+        0.5 * sum
+    }
+
+    /// B(t, x) and ∇ₓB(t, x) (into `gradient`), with std's transcendental functions.
+    pub fn potential(&self, t: f64, x: &[f64], gradient: &mut [f64]) -> f64 {
+        let n = x.len();
+        gradient.iter_mut().for_each(|g| *g = 0.0);
+        let mut value = 0.0;
+        for term in &self.potential {
+            match term {
+                Potential::Harmonic { k } => {
+                    for r in 0..n {
+                        let kx: f64 = (0..n).map(|c| k[(r, c)] * x[c]).sum();
+                        gradient[r] += kx;
+                        value += 0.5 * x[r] * kx;
+                    }
+                }
+                Potential::Quartic { beta } => {
+                    for r in 0..n {
+                        let cube = x[r] * x[r] * x[r];
+                        gradient[r] += beta * cube;
+                        value += 0.25 * beta * cube * x[r];
+                    }
+                }
+                Potential::Pendulum { omega } => {
+                    let w2 = omega * omega;
+                    for r in 0..n {
+                        gradient[r] += w2 * x[r].sin();
+                        value -= w2 * x[r].cos();
+                    }
+                }
+                Potential::Forcing { amplitude, signal } => {
+                    let s = signal.value(t);
+                    for r in 0..n {
+                        gradient[r] -= s * amplitude[r];
+                        value -= s * amplitude[r] * x[r];
+                    }
+                }
+                Potential::Kepler { gamma } => {
+                    let radius = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    let cube = radius * radius * radius;
+                    for r in 0..n {
+                        gradient[r] += gamma * x[r] / cube;
+                    }
+                    value -= gamma / radius;
+                }
+                Potential::SpinOrbit { epsilon, orbit } => {
+                    let cube = orbit.radius(t).recip().powi(3);
+                    let two_f = 2.0 * orbit.true_anomaly(t);
+                    for r in 0..n {
+                        let angle = 2.0 * x[r] - two_f;
+                        gradient[r] += epsilon * cube * angle.sin();
+                        value -= 0.5 * epsilon * cube * angle.cos();
+                    }
+                }
+            }
+        }
+        if let Damping::Tidal { eta, orbit } = &self.damping {
+            let g = orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t);
+            for r in 0..n {
+                gradient[r] -= eta * g;
+                value -= eta * g * x[r];
+            }
+        }
+        value
+    }
+
+    /// C(t).
+    pub fn damping_rate(&self, t: f64) -> f64 {
+        match &self.damping {
+            Damping::None => 0.0,
+            Damping::Constant { alpha } => *alpha,
+            Damping::Signal { alpha, signal } => alpha * signal.value(t),
+            Damping::Tidal { eta, orbit } => eta * orbit.radius(t).recip().powi(6),
+        }
+    }
+
+    /// H(t, x, p, z).
+    pub fn hamiltonian(&self, t: f64, x: &[f64], p: &[f64], z: f64) -> f64 {
+        let mut gradient = vec![0.0; x.len()];
+        self.kinetic_energy(p) + self.potential(t, x, &mut gradient) + self.damping_rate(t) * z
+    }
+
+    /// The contact vector field (ẋ, ṗ, ż) at (t, y) with y = [x; p; z].
+    pub fn vector_field(&self, t: f64, y: &[f64], dy: &mut [f64]) {
+        let n = self.dof();
+        let (x, rest) = y.split_at(n);
+        let (p, z) = rest.split_at(n);
+        let z = z[0];
+        let mut gradient = vec![0.0; n];
+        let b = self.potential(t, x, &mut gradient);
+        let c = self.damping_rate(t);
+        let a = self.kinetic_energy(p);
+        for r in 0..n {
+            let pp: f64 = (0..n).map(|k| self.kinetic[(r, k)] * p[k]).sum();
+            dy[r] = pp;
+            dy[n + r] = -gradient[r] - p[r] * c;
+        }
+        // p·∂H/∂p − H = pᵀ P p − (A + B + C z) = 2A − A − B − C z.
+        dy[2 * n] = a - b - c * z;
+    }
+}
+
+impl ContactMember {
+    /// Checks the initial state against the system: lengths, finiteness, and the domain of
+    /// every term (x ≠ 0 for Kepler).
+    pub fn new(
+        prefix: &str,
+        system: ContactSystem,
+        x0: DVector<f64>,
+        p0: DVector<f64>,
+        z0: f64,
+    ) -> Result<Self> {
+        let n = system.dof();
+        for (name, v) in [("x0", &x0), ("p0", &p0)] {
+            if v.len() != n {
+                return Err(Error::invalid(
+                    format!("{prefix}.{name}"),
+                    format!(
+                        "has length {}, the system has n = {n} (from kinetic)",
+                        v.len()
+                    ),
+                ));
+            }
+            if let Some(bad) = v.iter().find(|v| !v.is_finite()) {
+                return Err(Error::invalid(
+                    format!("{prefix}.{name}"),
+                    format!("entries must be finite, found {bad}"),
+                ));
+            }
+        }
+        finite(&format!("{prefix}.z0"), z0)?;
+        if system
+            .potential
+            .iter()
+            .any(|t| matches!(t, Potential::Kepler { .. }))
+        {
+            let radius = x0.norm();
+            if radius == 0.0 {
+                return Err(Error::invalid(
+                    format!("{prefix}.x0"),
+                    "the Kepler potential −γ/|x| is undefined at x = 0: |x0| = 0",
+                ));
+            }
+        }
+        Ok(ContactMember { system, x0, p0, z0 })
+    }
+
+    /// [x0; p0; z0].
+    pub fn initial_state(&self) -> Vec<f64> {
+        let mut y: Vec<f64> = self.x0.iter().chain(self.p0.iter()).copied().collect();
+        y.push(self.z0);
+        y
+    }
+}

@@ -1,0 +1,361 @@
+//! The plan of a contact-Hamiltonian ensemble: the method (a composition of the Strang
+//! splitting, or the Herglotz variational integrator), the grid, the members drawn from
+//! (seed, i), the system's time functions sampled once at the method's sub-step times, and
+//! the records — trajectory samples of (x, p, z) and H along the trajectory.
+//!
+//! Ensemble draws (`[ensemble]` keys, each `{ kind = … }`, default `fixed`): `x0`, `p0`,
+//! `z0` and the scalar parameters `alpha` (the damping coefficient α, or η for tidal
+//! damping), `beta` (quartic), `omega` (pendulum), `gamma` (Kepler), `epsilon`
+//! (spin–orbit) and `amplitude` (every forcing term's a), each as
+//! - `perturb` with `sigma`: v + σ ξ per entry, ξ standard normal;
+//! - `uniform` with `low`, `high`: each entry uniform in [low, high).
+//!
+//! Member i's draws come from the ChaCha8 stream i of `seed` in that fixed key order, so
+//! they do not depend on chunking, threads or which keys are drawn.
+
+use nalgebra::DVector;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::Deserialize;
+
+use super::grid::StepGrid;
+use super::record::{Channel, RecordSpec};
+use super::stream::SharedStream;
+use crate::error::{Error, Result};
+use crate::model::contact::{ContactMember, ContactSystem, Damping, Potential, TimeChannels};
+use crate::tableau::Composition;
+
+/// How a contact system is integrated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContactMethod {
+    /// Ψ(h) = S(γ_s h) ∘ … ∘ S(γ_1 h) of the symmetric Strang step
+    /// S(τ) = φ_C(τ/2) φ_B(τ/2) φ_A(τ) φ_B(τ/2) φ_C(τ/2) (applied right to left).
+    Splitting(Composition),
+    /// The second-order discrete Herglotz (contact variational) integrator.
+    Herglotz,
+}
+
+impl ContactMethod {
+    /// `splitting <composition>` or `herglotz`.
+    pub fn label(&self) -> String {
+        match self {
+            ContactMethod::Splitting(c) => format!("splitting {}", c.name),
+            ContactMethod::Herglotz => "herglotz".into(),
+        }
+    }
+
+    /// Classical order.
+    pub fn order(&self) -> usize {
+        match self {
+            ContactMethod::Splitting(c) => c.order,
+            ContactMethod::Herglotz => 2,
+        }
+    }
+
+    /// Fractions of a step at which the time functions are needed: for a composition the
+    /// partial sums 0, γ₁, γ₁ + γ₂, …, 1 (stage i runs from offset i to offset i + 1); for
+    /// Herglotz 0, ½, 1.
+    pub fn offsets(&self) -> Vec<f64> {
+        match self {
+            ContactMethod::Splitting(c) => {
+                let mut offsets = vec![0.0];
+                let mut sum = 0.0;
+                for &g in &c.coefficients {
+                    sum += g;
+                    offsets.push(sum);
+                }
+                offsets
+            }
+            ContactMethod::Herglotz => vec![0.0, 0.5, 1.0],
+        }
+    }
+}
+
+/// How one parameter varies across members.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ParameterDraw {
+    #[default]
+    Fixed,
+    Perturb {
+        sigma: f64,
+    },
+    Uniform {
+        low: f64,
+        high: f64,
+    },
+}
+
+/// `[ensemble]` of a contact run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactEnsembleSpec {
+    pub members: usize,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub x0: ParameterDraw,
+    #[serde(default)]
+    pub p0: ParameterDraw,
+    #[serde(default)]
+    pub z0: ParameterDraw,
+    #[serde(default)]
+    pub alpha: ParameterDraw,
+    #[serde(default)]
+    pub beta: ParameterDraw,
+    #[serde(default)]
+    pub omega: ParameterDraw,
+    #[serde(default)]
+    pub gamma: ParameterDraw,
+    #[serde(default)]
+    pub epsilon: ParameterDraw,
+    #[serde(default)]
+    pub amplitude: ParameterDraw,
+}
+
+impl ContactEnsembleSpec {
+    /// The draws in their fixed order, with their keys.
+    fn draws(&self) -> [(&'static str, ParameterDraw); 9] {
+        [
+            ("x0", self.x0),
+            ("p0", self.p0),
+            ("z0", self.z0),
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+            ("omega", self.omega),
+            ("gamma", self.gamma),
+            ("epsilon", self.epsilon),
+            ("amplitude", self.amplitude),
+        ]
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.members == 0 {
+            return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+        }
+        if self.members > u32::MAX as usize {
+            return Err(Error::invalid(
+                "ensemble.members",
+                format!("{} exceeds 2³² − 1", self.members),
+            ));
+        }
+        for (key, draw) in self.draws() {
+            match draw {
+                ParameterDraw::Fixed => {}
+                ParameterDraw::Perturb { sigma } => {
+                    if !(sigma.is_finite() && sigma >= 0.0) {
+                        return Err(Error::invalid(
+                            format!("ensemble.{key}.sigma"),
+                            format!("must be a finite number ≥ 0, got {sigma}"),
+                        ));
+                    }
+                }
+                ParameterDraw::Uniform { low, high } => {
+                    if !(low.is_finite() && high.is_finite() && low <= high) {
+                        return Err(Error::invalid(
+                            format!("ensemble.{key}"),
+                            format!("needs finite low ≤ high, got low = {low}, high = {high}"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Applies `draw` to every entry of `values`, consuming the same random numbers whatever
+/// the kind (one normal and one uniform per entry), so later keys see the same stream.
+fn apply(draw: ParameterDraw, values: &mut [f64], rng: &mut ChaCha8Rng) {
+    for v in values {
+        let normal: f64 = StandardNormal.sample(rng);
+        let unit: f64 = rng.random();
+        match draw {
+            ParameterDraw::Fixed => {}
+            ParameterDraw::Perturb { sigma } => *v += sigma * normal,
+            ParameterDraw::Uniform { low, high } => *v = low + (high - low) * unit,
+        }
+    }
+}
+
+/// Everything a backend needs to run a contact ensemble.
+#[derive(Debug, Clone)]
+pub struct ContactPlan {
+    pub method: ContactMethod,
+    pub grid: StepGrid,
+    pub nominal: ContactMember,
+    pub ensemble: Option<ContactEnsembleSpec>,
+    /// The system's time functions at t = (k + offset_i) h for the method's offsets.
+    pub stream: SharedStream,
+    pub time_channels: TimeChannels,
+    records: RecordSpec,
+}
+
+impl ContactPlan {
+    /// Assembles a plan and checks the ensemble spec.
+    pub fn new(
+        method: ContactMethod,
+        h: f64,
+        t_end: f64,
+        nominal: ContactMember,
+        ensemble: Option<ContactEnsembleSpec>,
+        record_every: usize,
+    ) -> Result<Self> {
+        let grid = StepGrid::new(h, t_end, record_every)?;
+        if let Some(spec) = &ensemble {
+            spec.check()?;
+        }
+        let system = &nominal.system;
+        let time_channels = system.time_channels();
+        let mut values = Vec::with_capacity(time_channels.count());
+        let offsets = method.offsets();
+        let mut stream = SharedStream {
+            points: offsets.len(),
+            channels: time_channels.count(),
+            values: Vec::with_capacity(grid.steps * offsets.len() * time_channels.count()),
+        };
+        for k in 0..grid.steps {
+            for &offset in &offsets {
+                system.time_functions((k as f64 + offset) * h, &mut values);
+                stream.values.extend_from_slice(&values);
+            }
+        }
+        let n = system.dof();
+        let records = RecordSpec {
+            state_width: 2 * n + 1,
+            channels: vec![Channel {
+                name: "hamiltonian",
+                shape: vec![],
+                at_start: true,
+                description: "H(t, x, p, z) at the sample times (members × samples)".into(),
+            }],
+            totals: vec!["initial", "final"],
+            totals_group: "hamiltonian",
+        };
+        let plan = ContactPlan {
+            method,
+            grid,
+            nominal,
+            ensemble,
+            stream,
+            time_channels,
+            records,
+        };
+        // Every member must be valid; drawn ones are checked as they are drawn, the first
+        // here so that a bad spec fails before any work.
+        plan.member(0)?;
+        Ok(plan)
+    }
+
+    /// What every member records: [x, p, z] samples, the `hamiltonian` channel, and H at
+    /// the start and the end.
+    pub fn record_spec(&self) -> &RecordSpec {
+        &self.records
+    }
+
+    /// Degrees of freedom n.
+    pub fn dof(&self) -> usize {
+        self.nominal.system.dof()
+    }
+
+    /// Members of the run.
+    pub fn len(&self) -> usize {
+        self.ensemble.as_ref().map_or(1, |e| e.members)
+    }
+
+    /// Whether the run has no members (never: plans have at least one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Member `index`: the nominal one, with the ensemble's draws from stream `index`.
+    pub fn member(&self, index: usize) -> Result<ContactMember> {
+        let Some(spec) = &self.ensemble else {
+            return Ok(self.nominal.clone());
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+        rng.set_stream(index as u64);
+        let nominal = &self.nominal;
+        let mut x0 = nominal.x0.clone();
+        let mut p0 = nominal.p0.clone();
+        let mut z0 = [nominal.z0];
+        let mut alpha = [nominal.system.damping_coefficient()];
+        apply(spec.x0, x0.as_mut_slice(), &mut rng);
+        apply(spec.p0, p0.as_mut_slice(), &mut rng);
+        apply(spec.z0, &mut z0, &mut rng);
+        apply(spec.alpha, &mut alpha, &mut rng);
+        let mut scalar = |draw: ParameterDraw, value: f64| {
+            let mut v = [value];
+            apply(draw, &mut v, &mut rng);
+            v[0]
+        };
+        let (beta, omega, gamma, epsilon) = (
+            scalar(spec.beta, 0.0),
+            scalar(spec.omega, 0.0),
+            scalar(spec.gamma, 0.0),
+            scalar(spec.epsilon, 0.0),
+        );
+        let n = nominal.system.dof();
+        let mut shift = vec![0.0; n];
+        let amplitude_draw = spec.amplitude;
+        apply(amplitude_draw, &mut shift, &mut rng);
+        let potential = nominal
+            .system
+            .potential
+            .iter()
+            .map(|term| match term {
+                Potential::Quartic { beta: b } => Potential::Quartic {
+                    beta: redraw(spec.beta, *b, beta),
+                },
+                Potential::Pendulum { omega: w } => Potential::Pendulum {
+                    omega: redraw(spec.omega, *w, omega),
+                },
+                Potential::Kepler { gamma: g } => Potential::Kepler {
+                    gamma: redraw(spec.gamma, *g, gamma),
+                },
+                Potential::SpinOrbit { epsilon: e, orbit } => Potential::SpinOrbit {
+                    epsilon: redraw(spec.epsilon, *e, epsilon),
+                    orbit: *orbit,
+                },
+                Potential::Forcing { amplitude, signal } => Potential::Forcing {
+                    amplitude: match amplitude_draw {
+                        ParameterDraw::Fixed => amplitude.clone(),
+                        ParameterDraw::Perturb { .. } => {
+                            amplitude + DVector::from_column_slice(&shift)
+                        }
+                        ParameterDraw::Uniform { .. } => DVector::from_column_slice(&shift),
+                    },
+                    signal: signal.clone(),
+                },
+                other => other.clone(),
+            })
+            .collect();
+        let damping = match &nominal.system.damping {
+            Damping::None => Damping::None,
+            Damping::Constant { .. } => Damping::Constant { alpha: alpha[0] },
+            Damping::Signal { signal, .. } => Damping::Signal {
+                alpha: alpha[0],
+                signal: signal.clone(),
+            },
+            Damping::Tidal { orbit, .. } => Damping::Tidal {
+                eta: alpha[0],
+                orbit: *orbit,
+            },
+        };
+        let prefix = format!("ensemble member {index}: system");
+        let system =
+            ContactSystem::new(&prefix, nominal.system.kinetic.clone(), potential, damping)?;
+        ContactMember::new(&prefix, system, x0, p0, z0[0])
+    }
+}
+
+/// The drawn value of a scalar parameter whose nominal is `nominal`: `drawn` is the draw
+/// applied to 0 (a perturbation, or the uniform value).
+fn redraw(draw: ParameterDraw, nominal: f64, drawn: f64) -> f64 {
+    match draw {
+        ParameterDraw::Fixed => nominal,
+        ParameterDraw::Perturb { .. } => nominal + drawn,
+        ParameterDraw::Uniform { .. } => drawn,
+    }
+}
