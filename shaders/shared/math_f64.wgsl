@@ -2,17 +2,20 @@
 // the kernel's specialisation). CPU twin, accuracy and ranges: src/kernels/math.rs, whose
 // `CONSTANTS` a unit test ties to the MATH_* constants below, bit for bit.
 //
-//   math_sin(x), math_cos(x): |x| ≤ 2^20·π/2 ≈ 1.647e6 (beyond: absolute error ~ ulp(x));
+//   math_sin(x), math_cos(x): |x| ≤ 2^20·π/2 ≈ 1.647e6; beyond, absolute error ≈ ulp(x)/2
+//                              up to 2^52 and NaN from there on (no significant digit);
 //                              sin(±0) = ±0, ±∞ and NaN give NaN.
 //   math_exp(x):              x > 709.78… → +∞, x < −745.13… → +0, exp(−∞) = 0, NaN → NaN;
 //                              subnormal results are rounded once.
 //   math_log(x):              log(±0) = −∞, log(+∞) = +∞, log(x < 0) = NaN (√x), NaN → NaN.
 //
-// Only operations IEEE 754 performs exactly or rounds correctly: + − × ÷, round (ties to
-// even), floor, abs, select, comparisons, and ldexp(1, e) for exact powers of two. No fma
-// and no builtin transcendental (GLSL.std.450 has them for f32 only). Every expression is
-// parenthesised as in the twin, so an adapter that rounds each operation and does not
-// contract a·b + c into an fma reproduces the CPU results to the last bit. There is no
+// Only operations IEEE 754 performs exactly or rounds correctly: + − × ÷, sqrt, round
+// (ties to even), floor, abs, select, comparisons, and ldexp(1, e) for exact powers of two.
+// No fma and no builtin transcendental (GLSL.std.450 has them for f32 only). Every
+// expression is parenthesised as in the twin, so an adapter that rounds each operation and
+// does not contract a·b + c into an fma reproduces the CPU results to the last bit. The
+// compensated steps avoid the shapes Mesa's NIR reassociates ((a + b) − a → b,
+// 1 − (1 − h) → h, (p·q + r·s) + c → (p·q + c) + r·s), so lavapipe matches too. There is no
 // access to the bits of an f64 (naga rejects bitcast<vec2<u32>>(f64), and frexp on f64
 // needs SHADER_INT64): log finds the exponent by comparisons with exact powers of two.
 // The algorithms are fdlibm's / FreeBSD msun's (e_rem_pio2.c, k_sin.c, k_cos.c, e_exp.c,
@@ -25,6 +28,8 @@ const MATH_PIO2_1: real = 1.5707963267341256;
 const MATH_PIO2_2: real = 6.077100506303966e-11;
 const MATH_PIO2_3: real = 2.0222662487111665e-21;
 const MATH_PIO2_3T: real = 8.4784276603689e-32;
+// |x| from which sin and cos return NaN: 2^52, where ulp(x) = 1.
+const MATH_TRIG_LIMIT: real = 0x1p52;
 // 2^±53, to split x²/2 in the cos kernel.
 const MATH_TWO_P53: real = 0x1p53;
 const MATH_TWO_M53: real = 0x1p-53;
@@ -152,7 +157,7 @@ fn math_sin(x: real) -> real {
     } else {
         v = math_kernel_sin(red.x, red.y);
     }
-    return select(v, -v, q >= 2.0);
+    return select(select(v, -v, q >= 2.0), sqrt(-abs(x)), abs(x) >= MATH_TRIG_LIMIT);
 }
 
 fn math_cos(x: real) -> real {
@@ -164,7 +169,7 @@ fn math_cos(x: real) -> real {
     } else {
         v = math_kernel_cos(red.x, red.y);
     }
-    return select(v, -v, q == 1.0 || q == 2.0);
+    return select(select(v, -v, q == 1.0 || q == 2.0), sqrt(-abs(x)), abs(x) >= MATH_TRIG_LIMIT);
 }
 
 // 2^e for an integer-valued e in [−1022, 1023] (exact).

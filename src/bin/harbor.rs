@@ -9,11 +9,10 @@ use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision, list_adapters};
 use harbor::backend::{Backend, BackendKind, BackendRequest};
 use harbor::io::output::{SimulationWriter, write_atomically};
-use harbor::io::plot::energy_order_svg;
 use harbor::io::{Config, FamilyVisitor};
 use harbor::kernels::Family;
 use harbor::study::energy_order;
-use harbor::tableau::{Family as TableauFamily, Tableau};
+use harbor::tableau::{Composition, Family as TableauFamily, Tableau};
 use harbor::{Error, Result};
 use serde_json::json;
 
@@ -40,6 +39,20 @@ enum Command {
         /// Print JSON {"family","stages","order","c","b","a","m"} instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Print a splitting composition (its coefficients γ_i, order and source), or list
+    /// them all.
+    Splitting {
+        /// strang, triple-jump-4, triple-jump-6, triple-jump-8, suzuki-4, yoshida-6a,
+        /// yoshida-6b, yoshida-6c, kahan-li-6, mclachlan-8, kahan-li-8.
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// Print JSON {"name","order","coefficients"} instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// List every composition with its stages and order.
+        #[arg(long, conflicts_with = "name")]
+        list: bool,
     },
     /// Integrate the system of a config file and write summary.json plus NPY arrays.
     Simulate {
@@ -179,6 +192,7 @@ fn main() -> ExitCode {
             simulate(&config, &out, &device, &overrides)
         }
         Command::Devices { json } => devices(json),
+        Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
             members,
             states,
@@ -272,6 +286,54 @@ fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
             "",
             (0..t.stages).map(|j| cell(t.m[(i, j)])).collect::<String>()
         );
+    }
+    Ok(())
+}
+
+fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
+    if list {
+        let all = Composition::all();
+        if as_json {
+            let docs: Vec<_> = all.iter().map(Composition::to_json).collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&docs).expect("JSON values always serialise")
+            );
+            return Ok(());
+        }
+        println!("{:<14} {:>6} {:>6}  source", "name", "stages", "order");
+        for c in all {
+            println!(
+                "{:<14} {:>6} {:>6}  {}",
+                c.name,
+                c.stages(),
+                c.order,
+                c.source
+            );
+        }
+        return Ok(());
+    }
+    let name = name.unwrap_or_default();
+    let c = Composition::by_name(name).map_err(|e| match e {
+        Error::Invalid { problem, .. } => Error::invalid("name", problem),
+        other => other,
+    })?;
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&c.to_json()).expect("JSON values always serialise")
+        );
+        return Ok(());
+    }
+    println!(
+        "{}: order {}, {} stage(s) of the Strang step S(γ_i h)\nsource: {}\n",
+        c.name,
+        c.order,
+        c.stages(),
+        c.source
+    );
+    for (i, g) in c.coefficients.iter().enumerate() {
+        println!("γ_{:<3} {g:>25.17e}", i + 1);
     }
     Ok(())
 }
@@ -549,7 +611,7 @@ fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> R
         };
         write("energy_order.csv", study.points_csv())?;
         write("energy_order_slopes.csv", study.fits_csv())?;
-        energy_order_svg(&study, &dir.join("energy_order.svg"), &title)
+        study.svg(&dir.join("energy_order.svg"), &title)
     })?;
     print!("{}", study.table());
     println!(

@@ -1,13 +1,12 @@
-//! The log–log plot of `harbor study energy-order`: one panel per scheme family, the
-//! relative supplied-energy error as solid lines with circles and the stored-energy error
-//! as thin lines with crosses, as in Kotyczka & Lefèvre Fig. 3/5.
+//! SVG plots of plain data: panels side by side, each with line series (optionally marked
+//! by circles or crosses) on linear or logarithmic axes. Studies turn their results into
+//! [`Panel`]s; nothing here knows about a study.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::study::energy_order::{EnergyOrderStudy, OrderPoint};
 
 const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
@@ -18,95 +17,135 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-/// Writes the study's error curves to an SVG file.
-pub fn energy_order_svg(study: &EnergyOrderStudy, path: &Path, title: &str) -> Result<()> {
-    let plot_error = |e: String| Error::io(path, std::io::Error::other(e));
-    let mut families: Vec<String> = Vec::new();
-    for p in &study.points {
-        let family = p
-            .scheme
-            .rsplit_once('-')
-            .map_or(p.scheme.clone(), |(f, _)| f.to_string());
-        if !families.contains(&family) {
-            families.push(family);
-        }
+/// How the points of a series are marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    None,
+    Circle,
+    Cross,
+}
+
+/// One line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// Index into the palette.
+    pub color: usize,
+    /// Line width in pixels (0: markers only).
+    pub width: u32,
+    pub marker: Marker,
+}
+
+/// One chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    pub series: Vec<Series>,
+}
+
+/// Maps a value to the axis: log10 on logarithmic axes (non-positive values are dropped).
+fn axis(value: f64, log: bool) -> Option<f64> {
+    match log {
+        true if value > 0.0 && value.is_finite() => Some(value.log10()),
+        true => None,
+        false if value.is_finite() => Some(value),
+        false => None,
     }
-    let root = SVGBackend::new(path, (560 * families.len() as u32, 460)).into_drawing_area();
+}
+
+/// The range of `values` with a margin.
+fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        return 0.0..1.0;
+    }
+    let margin = if log {
+        0.1
+    } else {
+        0.05 * (hi - lo).max(1e-12 * hi.abs().max(1.0))
+    };
+    (lo - margin)..(hi + margin)
+}
+
+/// Writes `panels` side by side to an SVG file at `path`.
+pub fn panels_svg(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
+    let plot_error = |e: String| Error::io(path, std::io::Error::other(e));
+    let count = panels.len().max(1) as u32;
+    let root = SVGBackend::new(path, (560 * count, 460)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_error(e.to_string()))?;
     let root = root
         .titled(title, ("sans-serif", 20))
         .map_err(|e| plot_error(e.to_string()))?;
-    let panels = root.split_evenly((1, families.len()));
-    for (panel, family) in panels.iter().zip(&families) {
-        let points: Vec<_> = study
-            .points
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (area, panel) in areas.iter().zip(panels) {
+        let mapped: Vec<Vec<(f64, f64)>> = panel
+            .series
             .iter()
-            .filter(|p| p.scheme.starts_with(&format!("{family}-")))
+            .map(|s| {
+                s.points
+                    .iter()
+                    .filter_map(|&(x, y)| Some((axis(x, panel.log_x)?, axis(y, panel.log_y)?)))
+                    .collect()
+            })
             .collect();
-        let (h_lo, h_hi) = points.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
-            (lo.min(p.h), hi.max(p.h))
-        });
-        let (e_lo, e_hi) = points
-            .iter()
-            .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
-            .filter(|&e| e > 0.0)
-            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), e| {
-                (lo.min(e), hi.max(e))
-            });
-        let mut chart = ChartBuilder::on(panel)
-            .caption(family.as_str(), ("sans-serif", 16))
+        let x_range = range(mapped.iter().flatten().map(|p| p.0), panel.log_x);
+        let y_range = range(mapped.iter().flatten().map(|p| p.1), panel.log_y);
+        let mut chart = ChartBuilder::on(area)
+            .caption(panel.title.as_str(), ("sans-serif", 16))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d(
-                (h_lo * 0.8..h_hi * 1.25).log_scale(),
-                (e_lo * 0.3..e_hi * 3.0).log_scale(),
-            )
+            .build_cartesian_2d(x_range, y_range)
             .map_err(|e| plot_error(e.to_string()))?;
+        let label = |log: bool| {
+            move |v: &f64| {
+                if log {
+                    format!("1e{v:.1}")
+                } else {
+                    format!("{v:.3}")
+                }
+            }
+        };
+        let (x_format, y_format) = (label(panel.log_x), label(panel.log_y));
         chart
             .configure_mesh()
-            .x_desc("step size h")
-            .y_desc("relative energy error")
-            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .x_desc(panel.x_label.as_str())
+            .y_desc(panel.y_label.as_str())
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
             .draw()
             .map_err(|e| plot_error(e.to_string()))?;
-        let mut schemes: Vec<&str> = points.iter().map(|p| p.scheme.as_str()).collect();
-        schemes.dedup();
-        for (index, scheme) in schemes.iter().enumerate() {
-            let color = PALETTE[index % PALETTE.len()];
-            let series: Vec<_> = points.iter().filter(|p| p.scheme == *scheme).collect();
-            // An error of exactly zero has no place on a log axis and is left out.
-            let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
-                series
-                    .iter()
-                    .map(|p| (p.h, f(p).abs()))
-                    .filter(|&(_, e)| e > 0.0)
-                    .collect()
-            };
-            let supplied = curve(&|p| p.supplied_error);
-            let stored = curve(&|p| p.stored_error);
-            chart
-                .draw_series(LineSeries::new(supplied.clone(), color.stroke_width(2)))
-                .map_err(|e| plot_error(e.to_string()))?
-                .label(format!("{scheme} supplied"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(supplied.iter().map(|&p| Circle::new(p, 4, color.filled())))
-                .map_err(|e| plot_error(e.to_string()))?;
-            chart
-                .draw_series(LineSeries::new(stored.clone(), color.stroke_width(1)))
-                .map_err(|e| plot_error(e.to_string()))?
-                .label(format!("{scheme} stored"))
-                .legend(move |(x, y)| Cross::new((x + 9, y), 4, color.stroke_width(1)));
-            chart
-                .draw_series(
-                    stored
-                        .iter()
-                        .map(|&p| Cross::new(p, 5, color.stroke_width(1))),
-                )
-                .map_err(|e| plot_error(e.to_string()))?;
+        for (series, points) in panel.series.iter().zip(&mapped) {
+            let color = PALETTE[series.color % PALETTE.len()];
+            let style = color.stroke_width(series.width.max(1));
+            let marker = series.marker;
+            if series.width > 0 {
+                chart
+                    .draw_series(LineSeries::new(points.clone(), style))
+                    .map_err(|e| plot_error(e.to_string()))?
+                    .label(series.label.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            }
+            match marker {
+                Marker::None => {}
+                Marker::Circle => {
+                    chart
+                        .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                        .map_err(|e| plot_error(e.to_string()))?;
+                }
+                Marker::Cross => {
+                    chart
+                        .draw_series(points.iter().map(|&p| Cross::new(p, 5, style)))
+                        .map_err(|e| plot_error(e.to_string()))?;
+                }
+            }
         }
         chart
             .configure_series_labels()

@@ -13,6 +13,7 @@
 use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
+use crate::io::plot::{Marker, Panel, Series, panels_svg};
 use crate::kernels::CpuPath;
 use crate::plan::{EnergyTotals, MemberResult};
 use crate::reference::LinearFlow;
@@ -227,5 +228,72 @@ impl EnergyOrderStudy {
             );
         }
         out
+    }
+}
+
+impl EnergyOrderStudy {
+    /// The log–log plot of Kotyczka & Lefèvre Fig. 3/5: one panel per scheme family, the
+    /// relative supplied-energy error as thick lines with circles and the stored-energy
+    /// error as thin lines with crosses (errors of exactly zero are left out).
+    pub fn panels(&self) -> Vec<Panel> {
+        let mut families: Vec<String> = Vec::new();
+        for p in &self.points {
+            let family = p
+                .scheme
+                .rsplit_once('-')
+                .map_or(p.scheme.clone(), |(f, _)| f.to_string());
+            if !families.contains(&family) {
+                families.push(family);
+            }
+        }
+        families
+            .iter()
+            .map(|family| {
+                let mut schemes: Vec<&str> = self
+                    .points
+                    .iter()
+                    .filter(|p| p.scheme.starts_with(&format!("{family}-")))
+                    .map(|p| p.scheme.as_str())
+                    .collect();
+                schemes.dedup();
+                let mut series = Vec::new();
+                for (color, scheme) in schemes.iter().enumerate() {
+                    let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
+                        self.points
+                            .iter()
+                            .filter(|p| p.scheme == *scheme)
+                            .map(|p| (p.h, f(p).abs()))
+                            .collect()
+                    };
+                    series.push(Series {
+                        label: format!("{scheme} supplied"),
+                        points: curve(&|p| p.supplied_error),
+                        color,
+                        width: 2,
+                        marker: Marker::Circle,
+                    });
+                    series.push(Series {
+                        label: format!("{scheme} stored"),
+                        points: curve(&|p| p.stored_error),
+                        color,
+                        width: 1,
+                        marker: Marker::Cross,
+                    });
+                }
+                Panel {
+                    title: family.clone(),
+                    x_label: "step size h".into(),
+                    y_label: "relative energy error".into(),
+                    log_x: true,
+                    log_y: true,
+                    series,
+                }
+            })
+            .collect()
+    }
+
+    /// Writes [`Self::panels`] to an SVG file.
+    pub fn svg(&self, path: &std::path::Path, title: &str) -> Result<()> {
+        panels_svg(path, title, &self.panels())
     }
 }
