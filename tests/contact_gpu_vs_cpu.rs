@@ -772,6 +772,9 @@ fn random_ensembles_match_twin_and_reference_in_f64() {
             case_reference.state.gap,
             case_reference.hamiltonian.gap
         );
+        if case_twin.state.gap > 0.0 {
+            eprintln!("  gpu vs twin worst at {}", case_twin.state.at);
+        }
         vs_twin.merge(&case_twin);
         vs_reference.merge(&case_reference);
     }

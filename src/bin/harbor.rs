@@ -131,6 +131,23 @@ enum Study {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
+    /// The damped oscillator as a contact system over an ensemble of damping coefficients
+    /// and initial conditions: mechanical energy of the contact integrator and of
+    /// Störmer–Verlet with the damping as a force, against the exact solution. Writes
+    /// contact_energy.csv and contact_energy.svg.
+    ContactEnergy {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        #[arg(long)]
+        adapter: Option<String>,
+        #[arg(long, value_enum)]
+        precision: Option<PrecisionArg>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
     /// Relative errors of total supplied and stored energy over a sweep of h against the
     /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
     /// Fig. 3/5). Writes energy_order.csv, energy_order_slopes.csv, energy_order.svg.
@@ -228,6 +245,24 @@ fn main() -> ExitCode {
                     overrides,
                 },
         } => study_energy_order(&config, &out, &overrides),
+        Command::Study {
+            study:
+                Study::ContactEnergy {
+                    config,
+                    out,
+                    backend,
+                    adapter,
+                    precision,
+                    overrides,
+                },
+        } => {
+            let device = DeviceChoice {
+                backend,
+                adapter,
+                precision: precision.map(Precision::from),
+            };
+            study_contact_energy(&config, &out, &device, &overrides)
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -592,6 +627,38 @@ fn study_precision_drift(
     })?;
     print!("{}", harbor::study::precision_drift::table(&rows));
     println!("\nwrote {}/precision_drift.csv", out.display());
+    Ok(())
+}
+
+fn study_contact_energy(
+    config_path: &Path,
+    out: &Path,
+    choice: &DeviceChoice,
+    overrides: &[String],
+) -> Result<()> {
+    let config = Config::load(config_path, overrides)?;
+    let plan = config.contact_plan()?;
+    let (backend, chosen) = Backend::open(&choice.request())?;
+    match &chosen.fallback {
+        Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
+        None => eprintln!("backend: {}", chosen.description),
+    }
+    let study = harbor::study::contact_energy::run(&plan, &backend)?;
+    let title = format!(
+        "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
+        plan.method.label(),
+        plan.grid.h
+    );
+    write_atomically(out, |dir| {
+        let path = dir.join("contact_energy.csv");
+        std::fs::write(&path, study.csv()).map_err(|e| Error::io(&path, e))?;
+        harbor::io::plot::panels_svg(&dir.join("contact_energy.svg"), &title, &study.panels())
+    })?;
+    print!("{}", study.table());
+    println!(
+        "\nwrote {}/{{contact_energy.csv, contact_energy.svg}}",
+        out.display()
+    );
     Ok(())
 }
 

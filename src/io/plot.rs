@@ -107,7 +107,7 @@ pub fn panels_svg(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
         let label = |log: bool| {
             move |v: &f64| {
                 if log {
-                    format!("1e{v:.1}")
+                    format!("{:.1e}", 10f64.powf(*v))
                 } else {
                     format!("{v:.3}")
                 }
@@ -133,18 +133,24 @@ pub fn panels_svg(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
                     .label(series.label.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
             }
-            match marker {
-                Marker::None => {}
-                Marker::Circle => {
+            let labelled = series.width == 0;
+            let drawn = match marker {
+                Marker::None => None,
+                Marker::Circle => Some(
                     chart
                         .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
-                        .map_err(|e| plot_error(e.to_string()))?;
-                }
-                Marker::Cross => {
+                        .map_err(|e| plot_error(e.to_string()))?,
+                ),
+                Marker::Cross => Some(
                     chart
                         .draw_series(points.iter().map(|&p| Cross::new(p, 5, style)))
-                        .map_err(|e| plot_error(e.to_string()))?;
-                }
+                        .map_err(|e| plot_error(e.to_string()))?,
+                ),
+            };
+            if let (true, Some(drawn)) = (labelled, drawn) {
+                drawn
+                    .label(series.label.as_str())
+                    .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
             }
         }
         chart
