@@ -1,10 +1,11 @@
 //! Throughput measurements: member-steps per second of the CPU reference path (all cores)
 //! and the GPU path side by side, with the GPU's achieved floating-point rate.
 //!
-//! Every case integrates an ensemble of mass–spring–damper chains (n = 2k states, Gauss
-//! s = 2, h = 0.01) whose initial states are perturbed per member. The GPU figure counts
+//! Linear-PH cases integrate ensembles of mass–spring–damper chains (n = 2k states, Gauss
+//! s = 2, h = 0.01) whose initial states are perturbed per member; contact cases ensembles
+//! of damped, forced Duffing chains ([`contact_chain_plan`]). The GPU figure counts
 //! the kernel's own time (submission to completion of every dispatch); the end-to-end
-//! figure adds the host's operator build, uploads and read-backs. The CPU path is timed on
+//! figure adds the host's parameter build, uploads and read-backs. The CPU path is timed on
 //! a subset of the members small enough to finish in about a second — member-steps per
 //! second does not depend on the member count once all cores are busy.
 
@@ -16,17 +17,26 @@ use crate::backend::cpu;
 use crate::backend::gpu::{GpuContext, GpuRunOptions, Precision, run_into};
 use crate::error::Result;
 use crate::kernels::CpuPath;
-use crate::kernels::linear_ph::LinearPhShape;
-use crate::model::Signal;
+use crate::kernels::Family;
 use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
+use crate::model::{ContactMember, ContactSystem, Damping, Potential, Signal};
 use crate::plan::ensemble::Draw;
-use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, MemberResult, ResultSink};
+use crate::plan::{
+    ContactEnsembleSpec, ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan,
+    Member, MemberResult, ParameterDraw, ResultSink,
+};
+use crate::tableau::Composition;
 use crate::tableau::{Scheme, SchemeFamily};
+use nalgebra::{DMatrix, DVector};
 
 /// One benchmark configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BenchCase {
+    /// `linear-ph` (mass–spring–damper chains, Gauss s = 2) or `contact` (damped, forced
+    /// Duffing chains under the splitting `composition`).
+    pub family: &'static str,
     pub members: usize,
+    /// n: states of the linear-PH chain, degrees of freedom of the contact chain.
     pub states: usize,
     pub precision: Precision,
     pub steps: usize,
@@ -94,38 +104,25 @@ impl ResultSink for Discard {
     }
 }
 
-/// Operator bytes of a case on the GPU (the dominant memory).
-pub fn operator_bytes(case: &BenchCase, rank: usize) -> u64 {
-    let layout = LinearPhShape {
-        states: case.states,
-        stages: 2,
-        inputs: 1,
-        rank,
-        cooperative: false,
-    };
-    (layout.operator_entries() * case.members * case.precision.size()) as u64
-}
-
-/// Measures one case; `gpu` None measures the CPU path alone. GPU cases whose operators
-/// would exceed `max_operator_bytes` are skipped with the reason.
-pub fn measure(
+/// Measures one case of the family built by `make(members, steps)`; `gpu` None measures
+/// the CPU path alone. GPU cases whose per-member parameters would exceed
+/// `max_param_bytes` are skipped with the reason.
+pub fn measure<F: Family>(
     case: BenchCase,
+    make: impl Fn(usize, usize) -> Result<F>,
     gpu: Option<&GpuContext>,
-    max_operator_bytes: u64,
+    max_param_bytes: u64,
 ) -> Result<BenchRow> {
-    let plan = chain_plan(case.members, case.states, case.steps)?;
-    let rank = plan.ensemble.prototype().system.states() / 2;
-    let layout = LinearPhShape {
-        states: case.states.max(2),
-        stages: 2,
-        inputs: 1,
-        rank,
-        cooperative: false,
-    };
-    // CPU on a subset: about 1e7 multiply-adds of stage solves.
-    let n = case.states.max(2);
-    let cpu_members = (10_000_000 / (case.steps * n * n * 4)).clamp(16, case.members);
-    let cpu_plan = chain_plan(cpu_members, case.states, case.steps)?;
+    let plan = make(case.members, case.steps)?;
+    let bound = plan.kernel_bound()?;
+    let flops_per_step = bound.flops_per_step;
+    // CPU on a subset of about a second's work, estimated from a 16-member run.
+    let probe = make(16.min(case.members), case.steps)?;
+    let started = Instant::now();
+    cpu::run_into(&probe, CpuPath::Reference, &mut Discard)?;
+    let probe_rate = (16.min(case.members) * case.steps) as f64 / started.elapsed().as_secs_f64();
+    let cpu_members = ((probe_rate / case.steps as f64) as usize).clamp(16, case.members);
+    let cpu_plan = make(cpu_members, case.steps)?;
     let started = Instant::now();
     cpu::run_into(&cpu_plan, CpuPath::Reference, &mut Discard)?;
     let cpu_rate = (cpu_members * case.steps) as f64 / started.elapsed().as_secs_f64();
@@ -136,7 +133,7 @@ pub fn measure(
         cpu: cpu_rate,
         cpu_members,
         gpu_flops: None,
-        flops_per_step: layout.flops_per_step(),
+        flops_per_step,
         skipped: None,
     };
     let Some(ctx) = gpu else {
@@ -150,36 +147,95 @@ pub fn measure(
         ));
         return Ok(row);
     }
-    let bytes = operator_bytes(&case, rank);
-    if bytes > max_operator_bytes {
+    let bytes = (bound.params.entries() * case.members * case.precision.size()) as u64;
+    if bytes > max_param_bytes {
         row.skipped = Some(format!(
-            "operators need {:.1} GiB > --max-operator-gib",
+            "parameters need {:.1} GiB > --max-operator-gib",
             bytes as f64 / (1u64 << 30) as f64
         ));
         return Ok(row);
     }
     // Warm-up: compiles the pipeline and lets the driver finish any lazy compilation.
-    run_into(
-        ctx,
-        &chain_plan(64, case.states, 2)?,
-        &GpuRunOptions::default(),
-        &mut Discard,
-    )?;
+    run_into(ctx, &make(64, 2)?, &GpuRunOptions::default(), &mut Discard)?;
     let started = Instant::now();
     let stats = run_into(ctx, &plan, &GpuRunOptions::default(), &mut Discard)?;
     let wall = started.elapsed().as_secs_f64();
     let member_steps = (case.members * case.steps) as f64;
     row.gpu_device = Some(member_steps / stats.device_seconds.max(1e-12));
     row.gpu_end_to_end = Some(member_steps / wall);
-    row.gpu_flops =
-        Some(member_steps * layout.flops_per_step() as f64 / stats.device_seconds.max(1e-12));
+    row.gpu_flops = Some(member_steps * flops_per_step as f64 / stats.device_seconds.max(1e-12));
     Ok(row)
+}
+
+/// The plan of a contact benchmark case: `members` chains of n = `dof` oscillators,
+/// H = ½|p|² + ½ xᵀ K x + (β/4) Σ x_i⁴ − cos(t) x_1 + α z with K the chain Laplacian
+/// (tridiagonal 2, −1), β = 0.1, α uniform in [0.01, 0.1] and x0 perturbed per member,
+/// h = 0.01, under the splitting `composition`.
+pub fn contact_chain_plan(
+    members: usize,
+    dof: usize,
+    steps: usize,
+    composition: &str,
+) -> Result<ContactPlan> {
+    let n = dof.max(1);
+    let k = DMatrix::from_fn(n, n, |i, j| match i.abs_diff(j) {
+        0 => 2.0,
+        1 => -1.0,
+        _ => 0.0,
+    });
+    let mut amplitude = DVector::zeros(n);
+    amplitude[0] = 1.0;
+    let system = ContactSystem::new(
+        "bench",
+        DMatrix::identity(n, n),
+        vec![
+            Potential::Harmonic { k },
+            Potential::Quartic { beta: 0.1 },
+            Potential::Forcing {
+                amplitude,
+                signal: Signal::Harmonic {
+                    amplitude: 1.0,
+                    omega: 1.0,
+                    phase: std::f64::consts::FRAC_PI_2,
+                    offset: 0.0,
+                },
+            },
+        ],
+        Damping::Constant { alpha: 0.05 },
+    )?;
+    let x0 = DVector::from_fn(n, |i, _| 0.1 * (i as f64 + 1.0));
+    let nominal = ContactMember::new("bench", system, x0, DVector::zeros(n), 0.0)?;
+    let spec = ContactEnsembleSpec {
+        members,
+        seed: 1,
+        x0: ParameterDraw::Perturb { sigma: 0.1 },
+        p0: ParameterDraw::Fixed,
+        z0: ParameterDraw::Fixed,
+        alpha: ParameterDraw::Uniform {
+            low: 0.01,
+            high: 0.1,
+        },
+        beta: ParameterDraw::Fixed,
+        omega: ParameterDraw::Fixed,
+        gamma: ParameterDraw::Fixed,
+        epsilon: ParameterDraw::Fixed,
+        amplitude: ParameterDraw::Fixed,
+    };
+    ContactPlan::new(
+        ContactMethod::Splitting(Composition::by_name(composition)?),
+        0.01,
+        steps as f64 * 0.01,
+        nominal,
+        Some(spec),
+        steps,
+    )
 }
 
 /// The header line of the printed table.
 pub fn header() -> String {
     format!(
-        "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14} {:>9} {:>11}  {}",
+        "{:<9} {:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14} {:>9} {:>11}  {}",
+        "family",
         "prec",
         "n",
         "members",
@@ -197,7 +253,8 @@ pub fn header() -> String {
 pub fn row(r: &BenchRow) -> String {
     let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3e}"));
     format!(
-        "{:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14.3e} {:>9} {:>11}  {}",
+        "{:<9} {:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14.3e} {:>9} {:>11}  {}",
+        r.case.family,
         r.case.precision.name(),
         r.case.states,
         r.case.members,

@@ -84,10 +84,18 @@ enum Command {
     /// Member-steps per second of the CPU path (all cores) and the GPU path side by side,
     /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains.
     Bench {
+        /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2) or contact
+        /// (damped, forced Duffing chains under --composition).
+        #[arg(long, value_enum, default_value_t = BenchFamily::LinearPh)]
+        family: BenchFamily,
+        /// Composition of the contact cases.
+        #[arg(long, default_value = "strang")]
+        composition: String,
         /// Ensemble sizes N.
         #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
         members: Vec<usize>,
-        /// State sizes n (even: n/2 masses).
+        /// State sizes n of the linear-PH chains (even: n/2 masses), or degrees of freedom
+        /// of the contact chains.
         #[arg(long, value_delimiter = ',', default_values_t = [2usize, 8, 32])]
         states: Vec<usize>,
         /// GPU precisions.
@@ -171,6 +179,12 @@ enum BackendArg {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BenchFamily {
+    LinearPh,
+    Contact,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PrecisionArg {
     F64,
     F32,
@@ -211,6 +225,8 @@ fn main() -> ExitCode {
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
+            family,
+            composition,
             members,
             states,
             precision,
@@ -219,6 +235,8 @@ fn main() -> ExitCode {
             max_operator_gib,
             json,
         } => bench(
+            family,
+            &composition,
             &members,
             &states,
             &precision,
@@ -443,7 +461,10 @@ impl FamilyVisitor for Simulate<'_> {
     }
 }
 
+#[expect(clippy::too_many_arguments, reason = "one per command-line option")]
 fn bench(
+    family: BenchFamily,
+    composition: &str,
     members: &[usize],
     states: &[usize],
     precisions: &[PrecisionArg],
@@ -455,7 +476,10 @@ fn bench(
     if steps == 0 {
         return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
     }
-    if let Some(n) = states.iter().find(|&&n| n == 0 || n % 2 == 1) {
+    if let Some(n) = states
+        .iter()
+        .find(|&&n| n == 0 || (family == BenchFamily::LinearPh && n % 2 == 1))
+    {
         return Err(Error::invalid(
             "--states",
             format!("chain state sizes are even (n = 2 × masses), got {n}"),
@@ -479,12 +503,31 @@ fn bench(
         for &n in states {
             for &count in members {
                 let case = harbor::bench::BenchCase {
+                    family: match family {
+                        BenchFamily::LinearPh => "linear-ph",
+                        BenchFamily::Contact => "contact",
+                    },
                     members: count,
                     states: n,
                     precision,
                     steps,
                 };
-                let row = harbor::bench::measure(case, gpu.as_ref(), max_bytes)?;
+                let row = match family {
+                    BenchFamily::LinearPh => harbor::bench::measure(
+                        case,
+                        |members, steps| harbor::bench::chain_plan(members, n, steps),
+                        gpu.as_ref(),
+                        max_bytes,
+                    )?,
+                    BenchFamily::Contact => harbor::bench::measure(
+                        case,
+                        |members, steps| {
+                            harbor::bench::contact_chain_plan(members, n, steps, composition)
+                        },
+                        gpu.as_ref(),
+                        max_bytes,
+                    )?,
+                };
                 if rows.is_empty() {
                     println!("{}", harbor::bench::header());
                 }
