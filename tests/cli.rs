@@ -316,18 +316,21 @@ fn devices_lists_the_adapters() {
     }
 }
 
-/// With no usable adapter (here: only the Metal backend allowed, which Linux lacks), `auto`
-/// runs the CPU path and says so in one line; an explicit `gpu` fails with a clear error.
+/// With no usable adapter (here: only a wgpu backend the platform lacks — DX12 on macOS,
+/// Metal elsewhere), `auto` runs the CPU path and says so in one line; an explicit `gpu`
+/// fails with a clear error.
 #[test]
 fn auto_falls_back_to_the_cpu_and_gpu_fails_without_an_adapter() {
-    if cfg!(target_os = "macos") {
-        return; // Metal exists there; the check needs a platform without it.
-    }
+    let missing_backend = if cfg!(target_os = "macos") {
+        "dx12"
+    } else {
+        "metal"
+    };
     let dir = tempfile::tempdir().unwrap();
     let config = common::example_path("oscillator_pulse.toml");
     let run = |backend: &str| {
         Command::new(env!("CARGO_BIN_EXE_harbor"))
-            .env("WGPU_BACKEND", "metal")
+            .env("WGPU_BACKEND", missing_backend)
             .args([
                 "simulate",
                 config.to_str().unwrap(),

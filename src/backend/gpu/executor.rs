@@ -425,3 +425,141 @@ pub fn run_into<F: Family>(
     }
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::linear_ph::LinearPhShape;
+
+    fn grid(steps: usize, record_every: usize) -> StepGrid {
+        StepGrid {
+            h: 0.01,
+            steps,
+            record_every,
+        }
+    }
+
+    fn shape(
+        states: usize,
+        stages: usize,
+        inputs: usize,
+        rank: usize,
+        cooperative: bool,
+    ) -> KernelSource {
+        LinearPhShape {
+            states,
+            stages,
+            inputs,
+            rank,
+            cooperative,
+        }
+        .kernel()
+    }
+
+    /// The most record points any window of `steps_per_dispatch` consecutive steps holds
+    /// on `grid`, counted from the grid's actual record points.
+    fn most_records_per_window(grid: &StepGrid, steps_per_dispatch: usize) -> usize {
+        let points = grid.record_points();
+        (0..grid.steps)
+            .step_by(steps_per_dispatch)
+            .map(|begin| {
+                points
+                    .iter()
+                    .filter(|&&k| k > begin && k <= begin + steps_per_dispatch)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Chunks follow the storage-binding limit: with a 1 MiB binding, an ensemble of a
+    /// million 2-state members is cut so that every buffer of a chunk fits, and every
+    /// dispatch's records fit the record slots.
+    #[test]
+    fn chunks_fit_the_binding_limit() {
+        let kernel = shape(2, 2, 0, 2, false);
+        let binding = 1 << 20;
+        for (steps, every) in [(1000, 10), (1000, 1), (997, 13)] {
+            let g = grid(steps, every);
+            let c = chunking(
+                &kernel,
+                Precision::F64,
+                1 << 20,
+                &g,
+                binding,
+                &GpuRunOptions::default(),
+            )
+            .unwrap();
+            let widest = kernel
+                .params
+                .entries()
+                .max(kernel.state.entries())
+                .max(kernel.record.entries())
+                * 8;
+            assert!(c.members_per_chunk * widest <= binding as usize);
+            assert!(c.members_per_chunk < 1 << 20 && c.members_per_chunk > 1000);
+            let record_bytes =
+                c.records_per_dispatch * kernel.record.entries() * 8 * c.members_per_chunk;
+            assert!(
+                record_bytes <= binding as usize,
+                "records of a dispatch fit: {record_bytes}"
+            );
+            let needed = most_records_per_window(&g, c.steps_per_dispatch);
+            assert!(
+                c.records_per_dispatch >= needed,
+                "{steps} steps every {every}: {} slots for {needed} records",
+                c.records_per_dispatch
+            );
+        }
+    }
+
+    /// Dispatches stay under the per-invocation loop budget for both kernels.
+    #[test]
+    fn dispatches_respect_the_loop_budget() {
+        let g = grid(1_000_000, 1_000_000);
+        for kernel in [
+            shape(2, 2, 1, 1, false),
+            shape(32, 4, 1, 16, false),
+            shape(100, 2, 1, 50, true),
+        ] {
+            let c = chunking(
+                &kernel,
+                Precision::F64,
+                4,
+                &g,
+                1 << 27,
+                &GpuRunOptions::default(),
+            )
+            .unwrap();
+            assert!(
+                c.steps_per_dispatch * kernel.loop_iterations_per_step
+                    <= LOOP_ITERATIONS_PER_DISPATCH,
+                "{}: {} steps × {} iterations",
+                kernel.name,
+                c.steps_per_dispatch,
+                kernel.loop_iterations_per_step
+            );
+            assert!(c.steps_per_dispatch >= 1);
+        }
+    }
+
+    /// A member wider than a binding is a clear error.
+    #[test]
+    fn members_larger_than_a_binding_are_rejected() {
+        let kernel = shape(128, 4, 4, 128, true);
+        let e = chunking(
+            &kernel,
+            Precision::F64,
+            4,
+            &grid(10, 1),
+            4096,
+            &GpuRunOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the adapter's 4096-byte storage binding"),
+            "{e}"
+        );
+    }
+}
