@@ -1,5 +1,6 @@
-//! Throughput of the GPU ensemble kernel next to the CPU reference, in member-steps per
-//! second, on ensembles of mass–spring–damper chains (n = 2, 8, 32; Gauss s = 2). Plans and
+//! Throughput of the GPU ensemble kernels next to the CPU paths, in member-steps per
+//! second: linear PH on ensembles of mass–spring–damper chains (n = 2, 8, 32; Gauss s = 2),
+//! contact on damped, forced Duffing chains (n = 1, 4; strang and yoshida-6a). Plans and
 //! the device are set up outside the timed closures. Without an adapter only the CPU
 //! figures are measured, and the reason is printed.
 
@@ -8,7 +9,7 @@ use harbor::backend::Backend;
 use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
-use harbor::bench::chain_plan;
+use harbor::bench::{chain_plan, contact_chain_plan};
 use harbor::kernels::CpuPath;
 
 fn bench(c: &mut Criterion) {
@@ -48,6 +49,43 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(id, &cpu_plan, |b, plan| {
             b.iter(|| Backend::Cpu(CpuPath::Reference).run(plan).unwrap())
         });
+    }
+    group.finish();
+
+    // Contact ensembles: damped, forced Duffing chains under the Strang splitting and a
+    // sixth-order composition; the CPU twin of the kernel beside the reference.
+    let mut group = c.benchmark_group("contact");
+    group.sample_size(10);
+    for (dof, members, composition) in [
+        (1usize, 1usize << 14, "strang"),
+        (1, 1 << 14, "yoshida-6a"),
+        (4, 1 << 12, "strang"),
+    ] {
+        let plan = contact_chain_plan(members, dof, steps, composition).expect("benchmark plan");
+        group.throughput(Throughput::Elements((members * steps) as u64));
+        for ctx in &contexts {
+            run(ctx, &plan, &GpuRunOptions::default()).expect("GPU run");
+            let id = BenchmarkId::new(
+                format!("gpu-{}", ctx.precision.name()),
+                format!("{composition},n={dof},N={members}"),
+            );
+            group.bench_with_input(id, &plan, |b, plan| {
+                b.iter(|| run(ctx, plan, &GpuRunOptions::default()).unwrap())
+            });
+        }
+        let cpu_members = (members / 16).max(16);
+        let cpu_plan =
+            contact_chain_plan(cpu_members, dof, steps, composition).expect("benchmark plan");
+        group.throughput(Throughput::Elements((cpu_members * steps) as u64));
+        for (name, path) in [
+            ("cpu-f64", CpuPath::Reference),
+            ("cpu-twin-f64", CpuPath::Twin),
+        ] {
+            let id = BenchmarkId::new(name, format!("{composition},n={dof},N={cpu_members}"));
+            group.bench_with_input(id, &cpu_plan, |b, plan| {
+                b.iter(|| Backend::Cpu(path).run(plan).unwrap())
+            });
+        }
     }
     group.finish();
 }
