@@ -378,8 +378,8 @@ fn wrong_flows_are_rejected() {
     let exact_c = reference(|_, y, dy| field_c(&damped, T_STAR, y, dy), &y0, tau);
     // φ_C as p − τ p C, z e^{Cτ}.
     let mut misprint_c = y0.clone();
-    for r in n..2 * n {
-        misprint_c[r] -= tau * c * misprint_c[r];
+    for v in &mut misprint_c[n..2 * n] {
+        *v -= tau * c * *v;
     }
     misprint_c[2 * n] *= (c * tau).exp();
     for (name, y, exact) in [
@@ -529,13 +529,12 @@ fn terms_match_their_formulas_and_gradients() {
                     "{name}: B({t}, {x:?}) = {b} but the formula gives {expected}"
                 );
                 worst_value = worst_value.max(value_err);
-                for i in 0..n {
+                for (i, &g) in gradient.iter().enumerate() {
                     let fd = derivative(|x| system.potential(t, x, &mut vec![0.0; n]), x, i, 1e-3);
-                    let err = (gradient[i] - fd).abs() / fd.abs().max(1.0);
+                    let err = (g - fd).abs() / fd.abs().max(1.0);
                     assert!(
                         err <= 1e-9,
-                        "{name}: ∂B/∂x_{i}({t}, {x:?}) = {} but the difference quotient is {fd}",
-                        gradient[i]
+                        "{name}: ∂B/∂x_{i}({t}, {x:?}) = {g} but the difference quotient is {fd}"
                     );
                     worst_gradient = worst_gradient.max(err);
                 }

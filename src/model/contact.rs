@@ -193,6 +193,21 @@ impl ContactSystem {
         })
     }
 
+    /// Checks that every signal (forcing, damping) is defined on [0, t_end]. (Compositions
+    /// with negative coefficients also evaluate them up to a step outside; signals that
+    /// hold or zero outside their samples define those values.)
+    pub fn check_signals_cover(&self, prefix: &str, t_end: f64) -> Result<()> {
+        for (index, term) in self.potential.iter().enumerate() {
+            if let Potential::Forcing { signal, .. } = term {
+                signal.check_covers(&format!("{prefix}.potential[{index}].signal"), t_end)?;
+            }
+        }
+        if let Damping::Signal { signal, .. } = &self.damping {
+            signal.check_covers(&format!("{prefix}.damping.signal"), t_end)?;
+        }
+        Ok(())
+    }
+
     /// Degrees of freedom n.
     pub fn dof(&self) -> usize {
         self.kinetic.nrows()

@@ -207,6 +207,7 @@ impl ContactPlan {
             spec.check()?;
         }
         let system = &nominal.system;
+        system.check_signals_cover("system", t_end)?;
         let time_channels = system.time_channels();
         let mut values = Vec::with_capacity(time_channels.count());
         let offsets = method.offsets();
