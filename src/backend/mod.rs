@@ -63,7 +63,14 @@ impl Backend {
                 ),
             )
         };
-        match request.kind {
+        let gpu = |ctx: GpuContext| {
+            let description = gpu_description(&ctx);
+            (
+                Backend::Gpu(Box::new(ctx), GpuRunOptions::default()),
+                description,
+            )
+        };
+        let ((backend, description), fallback) = match request.kind {
             BackendKind::Cpu => {
                 if request.precision == Some(Precision::F32) {
                     return Err(Error::invalid(
@@ -71,50 +78,25 @@ impl Backend {
                         "the CPU reference path runs in f64 only",
                     ));
                 }
-                let (backend, description) = cpu();
-                Ok((
-                    backend,
-                    Choice {
-                        description,
-                        fallback: None,
-                    },
-                ))
+                (cpu(), None)
             }
-            BackendKind::Gpu => {
-                let ctx = GpuContext::open(selector.as_deref(), request.precision)?;
-                let description = gpu_description(&ctx);
-                Ok((
-                    Backend::Gpu(Box::new(ctx), GpuRunOptions::default()),
-                    Choice {
-                        description,
-                        fallback: None,
-                    },
-                ))
-            }
+            BackendKind::Gpu => (
+                gpu(GpuContext::open(selector.as_deref(), request.precision)?),
+                None,
+            ),
             BackendKind::Auto => match GpuContext::open(selector.as_deref(), request.precision) {
-                Ok(ctx) => {
-                    let description = gpu_description(&ctx);
-                    Ok((
-                        Backend::Gpu(Box::new(ctx), GpuRunOptions::default()),
-                        Choice {
-                            description,
-                            fallback: None,
-                        },
-                    ))
-                }
-                Err(e @ Error::Invalid { .. }) => Err(e),
-                Err(e) => {
-                    let (backend, description) = cpu();
-                    Ok((
-                        backend,
-                        Choice {
-                            description,
-                            fallback: Some(format!("no usable GPU: {e}")),
-                        },
-                    ))
-                }
+                Ok(ctx) => (gpu(ctx), None),
+                Err(e @ Error::Invalid { .. }) => return Err(e),
+                Err(e) => (cpu(), Some(format!("no usable GPU: {e}"))),
             },
-        }
+        };
+        Ok((
+            backend,
+            Choice {
+                description,
+                fallback,
+            },
+        ))
     }
 
     /// The label written with results: `cpu` or `gpu: <adapter>`.

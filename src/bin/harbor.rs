@@ -60,16 +60,8 @@ enum Command {
         /// Output directory (created; files in it are replaced only when the run succeeds).
         #[arg(long)]
         out: PathBuf,
-        /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
-        /// the HARBOR_ADAPTER environment variable.
-        #[arg(long)]
-        adapter: Option<String>,
-        /// GPU precision; default f64 where the adapter supports it, else f32.
-        #[arg(long, value_enum)]
-        precision: Option<PrecisionArg>,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Override a config value by dotted path, the value written as TOML
         /// (--set system.x0=[0.0,-1.0]); repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -147,12 +139,8 @@ enum Study {
         config: PathBuf,
         #[arg(long)]
         out: PathBuf,
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        #[arg(long)]
-        adapter: Option<String>,
-        #[arg(long, value_enum)]
-        precision: Option<PrecisionArg>,
+        #[command(flatten)]
+        device: DeviceArgs,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
@@ -210,18 +198,9 @@ fn main() -> ExitCode {
         Command::Simulate {
             config,
             out,
-            backend,
-            adapter,
-            precision,
+            device,
             overrides,
-        } => {
-            let device = DeviceChoice {
-                backend,
-                adapter,
-                precision: precision.map(Precision::from),
-            };
-            simulate(&config, &out, &device, &overrides)
-        }
+        } => simulate(&config, &out, &device, &overrides),
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
@@ -268,19 +247,10 @@ fn main() -> ExitCode {
                 Study::ContactEnergy {
                     config,
                     out,
-                    backend,
-                    adapter,
-                    precision,
+                    device,
                     overrides,
                 },
-        } => {
-            let device = DeviceChoice {
-                backend,
-                adapter,
-                precision: precision.map(Precision::from),
-            };
-            study_contact_energy(&config, &out, &device, &overrides)
-        }
+        } => study_contact_energy(&config, &out, &device, &overrides),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -392,41 +362,53 @@ fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
 }
 
 /// Which backend, adapter and precision the user asked for.
-struct DeviceChoice {
+#[derive(clap::Args)]
+struct DeviceArgs {
+    /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
+    /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
+    /// the HARBOR_ADAPTER environment variable.
+    #[arg(long)]
     adapter: Option<String>,
-    precision: Option<Precision>,
+    /// GPU precision; default f64 where the adapter supports it, else f32.
+    #[arg(long, value_enum)]
+    precision: Option<PrecisionArg>,
 }
 
-impl DeviceChoice {
-    fn request(&self) -> BackendRequest {
-        BackendRequest {
+impl DeviceArgs {
+    /// Opens the backend asked for; `auto` (and `announce`) says on stderr which one runs
+    /// and, after a fallback, why.
+    fn open(&self, announce: bool) -> Result<Backend> {
+        let request = BackendRequest {
             kind: match self.backend {
                 BackendArg::Auto => BackendKind::Auto,
                 BackendArg::Gpu => BackendKind::Gpu,
                 BackendArg::Cpu => BackendKind::Cpu,
             },
             adapter: self.adapter.clone(),
-            precision: self.precision,
+            precision: self.precision.map(Precision::from),
+        };
+        let (backend, chosen) = Backend::open(&request)?;
+        if announce || self.backend == BackendArg::Auto {
+            match &chosen.fallback {
+                Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
+                None => eprintln!("backend: {}", chosen.description),
+            }
         }
+        Ok(backend)
     }
 }
 
 fn simulate(
     config_path: &Path,
     out: &Path,
-    choice: &DeviceChoice,
+    device: &DeviceArgs,
     overrides: &[String],
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.run_plan()?;
-    let (backend, chosen) = Backend::open(&choice.request())?;
-    if choice.backend == BackendArg::Auto {
-        match &chosen.fallback {
-            Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
-            None => eprintln!("backend: {}", chosen.description),
-        }
-    }
+    let backend = device.open(false)?;
     plan.visit(Simulate {
         out,
         backend: &backend,
@@ -676,16 +658,12 @@ fn study_precision_drift(
 fn study_contact_energy(
     config_path: &Path,
     out: &Path,
-    choice: &DeviceChoice,
+    device: &DeviceArgs,
     overrides: &[String],
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.contact_plan()?;
-    let (backend, chosen) = Backend::open(&choice.request())?;
-    match &chosen.fallback {
-        Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
-        None => eprintln!("backend: {}", chosen.description),
-    }
+    let backend = device.open(true)?;
     let study = harbor::study::contact_energy::run(&plan, &backend)?;
     let title = format!(
         "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
