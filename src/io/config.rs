@@ -40,63 +40,114 @@ use crate::tableau::{Composition, Scheme, SchemeFamily};
 
 type Rows = Vec<Vec<f64>>;
 
-/// A whole configuration file.
+/// A whole configuration file as read: `[system]` stays a table until its kind is known.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct ConfigFile {
+    system: toml::Table,
+    #[serde(default)]
+    input: Vec<SignalSpec>,
+    scheme: SchemeSpec,
+    #[serde(default)]
+    output: OutputSpec,
+    #[serde(default)]
+    ensemble: Option<toml::Table>,
+    #[serde(default)]
+    study: StudySpec,
+}
+
+/// A whole configuration.
+#[derive(Debug, Clone)]
 pub struct Config {
     pub system: SystemSpec,
     /// One signal per input channel (column of B).
-    #[serde(default)]
     pub input: Vec<SignalSpec>,
     pub scheme: SchemeSpec,
-    #[serde(default)]
     pub output: OutputSpec,
     /// Many members drawn around `[system]`; absent means the one system. Its keys depend
     /// on the family (see [`EnsembleSpec`] and [`ContactEnsembleSpec`]).
-    #[serde(default)]
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
-    #[serde(default)]
     pub study: StudySpec,
     /// Where the config came from, for error messages.
-    #[serde(skip)]
     pub origin: String,
     /// Directory that relative paths (CSV inputs) are resolved against.
-    #[serde(skip)]
     pub base_dir: PathBuf,
 }
 
 /// The system, selected by `kind`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub enum SystemSpec {
-    /// ẋ = (J − R) Q x + B u, y = Bᵀ Q x.
-    LinearPh {
-        #[serde(rename = "J")]
-        j: Rows,
-        #[serde(rename = "R", default)]
-        r: Option<Rows>,
-        #[serde(rename = "Q")]
-        q: Rows,
-        #[serde(rename = "B", default)]
-        b: Option<Rows>,
-        x0: Vec<f64>,
-    },
-    /// q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p.
-    Mechanical {
-        #[serde(rename = "K")]
-        k: Rows,
-        #[serde(rename = "P")]
-        p: Rows,
-        #[serde(rename = "D", default)]
-        d: Option<Rows>,
-        #[serde(rename = "G", default)]
-        g: Option<Rows>,
-        q0: Vec<f64>,
-        p0: Vec<f64>,
-    },
+    LinearPh(LinearPhSpec),
+    Mechanical(MechanicalSpec),
     /// H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z (see [`ContactSystemSpec`]).
     Contact(ContactSystemSpec),
+}
+
+/// `kind = "linear-ph"`: ẋ = (J − R) Q x + B u, y = Bᵀ Q x.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinearPhSpec {
+    #[serde(rename = "J")]
+    pub j: Rows,
+    #[serde(rename = "R", default)]
+    pub r: Option<Rows>,
+    #[serde(rename = "Q")]
+    pub q: Rows,
+    #[serde(rename = "B", default)]
+    pub b: Option<Rows>,
+    pub x0: Vec<f64>,
+}
+
+/// `kind = "mechanical"`: q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MechanicalSpec {
+    #[serde(rename = "K")]
+    pub k: Rows,
+    #[serde(rename = "P")]
+    pub p: Rows,
+    #[serde(rename = "D", default)]
+    pub d: Option<Rows>,
+    #[serde(rename = "G", default)]
+    pub g: Option<Rows>,
+    pub q0: Vec<f64>,
+    pub p0: Vec<f64>,
+}
+
+impl SystemSpec {
+    /// Reads `[system]`: its `kind` first, then the rest as that kind's spec, so errors
+    /// name the dotted path inside the table (`system.potential[0]: unknown field …`).
+    fn parse(mut table: toml::Table, origin: &str) -> Result<Self> {
+        let kinds = "expected linear-ph, mechanical or contact";
+        let kind = match table.remove("kind") {
+            Some(toml::Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(Error::invalid(
+                    "system.kind",
+                    format!("must be a string ({kinds}), got {other}"),
+                ));
+            }
+            None => {
+                return Err(Error::invalid(
+                    "system.kind",
+                    format!("is missing; {kinds}"),
+                ));
+            }
+        };
+        let rest = toml::Value::Table(table);
+        Ok(match kind.as_str() {
+            "linear-ph" => SystemSpec::LinearPh(deserialize_section(rest, "system", origin)?),
+            "mechanical" => SystemSpec::Mechanical(deserialize_section(rest, "system", origin)?),
+            "contact" => SystemSpec::Contact(deserialize_section(rest, "system", origin)?),
+            other => {
+                return Err(Error::invalid(
+                    "system.kind",
+                    format!("unknown kind {other:?}; {kinds}"),
+                ));
+            }
+        })
+    }
 }
 
 /// `[scheme]`.
@@ -254,9 +305,17 @@ impl Config {
             let (path, value) = parse_override(text)?;
             apply_override(&mut table, &path, value)?;
         }
-        let mut config: Config = deserialize_section(toml::Value::Table(table), "", origin)?;
-        config.origin = origin.to_string();
-        Ok(config)
+        let file: ConfigFile = deserialize_section(toml::Value::Table(table), "", origin)?;
+        Ok(Config {
+            system: SystemSpec::parse(file.system, origin)?,
+            input: file.input,
+            scheme: file.scheme,
+            output: file.output,
+            ensemble: file.ensemble,
+            study: file.study,
+            origin: origin.to_string(),
+            base_dir: PathBuf::new(),
+        })
     }
 
     /// `[ensemble]` as the family's spec type `T`.
@@ -423,8 +482,8 @@ impl SystemSpec {
     /// The `kind` as written in configs.
     pub fn kind(&self) -> &'static str {
         match self {
-            SystemSpec::LinearPh { .. } => "linear-ph",
-            SystemSpec::Mechanical { .. } => "mechanical",
+            SystemSpec::LinearPh(_) => "linear-ph",
+            SystemSpec::Mechanical(_) => "mechanical",
             SystemSpec::Contact(_) => "contact",
         }
     }
@@ -465,7 +524,7 @@ pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
             format!("{prefix}.kind"),
             "is contact; this needs a linear-ph or mechanical system",
         )),
-        SystemSpec::LinearPh { j, r, q, b, x0 } => {
+        SystemSpec::LinearPh(LinearPhSpec { j, r, q, b, x0 }) => {
             let n = x0.len();
             if n == 0 {
                 return Err(Error::invalid(
@@ -487,7 +546,7 @@ pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
                 x0,
             })
         }
-        SystemSpec::Mechanical { k, p, d, g, q0, p0 } => {
+        SystemSpec::Mechanical(MechanicalSpec { k, p, d, g, q0, p0 }) => {
             let n = q0.len();
             if n == 0 {
                 return Err(Error::invalid(

@@ -285,7 +285,7 @@ impl Twin<'_> {
                 squared += v * v;
             }
             let radius = squared.sqrt();
-            let cube = radius * radius * radius;
+            let cube = squared * radius;
             for r in 0..n {
                 g[r] += gamma * x[r] / cube;
             }

@@ -179,6 +179,21 @@ impl ContactSystem {
                 Potential::SpinOrbit { epsilon, .. } => finite(&field("epsilon"), *epsilon)?,
             }
         }
+        let spin_orbit = potential.iter().find_map(|t| match t {
+            Potential::SpinOrbit { orbit, .. } => Some(orbit.eccentricity()),
+            _ => None,
+        });
+        if let (Some(e), Damping::Tidal { orbit, .. }) = (spin_orbit, &damping)
+            && orbit.eccentricity() != e
+        {
+            return Err(Error::invalid(
+                format!("{prefix}.damping.eccentricity"),
+                format!(
+                    "the tidal torque and the spin-orbit term share one orbit: must equal the spin-orbit eccentricity {e}, got {}",
+                    orbit.eccentricity()
+                ),
+            ));
+        }
         match &damping {
             Damping::None => {}
             Damping::Constant { alpha } | Damping::Signal { alpha, .. } => {
@@ -315,8 +330,9 @@ impl ContactSystem {
                     }
                 }
                 Potential::Kepler { gamma } => {
-                    let radius = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-                    let cube = radius * radius * radius;
+                    let squared = x.iter().map(|v| v * v).sum::<f64>();
+                    let radius = squared.sqrt();
+                    let cube = squared * radius;
                     for r in 0..n {
                         gradient[r] += gamma * x[r] / cube;
                     }

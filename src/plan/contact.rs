@@ -165,6 +165,31 @@ impl ContactEnsembleSpec {
     }
 }
 
+impl ContactEnsembleSpec {
+    /// Rejects draws of parameters the system does not have (they would change nothing).
+    fn check_drawn_terms(&self, system: &ContactSystem) -> Result<()> {
+        let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
+        for (key, draw) in self.draws() {
+            let missing = match key {
+                "alpha" => matches!(system.damping, Damping::None).then_some("damping"),
+                "beta" => (!has("quartic")).then_some("quartic term"),
+                "omega" => (!has("pendulum")).then_some("pendulum term"),
+                "gamma" => (!has("kepler")).then_some("kepler term"),
+                "epsilon" => (!has("spin-orbit")).then_some("spin-orbit term"),
+                "amplitude" => (!has("forcing")).then_some("forcing term"),
+                _ => None,
+            };
+            if let (Some(what), false) = (missing, draw == ParameterDraw::Fixed) {
+                return Err(Error::invalid(
+                    format!("ensemble.{key}"),
+                    format!("draws a parameter of the {what}, which the system does not have"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Applies `draw` to every entry of `values`, consuming the same random numbers whatever
 /// the kind (one normal and one uniform per entry), so later keys see the same stream.
 fn apply(draw: ParameterDraw, values: &mut [f64], rng: &mut ChaCha8Rng) {
@@ -205,6 +230,7 @@ impl ContactPlan {
         let grid = StepGrid::new(h, t_end, record_every)?;
         if let Some(spec) = &ensemble {
             spec.check()?;
+            spec.check_drawn_terms(&nominal.system)?;
         }
         let system = &nominal.system;
         system.check_signals_cover("system", t_end)?;
