@@ -18,9 +18,10 @@
 #import records
 #import linear_ph_energy
 
-const OFF_OUT: u32 = N * P;
-const OFF_DISS: u32 = OFF_OUT + SM * P;
-const OFF_Q: u32 = OFF_DISS + S * RANK * P;
+// Offsets of the operator blocks: the generated PARAM_* constants.
+const OFF_OUT: u32 = PARAM_OUTPUT;
+const OFF_DISS: u32 = PARAM_DISSIPATION;
+const OFF_Q: u32 = PARAM_Q;
 
 fn op(entry: u32, i: u32) -> real {
     return params[entry * dispatch.members + i];

@@ -15,9 +15,12 @@
 #import records
 #import linear_ph_energy
 
+// The member-major, column-major arrangement of the PARAM layout's entries: the blocks
+// Δ, Y, W form one ROWS × P matrix stored by columns, then Q by columns; the block sizes
+// (and so PARAM_Q and PARAM_ENTRIES) are those of the declared layout.
 const ROWS: u32 = N + SM + S * RANK;
-const OFF_Q: u32 = ROWS * P;
-const OPS: u32 = OFF_Q + N * N;
+const OFF_Q: u32 = PARAM_Q;
+const OPS: u32 = PARAM_ENTRIES;
 
 var<workgroup> v: array<real, P>;
 var<workgroup> carry: array<real, N>;

@@ -114,8 +114,9 @@ pub fn measure<F: Family>(
     max_param_bytes: u64,
 ) -> Result<BenchRow> {
     let plan = make(case.members, case.steps)?;
-    let bound = plan.kernel_bound()?;
-    let flops_per_step = bound.flops_per_step;
+    // A case no GPU kernel can run is still measured on the CPU.
+    let bound = plan.kernel_bound();
+    let flops_per_step = bound.as_ref().map_or(0, |b| b.flops_per_step);
     // CPU on a subset of about a second's work, estimated from a 16-member run.
     let probe = make(16.min(case.members), case.steps)?;
     let started = Instant::now();
@@ -135,6 +136,13 @@ pub fn measure<F: Family>(
         gpu_flops: None,
         flops_per_step,
         skipped: None,
+    };
+    let bound = match bound {
+        Ok(bound) => bound,
+        Err(e) => {
+            row.skipped = Some(e.to_string());
+            return Ok(row);
+        }
     };
     let Some(ctx) = gpu else {
         row.skipped = Some("no GPU".into());

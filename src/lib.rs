@@ -6,8 +6,10 @@
 //! shared streams, what to record) → [`method`] (stage solves, step operators, flows) →
 //! [`kernels`] (model families: layouts, WGSL, CPU twins, the [`kernels::Family`] trait) →
 //! [`results`] (a run's records in memory) → [`backend`] (CPU, the one GPU executor,
-//! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] → the
-//! `harbor` binary.
+//! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] and
+//! [`bench`] → the `harbor` binary. [`error`] and [`compensated`] sit below everything;
+//! [`reference`] (independent high-accuracy solutions) sits beside [`method`] and is used by
+//! studies and tests, never by the integrators it checks.
 
 pub mod backend;
 pub mod bench;

@@ -493,7 +493,7 @@ fn assert_layout(plan: &ContactPlan, results: &Results, what: &str) {
 fn layout_problem(plan: &ContactPlan, results: &Results) -> Result<(), String> {
     let n = plan.dof();
     let width = 2 * n + 1;
-    let samples = plan.grid.records() + 1;
+    let samples = plan.grid().records() + 1;
     let expect = |what: String, found: usize, expected: usize| {
         if found == expected {
             Ok(())
@@ -502,7 +502,7 @@ fn layout_problem(plan: &ContactPlan, results: &Results) -> Result<(), String> {
         }
     };
     expect("member count".into(), results.members.len(), plan.len())?;
-    expect("step count".into(), results.steps, plan.grid.steps)?;
+    expect("step count".into(), results.steps, plan.grid().steps)?;
     expect("sample times".into(), results.sample_times.len(), samples)?;
     for (i, m) in results.members.iter().enumerate() {
         expect(
@@ -583,7 +583,7 @@ fn member_scales(plan: &ContactPlan, reference: &Results) -> Vec<Scales> {
                     + (system.damping_rate(t) * z[0]).abs();
                 s.energy = s.energy.max(terms);
             }
-            s.z = s.z.max(s.energy * plan.grid.t_end());
+            s.z = s.z.max(s.energy * plan.grid().t_end());
             s
         })
         .collect()
@@ -877,7 +877,7 @@ fn f32_drift_of_random_ensembles_is_bounded() {
         for (m, &method) in METHODS.iter().enumerate() {
             let cadence = CADENCES[m % CADENCES.len()];
             let plan = plan_from(&with_scheme(case, method, cadence, STEPS));
-            let stages = plan.method.offsets().len() - 1;
+            let stages = plan.method().offsets().len() - 1;
             let stages = if method.0 == "herglotz" { 1 } else { stages };
             let reference = cpu(&plan, CpuPath::Reference);
             let device = gpu(&plan, Precision::F32, &GpuRunOptions::default());
@@ -931,7 +931,7 @@ fn f32_drift_of_the_damped_oscillator_short_and_long() {
             ],
         );
         let plan = cfg.contact_plan().unwrap();
-        assert_eq!(plan.grid.steps, steps);
+        assert_eq!(plan.grid().steps, steps);
         let reference = cpu(&plan, CpuPath::Reference);
         let device = gpu(&plan, Precision::F32, &GpuRunOptions::default());
         let what = format!("damped oscillator, {steps} steps, f32 vs f64 reference");

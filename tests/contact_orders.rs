@@ -645,7 +645,7 @@ fn example_config_and_backend_match_direct_stepping() {
             .unwrap()
             .contact_plan()
             .unwrap();
-        assert_eq!(plan.method, method);
+        assert_eq!(plan.method(), &method);
         let from_config = Backend::Cpu(CpuPath::Reference).run(&plan).unwrap();
         let by_hand = run(&method, &case, 200, CpuPath::Reference);
         let system = &case.member.system;

@@ -13,7 +13,7 @@ use crate::plan::record::{HOST_RESULT_BUDGET, members_within};
 pub fn run_into<F: Family>(family: &F, path: CpuPath, sink: &mut dyn ResultSink) -> Result<()> {
     let grid = family.grid();
     let per_member = family.record_spec().member_bytes(grid.records());
-    let chunk = members_within(HOST_RESULT_BUDGET, per_member).clamp(64, 1 << 16);
+    let chunk = members_within(HOST_RESULT_BUDGET, per_member).clamp(1, 1 << 16);
     let total = family.member_count();
     for first in (0..total).step_by(chunk) {
         let results = (first..(first + chunk).min(total))

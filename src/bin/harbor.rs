@@ -20,7 +20,7 @@ use serde_json::json;
 #[command(
     name = "harbor",
     version,
-    about = "Structure-preserving ensembles of port-Hamiltonian systems"
+    about = "Structure-preserving ensembles of port-Hamiltonian and contact-Hamiltonian systems"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,7 +74,8 @@ enum Command {
         json: bool,
     },
     /// Member-steps per second of the CPU path (all cores) and the GPU path side by side,
-    /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains.
+    /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains (linear
+    /// PH) or damped, forced Duffing chains (contact).
     Bench {
         /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2) or contact
         /// (damped, forced Duffing chains under --composition).
@@ -458,14 +459,23 @@ fn bench(
     if steps == 0 {
         return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
     }
-    if let Some(n) = states
-        .iter()
-        .find(|&&n| n == 0 || (family == BenchFamily::LinearPh && n % 2 == 1))
-    {
-        return Err(Error::invalid(
-            "--states",
-            format!("chain state sizes are even (n = 2 × masses), got {n}"),
-        ));
+    match family {
+        BenchFamily::LinearPh => {
+            if let Some(n) = states.iter().find(|&&n| n == 0 || n % 2 == 1) {
+                return Err(Error::invalid(
+                    "--states",
+                    format!("chain state sizes are even (n = 2 × masses), got {n}"),
+                ));
+            }
+        }
+        BenchFamily::Contact => {
+            if states.contains(&0) {
+                return Err(Error::invalid(
+                    "--states",
+                    "contact chains need at least 1 degree of freedom, got 0",
+                ));
+            }
+        }
     }
     let selector = adapter_selector(adapter);
     let mut rows = Vec::new();
@@ -667,8 +677,8 @@ fn study_contact_energy(
     let study = harbor::study::contact_energy::run(&plan, &backend)?;
     let title = format!(
         "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
-        plan.method.label(),
-        plan.grid.h
+        plan.method().label(),
+        plan.grid().h
     );
     write_atomically(out, |dir| {
         let path = dir.join("contact_energy.csv");

@@ -1,4 +1,4 @@
-//! The TOML configuration of a run and its translation into a [`Plan`].
+//! The TOML configuration of a run and its translation into a family's plan ([`RunPlan`]).
 //!
 //! ```toml
 //! [system]                      # or kind = "mechanical" with K, P, D, G, q0, p0

@@ -1,7 +1,7 @@
-//! The registry of model families: the one place that maps a config's `system.kind` to a
-//! family's plan. Everything downstream (backends, writers, the CLI) is generic over
-//! [`Family`] and reaches the concrete plan through [`RunPlan::visit`]; registering a
-//! family adds a variant and its arm here, nothing else.
+//! The registry of model families. Everything downstream (backends, writers, the CLI) is
+//! generic over [`Family`] and reaches the concrete plan through [`RunPlan::visit`];
+//! registering a family adds a variant and its arm here, and the `kind` arm that builds its
+//! plan in `io::config` (`SystemSpec::parse`, `Config::run_plan`).
 
 use crate::kernels::Family;
 use crate::plan::{ContactPlan, LinearPhPlan};

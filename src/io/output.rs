@@ -168,7 +168,7 @@ impl SimulationWriter {
         summary.insert("harbor_version".into(), json!(env!("CARGO_PKG_VERSION")));
         summary.insert("backend".into(), json!(backend));
         summary.insert("precision".into(), json!(precision));
-        summary.insert("family".into(), json!(family.name()));
+        summary.insert("model".into(), json!(family.name()));
         let mut description = family.describe();
         if let Some(scheme) = description.remove("scheme") {
             summary.insert("scheme".into(), scheme);
@@ -198,7 +198,10 @@ impl SimulationWriter {
         );
         files.insert(
             "trajectory.npy".into(),
-            json!("states at the sample times (members × samples × n)"),
+            json!(format!(
+                "states at the sample times (members × samples × {})",
+                self.spec.state_width
+            )),
         );
         for c in &self.spec.channels {
             files.insert(format!("{}.npy", c.name), json!(c.description));

@@ -47,7 +47,7 @@ impl ContactShape {
     pub fn of(plan: &ContactPlan) -> Self {
         let system = &plan.nominal.system;
         let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
-        let (stages, herglotz) = match &plan.method {
+        let (stages, herglotz) = match plan.method() {
             ContactMethod::Splitting(c) => (c.stages(), false),
             ContactMethod::Herglotz => (1, true),
         };
@@ -57,7 +57,7 @@ impl ContactShape {
             quartic: has("quartic"),
             pendulum: has("pendulum"),
             kepler: has("kepler"),
-            time: plan.time_channels,
+            time: plan.time_channels(),
             stages,
             herglotz,
         }
@@ -157,6 +157,7 @@ impl ContactShape {
         KernelSource {
             name: "contact_step",
             body: CONTACT_STEP,
+            modules: &[],
             constants: vec![
                 ("N", self.dof as u32),
                 ("STAGES", self.stages as u32),
@@ -442,7 +443,7 @@ impl ContactPlan {
     }
 
     fn gammas(&self) -> Vec<f64> {
-        match &self.method {
+        match self.method() {
             ContactMethod::Splitting(c) => c.coefficients.clone(),
             ContactMethod::Herglotz => vec![1.0],
         }
@@ -457,11 +458,11 @@ impl Family for ContactPlan {
     }
 
     fn method_label(&self) -> String {
-        self.method.label()
+        self.method().label()
     }
 
     fn grid(&self) -> &StepGrid {
-        &self.grid
+        self.grid()
     }
 
     fn member_count(&self) -> usize {
@@ -478,14 +479,14 @@ impl Family for ContactPlan {
 
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut scheme = serde_json::json!({
-            "label": self.method.label(),
-            "family": match self.method {
+            "label": self.method().label(),
+            "family": match self.method() {
                 ContactMethod::Splitting(_) => "splitting",
                 ContactMethod::Herglotz => "herglotz",
             },
-            "order": self.method.order(),
+            "order": self.method().order(),
         });
-        if let ContactMethod::Splitting(c) = &self.method {
+        if let ContactMethod::Splitting(c) = self.method() {
             scheme["composition"] = serde_json::json!(c.name);
             scheme["stages"] = serde_json::json!(c.stages());
         }
@@ -515,17 +516,24 @@ impl Family for ContactPlan {
         let y0 = member.initial_state();
         let system = &member.system;
         let h0 = system.hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
-        let h = self.grid.h;
+        let h = self.grid().h;
         Ok(match path {
             CpuPath::Reference => {
                 let mut gradient = vec![0.0; n];
                 record_member(
-                    &self.grid,
+                    self.grid(),
                     self.record_spec(),
                     y0,
                     h0,
                     |k, y| {
-                        contact_flows::step(&self.method, system, k as f64 * h, h, y, &mut gradient)
+                        contact_flows::step(
+                            self.method(),
+                            system,
+                            k as f64 * h,
+                            h,
+                            y,
+                            &mut gradient,
+                        )
                     },
                     |k, y| system.hamiltonian(k as f64 * h, &y[..n], &y[n..2 * n], y[2 * n]),
                 )
@@ -543,12 +551,12 @@ impl Family for ContactPlan {
                 };
                 let last = shape.points() - 1;
                 record_member(
-                    &self.grid,
+                    self.grid(),
                     self.record_spec(),
                     y0,
                     h0,
-                    |k, y| contact_step(&twin, self.stream.step(k), y),
-                    |k, y| twin.hamiltonian(self.stream.step(k - 1), last, y),
+                    |k, y| contact_step(&twin, self.stream().step(k), y),
+                    |k, y| twin.hamiltonian(self.stream().step(k - 1), last, y),
                 )
             }
         })
@@ -584,11 +592,11 @@ impl Family for ContactPlan {
     }
 
     fn shared_stream(&self) -> &SharedStream {
-        &self.stream
+        self.stream()
     }
 
     fn constants(&self) -> Vec<f64> {
-        let mut values = vec![self.grid.h];
+        let mut values = vec![self.grid().h];
         values.extend(self.gammas());
         values
     }

@@ -23,6 +23,9 @@ pub struct KernelSource {
     pub name: &'static str,
     /// The kernel body, whose `#import <module>` lines the engine resolves.
     pub body: &'static str,
+    /// The family's own importable modules (name, source), looked up before the shared
+    /// ones in `shaders/shared/`.
+    pub modules: &'static [(&'static str, &'static str)],
     /// Specialisation constants, prepended as `const NAME: u32 = value;`.
     pub constants: Vec<(&'static str, u32)>,
     // Each layout below is prepended as its generated `<PREFIX>_<FIELD>` constants.

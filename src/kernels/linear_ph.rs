@@ -33,6 +33,12 @@ pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl
 pub const LINEAR_PH_STEP_COOPERATIVE: &str =
     include_str!("../../shaders/linear_ph_step_cooperative.wgsl");
 
+/// The energy bookkeeping both kernels import.
+const LINEAR_PH_MODULES: &[(&str, &str)] = &[(
+    "linear_ph_energy",
+    include_str!("../../shaders/linear_ph_energy.wgsl"),
+)];
+
 /// Largest state size of the per-invocation kernel (private arrays of n reals).
 pub const MAX_STATES_PER_INVOCATION: usize = 32;
 
@@ -133,6 +139,7 @@ impl LinearPhShape {
             } else {
                 LINEAR_PH_STEP
             },
+            modules: LINEAR_PH_MODULES,
             constants: vec![
                 ("N", self.states as u32),
                 ("S", self.stages as u32),

@@ -18,7 +18,6 @@ fn shared_module(name: &str, precision: Precision) -> Option<&'static str> {
         "math" => super::math::wgsl_library(precision),
         "compensated" => include_str!("../../shaders/shared/compensated.wgsl"),
         "records" => include_str!("../../shaders/shared/records.wgsl"),
-        "linear_ph_energy" => include_str!("../../shaders/shared/linear_ph_energy.wgsl"),
         _ => return None,
     })
 }
@@ -40,9 +39,11 @@ fn without_imports(source: &str) -> String {
         .join("\n")
 }
 
-/// Appends `name` after its own imports, each module once.
+/// Appends `name` after its own imports, each module once; `family` holds the kernel's
+/// own modules, searched before the shared ones.
 fn resolve(
     name: &str,
+    family: &[(&str, &'static str)],
     precision: Precision,
     seen: &mut Vec<String>,
     out: &mut String,
@@ -51,10 +52,14 @@ fn resolve(
         return Ok(());
     }
     seen.push(name.to_string());
-    let module = shared_module(name, precision)
+    let module = family
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, source)| *source)
+        .or_else(|| shared_module(name, precision))
         .ok_or_else(|| Error::Gpu(format!("WGSL: unknown module `#import {name}`")))?;
     for dependency in imports(module) {
-        resolve(dependency, precision, seen, out)?;
+        resolve(dependency, family, precision, seen, out)?;
     }
     out.push_str(&format!("// ---- module {name}\n"));
     out.push_str(&without_imports(module));
@@ -85,7 +90,7 @@ pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
     out.push_str(&wgsl_bindings());
     let mut seen = Vec::new();
     for name in imports(kernel.body) {
-        resolve(name, precision, &mut seen, &mut out)?;
+        resolve(name, kernel.modules, precision, &mut seen, &mut out)?;
     }
     out.push_str(&format!("// ---- kernel {}\n", kernel.name));
     out.push_str(&without_imports(kernel.body));
@@ -136,12 +141,20 @@ mod tests {
 
     #[test]
     fn imports_are_resolved_once_with_their_dependencies_first() {
+        let family = [("family_module", "#import compensated\nfn f() {}\n")];
         let mut out = String::new();
         let mut seen = Vec::new();
-        resolve("linear_ph_energy", Precision::F64, &mut seen, &mut out).unwrap();
-        resolve("compensated", Precision::F64, &mut seen, &mut out).unwrap();
+        resolve(
+            "family_module",
+            &family,
+            Precision::F64,
+            &mut seen,
+            &mut out,
+        )
+        .unwrap();
+        resolve("compensated", &family, Precision::F64, &mut seen, &mut out).unwrap();
         let compensated = out.find("// ---- module compensated").unwrap();
-        let energy = out.find("// ---- module linear_ph_energy").unwrap();
+        let energy = out.find("// ---- module family_module").unwrap();
         assert!(compensated < energy);
         assert_eq!(out.matches("// ---- module compensated").count(), 1);
         assert!(!out.contains("#import"));
@@ -150,9 +163,15 @@ mod tests {
     #[test]
     fn unknown_imports_are_errors() {
         let mut seen = Vec::new();
-        let e = resolve("nonexistent", Precision::F32, &mut seen, &mut String::new())
-            .unwrap_err()
-            .to_string();
+        let e = resolve(
+            "nonexistent",
+            &[],
+            Precision::F32,
+            &mut seen,
+            &mut String::new(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("unknown module `#import nonexistent`"), "{e}");
     }
 }

@@ -13,8 +13,8 @@
 //!         φ_C(τ): p ← e^{−C(t) τ} p,  z ← e^{−C(t) τ} z
 //! ```
 //!
-//! (The slides of seed 001 misprint φ_B — it moves x there — and φ_C, which they write with
-//! p − tpC and e^{Ct}.) Time is a coordinate advanced by the A part (ṫ = 1 added to X_A);
+//! (Vermeeren's 2019 Oxford slides on contact variational integrators misprint φ_B — it
+//! moves x there — and φ_C, which they write with p − tpC and e^{Ct}.) Time is a coordinate advanced by the A part (ṫ = 1 added to X_A);
 //! φ_B and φ_C hold t frozen, so B and C are evaluated at the time reached so far. The
 //! Strang step S(τ) = φ_C(τ/2) ∘ φ_B(τ/2) ∘ φ_{A,t}(τ) ∘ φ_B(τ/2) ∘ φ_C(τ/2) is then a
 //! symmetric composition of exact flows of the autonomous extended system, hence of order

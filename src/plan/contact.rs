@@ -206,14 +206,16 @@ fn apply(draw: ParameterDraw, values: &mut [f64], rng: &mut ChaCha8Rng) {
 
 /// Everything a backend needs to run a contact ensemble.
 #[derive(Debug, Clone)]
+/// The method, the grid and the sampled stream are fixed together at construction (the
+/// stream depends on both), so they are read through getters.
 pub struct ContactPlan {
-    pub method: ContactMethod,
-    pub grid: StepGrid,
+    method: ContactMethod,
+    grid: StepGrid,
     pub nominal: ContactMember,
     pub ensemble: Option<ContactEnsembleSpec>,
     /// The system's time functions at t = (k + offset_i) h for the method's offsets.
-    pub stream: SharedStream,
-    pub time_channels: TimeChannels,
+    stream: SharedStream,
+    time_channels: TimeChannels,
     records: RecordSpec,
 }
 
@@ -284,6 +286,24 @@ impl ContactPlan {
     /// Degrees of freedom n.
     pub fn dof(&self) -> usize {
         self.nominal.system.dof()
+    }
+
+    pub fn method(&self) -> &ContactMethod {
+        &self.method
+    }
+
+    pub fn grid(&self) -> &StepGrid {
+        &self.grid
+    }
+
+    /// The time functions sampled at the method's sub-step times.
+    pub fn stream(&self) -> &SharedStream {
+        &self.stream
+    }
+
+    /// Which time functions the stream carries.
+    pub fn time_channels(&self) -> TimeChannels {
+        self.time_channels
     }
 
     /// Members of the run.

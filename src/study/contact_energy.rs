@@ -1,7 +1,8 @@
 //! `harbor study contact-energy`: how well the mechanical energy E = p²/2 + k x²/2 of the
 //! damped oscillator ẍ + α ẋ + k x = 0 is reproduced by the contact integrator of the
 //! config (H = p²/2 + k x²/2 + α z) and by a symplectic integrator that treats the damping
-//! as a force — as in the slides of Vermeeren, Bravetti & Seri (2019), but over a whole
+//! as a force — as in Vermeeren, Bravetti & Seri, "Contact variational integrators"
+//! (J. Phys. A 52, 2019) and its slides, but over a whole
 //! ensemble of damping coefficients and initial conditions run on any backend.
 //!
 //! The comparison method is Störmer–Verlet with the force −k x − α p evaluated at the
@@ -62,14 +63,48 @@ pub fn exact(k: f64, alpha: f64, x0: f64, p0: f64, t: f64) -> (f64, f64) {
 fn oscillator(plan: &ContactPlan, index: usize) -> Result<(f64, f64, f64, f64)> {
     let member = plan.member(index)?;
     let system = &member.system;
-    let why = "needs the damped oscillator: n = 1, kinetic = [[1]], one harmonic term and constant damping";
-    if system.dof() != 1 || system.kinetic[(0, 0)] != 1.0 || system.potential.len() != 1 {
-        return Err(Error::invalid("system", why));
+    let needs = |field: &str, what: &str, found: String| {
+        Error::invalid(
+            field,
+            format!("the contact-energy study needs the damped oscillator: {what}, found {found}"),
+        )
+    };
+    if system.dof() != 1 {
+        return Err(needs(
+            "system.x0",
+            "one degree of freedom",
+            format!("n = {}", system.dof()),
+        ));
     }
-    let (Potential::Harmonic { k }, Damping::Constant { alpha }) =
-        (&system.potential[0], &system.damping)
+    if system.kinetic[(0, 0)] != 1.0 {
+        return Err(needs(
+            "system.kinetic",
+            "kinetic = [[1.0]]",
+            format!("[[{}]]", system.kinetic[(0, 0)]),
+        ));
+    }
+    let kinds: Vec<&str> = system.potential.iter().map(|t| t.kind()).collect();
+    let (&[Potential::Harmonic { ref k }], Damping::Constant { alpha }) =
+        (system.potential.as_slice(), &system.damping)
     else {
-        return Err(Error::invalid("system", why));
+        return Err(if kinds != ["harmonic"] {
+            needs(
+                "system.potential",
+                "exactly one harmonic term",
+                format!("{kinds:?}"),
+            )
+        } else {
+            needs(
+                "system.damping",
+                "constant damping",
+                match system.damping {
+                    Damping::None => "none".into(),
+                    Damping::Signal { .. } => "a signal".into(),
+                    Damping::Tidal { .. } => "tidal".into(),
+                    Damping::Constant { .. } => unreachable!("matched above"),
+                },
+            )
+        });
     };
     let k = k[(0, 0)];
     if !(k > 0.0 && *alpha > 0.0 && *alpha < 2.0 * k.sqrt()) {
@@ -91,7 +126,7 @@ pub fn run(plan: &ContactPlan, backend: &Backend) -> Result<ContactEnergyStudy> 
         .collect::<Result<_>>()?;
     let results = backend.run(plan)?;
     let times = results.sample_times.clone();
-    let (h, every) = (plan.grid.h, plan.grid.record_every);
+    let (h, every) = (plan.grid().h, plan.grid().record_every);
     let energy = |k: f64, x: f64, p: f64| 0.5 * p * p + 0.5 * k * x * x;
     let mut members = Vec::with_capacity(params.len());
     let mut all_curves = Vec::with_capacity(params.len());
@@ -112,11 +147,11 @@ pub fn run(plan: &ContactPlan, backend: &Backend) -> Result<ContactEnergyStudy> 
             .collect();
         let (mut x, mut p) = (x0, p0);
         let mut verlet_curve = vec![e0];
-        for step in 1..=plan.grid.steps {
+        for step in 1..=plan.grid().steps {
             let half = p + 0.5 * h * (-k * x - alpha * p);
             x += h * half;
             p = half + 0.5 * h * (-k * x - alpha * half);
-            if step % every == 0 || step == plan.grid.steps {
+            if step % every == 0 || step == plan.grid().steps {
                 verlet_curve.push(energy(k, x, p));
             }
         }

@@ -50,9 +50,9 @@ pub struct GpuRunStats {
 /// software adapter.
 const FLOPS_PER_DISPATCH: usize = 1 << 31;
 
-/// Loop iterations one invocation may execute per dispatch. Mesa's llvmpipe (lavapipe)
-/// caps the loop iterations of an invocation at 65535 and silently leaves loops beyond
-/// that, truncating the run; dispatches are cut well below that on every adapter.
+/// Loop iterations one invocation may execute per dispatch on CPU adapters. Mesa's
+/// llvmpipe (lavapipe) caps the loop iterations of an invocation at 65535 and silently
+/// leaves loops beyond that, truncating the run; dispatches are cut well below that there.
 pub const LOOP_ITERATIONS_PER_DISPATCH: usize = 60_000;
 
 /// How a run is cut into chunks and dispatches.
@@ -63,14 +63,27 @@ pub struct Chunking {
     pub records_per_dispatch: usize,
 }
 
+/// What bounds a chunk and a dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLimits {
+    /// Bytes of one storage binding.
+    pub binding_bytes: u64,
+    /// Loop iterations one invocation may run per dispatch (`Some` on adapters that
+    /// truncate long loops, such as llvmpipe).
+    pub loop_iterations: Option<usize>,
+    /// Members whose results fit the host's result budget.
+    pub host_members: usize,
+}
+
 /// Chunk and dispatch sizes for `kernel` (the run's largest variant) over `members`
-/// members on `grid`, under the binding limit `binding_bytes`.
+/// members on `grid`. Every buffer of a chunk fits one binding, with room for at least two
+/// record slots, so that a dispatch can always hold a cadence record and the final one.
 pub fn chunking(
     kernel: &KernelSource,
     precision: Precision,
     members: usize,
     grid: &StepGrid,
-    binding_bytes: u64,
+    limits: &ChunkLimits,
     options: &GpuRunOptions,
 ) -> Result<Chunking> {
     let (steps, record_every) = (grid.steps, grid.record_every);
@@ -80,34 +93,42 @@ pub fn chunking(
         .params
         .entries()
         .max(kernel.state.entries())
-        .max(record_entries) as u64
+        .max(2 * record_entries) as u64
         * size;
-    let by_limit = (binding_bytes / widest) as usize;
+    let by_limit = (limits.binding_bytes / widest) as usize;
     if by_limit == 0 {
         return Err(Error::Gpu(format!(
-            "one member needs {widest} bytes per buffer, more than the adapter's {binding_bytes}-byte storage binding"
+            "one member needs {widest} bytes per buffer, more than the adapter's {}-byte storage binding",
+            limits.binding_bytes
         )));
     }
     let members_per_chunk = by_limit
         .min(members)
+        .min(limits.host_members)
         .min(options.max_chunk_members.unwrap_or(usize::MAX))
         .max(1);
     let flops = kernel.flops_per_step.max(1) * members_per_chunk;
     let mut steps_per_dispatch = (FLOPS_PER_DISPATCH / flops).clamp(1, steps.max(1));
-    let iterations = kernel.loop_iterations_per_step.max(1);
-    steps_per_dispatch = steps_per_dispatch.min((LOOP_ITERATIONS_PER_DISPATCH / iterations).max(1));
+    if let Some(budget) = limits.loop_iterations {
+        let per_step = kernel.loop_iterations_per_step.max(1);
+        if per_step > budget {
+            return Err(Error::Gpu(format!(
+                "one step of {} runs {per_step} loop iterations per invocation, more than the {budget} this adapter runs without silently truncating loops; use a composition with fewer stages (scheme.composition), fewer degrees of freedom, or --backend cpu",
+                kernel.name
+            )));
+        }
+        steps_per_dispatch = steps_per_dispatch.min(budget / per_step);
+    }
     if let Some(cap) = options.max_steps_per_dispatch {
         steps_per_dispatch = steps_per_dispatch.min(cap.max(1));
     }
-    // A window of L steps holds at most ⌊L / every⌋ + 2 records; they must fit one binding.
+    // A window of L steps holds at most ⌊L / every⌋ + 1 records (the cadence ones and the
+    // final step); with `capacity` ≥ 2 slots, L ≤ (capacity − 1) · every keeps them in.
     let record_bytes = record_entries as u64 * size * members_per_chunk as u64;
-    let record_capacity = (binding_bytes / record_bytes) as usize;
-    if record_capacity < 2 {
-        steps_per_dispatch = steps_per_dispatch.min(record_every.saturating_sub(1).max(1));
-    } else {
-        steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
-    }
-    let records_per_dispatch = (steps_per_dispatch / record_every + 2).min(record_capacity.max(1));
+    let record_capacity = (limits.binding_bytes / record_bytes) as usize;
+    debug_assert!(record_capacity >= 2);
+    steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
+    let records_per_dispatch = (steps_per_dispatch / record_every + 1).min(record_capacity);
     Ok(Chunking {
         members_per_chunk,
         steps_per_dispatch,
@@ -234,15 +255,17 @@ pub fn run_into<F: Family>(
         flops_per_step: bound.flops_per_step,
         ..Default::default()
     };
-    let binding = ctx
-        .limits
-        .max_storage_buffer_binding_size
-        .min(ctx.limits.max_buffer_size);
-    let mut plan = chunking(&bound, precision, total, &grid, binding, options)?;
     let per_member = family.record_spec().member_bytes(record_points.len());
-    plan.members_per_chunk = plan
-        .members_per_chunk
-        .min(members_within(HOST_RESULT_BUDGET, per_member));
+    let limits = ChunkLimits {
+        binding_bytes: ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(ctx.limits.max_buffer_size),
+        // llvmpipe (lavapipe) leaves loops silently after 65535 iterations per invocation.
+        loop_iterations: (ctx.adapter.device_type == "Cpu").then_some(LOOP_ITERATIONS_PER_DISPATCH),
+        host_members: members_within(HOST_RESULT_BUDGET, per_member),
+    };
+    let plan = chunking(&bound, precision, total, &grid, &limits, options)?;
     let size = precision.size() as u64;
     let storage = wgpu::BufferUsages::STORAGE;
     let constants = upload(ctx, "constants", &family.constants(), storage);
@@ -431,6 +454,14 @@ mod tests {
     use super::*;
     use crate::kernels::linear_ph::LinearPhShape;
 
+    fn limits(binding_bytes: u64) -> ChunkLimits {
+        ChunkLimits {
+            binding_bytes,
+            loop_iterations: Some(LOOP_ITERATIONS_PER_DISPATCH),
+            host_members: usize::MAX,
+        }
+    }
+
     fn grid(steps: usize, record_every: usize) -> StepGrid {
         StepGrid {
             h: 0.01,
@@ -486,7 +517,7 @@ mod tests {
                 Precision::F64,
                 1 << 20,
                 &g,
-                binding,
+                &limits(binding),
                 &GpuRunOptions::default(),
             )
             .unwrap();
@@ -527,7 +558,7 @@ mod tests {
                 Precision::F64,
                 4,
                 &g,
-                1 << 27,
+                &limits(1 << 27),
                 &GpuRunOptions::default(),
             )
             .unwrap();
@@ -543,6 +574,83 @@ mod tests {
         }
     }
 
+    /// When the record slots are the widest buffer (a one-degree-of-freedom contact
+    /// member), chunks still leave room for two slots, so that a dispatch ending off the
+    /// cadence holds its last cadence record and the final one.
+    #[test]
+    fn two_record_slots_always_fit() {
+        use crate::kernels::contact::ContactShape;
+        use crate::model::contact::TimeChannels;
+        let kernel = ContactShape {
+            dof: 1,
+            harmonic: true,
+            quartic: false,
+            pendulum: false,
+            kepler: false,
+            time: TimeChannels::default(),
+            stages: 1,
+            herglotz: false,
+        }
+        .kernel();
+        assert!(kernel.record.entries() > kernel.state.entries());
+        let binding = 1 << 20;
+        for (steps, every) in [(15, 10), (10, 10), (7, 3), (1000, 1)] {
+            let g = grid(steps, every);
+            let c = chunking(
+                &kernel,
+                Precision::F64,
+                1 << 30,
+                &g,
+                &limits(binding),
+                &GpuRunOptions::default(),
+            )
+            .unwrap();
+            let slots = c.records_per_dispatch;
+            assert!(slots * kernel.record.entries() * 8 * c.members_per_chunk <= binding as usize);
+            assert!(
+                slots >= most_records_per_window(&g, c.steps_per_dispatch),
+                "{steps} steps every {every}: {slots} slots, {} steps per dispatch",
+                c.steps_per_dispatch
+            );
+        }
+    }
+
+    /// A step that alone exceeds the loop budget is an error on adapters that truncate
+    /// loops, and fine on the others.
+    #[test]
+    fn a_step_beyond_the_loop_budget_is_refused_where_loops_are_truncated() {
+        let mut kernel = shape(2, 2, 1, 1, false);
+        kernel.loop_iterations_per_step = LOOP_ITERATIONS_PER_DISPATCH + 1;
+        let e = chunking(
+            &kernel,
+            Precision::F64,
+            4,
+            &grid(10, 1),
+            &limits(1 << 27),
+            &GpuRunOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("loop iterations per invocation") && e.contains("scheme.composition"),
+            "{e}"
+        );
+        let unlimited = ChunkLimits {
+            loop_iterations: None,
+            ..limits(1 << 27)
+        };
+        let c = chunking(
+            &kernel,
+            Precision::F64,
+            4,
+            &grid(10, 1),
+            &unlimited,
+            &GpuRunOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(c.steps_per_dispatch, 10);
+    }
+
     /// A member wider than a binding is a clear error.
     #[test]
     fn members_larger_than_a_binding_are_rejected() {
@@ -552,7 +660,7 @@ mod tests {
             Precision::F64,
             4,
             &grid(10, 1),
-            4096,
+            &limits(4096),
             &GpuRunOptions::default(),
         )
         .unwrap_err();
