@@ -158,7 +158,7 @@ fn potential_cases() -> Vec<(&'static str, ContactSystem)> {
                 ],
                 Damping::Tidal {
                     eta: 0.05,
-                    orbit: orbit(0.3),
+                    orbit: orbit(0.2),
                 },
             ),
         ),
@@ -632,7 +632,7 @@ fn full_systems() -> Vec<(&'static str, ContactSystem)> {
             "tidal",
             full_system(Damping::Tidal {
                 eta: 0.05,
-                orbit: orbit(0.3),
+                orbit: orbit(0.2),
             }),
         ),
     ]

@@ -122,13 +122,16 @@ pub fn chunking(
     if let Some(cap) = options.max_steps_per_dispatch {
         steps_per_dispatch = steps_per_dispatch.min(cap.max(1));
     }
-    // A window of L steps holds at most ⌊L / every⌋ + 1 records (the cadence ones and the
-    // final step); with `capacity` ≥ 2 slots, L ≤ (capacity − 1) · every keeps them in.
+    // A window of L steps holds at most min(L, ⌈L / every⌉ + 1) records: ⌈L / every⌉
+    // multiples of the cadence and the final step. With `capacity` ≥ 2 slots,
+    // L ≤ (capacity − 1) · every keeps them in.
     let record_bytes = record_entries as u64 * size * members_per_chunk as u64;
     let record_capacity = (limits.binding_bytes / record_bytes) as usize;
     debug_assert!(record_capacity >= 2);
     steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
-    let records_per_dispatch = (steps_per_dispatch / record_every + 1).min(record_capacity);
+    let records_per_dispatch = (steps_per_dispatch.div_ceil(record_every) + 1)
+        .min(steps_per_dispatch)
+        .min(record_capacity);
     Ok(Chunking {
         members_per_chunk,
         steps_per_dispatch,
@@ -612,6 +615,56 @@ mod tests {
                 "{steps} steps every {every}: {slots} slots, {} steps per dispatch",
                 c.steps_per_dispatch
             );
+        }
+    }
+
+    /// Every dispatch window of every grid has slots for all its records, whatever the
+    /// dispatch length, cadence and binding size (brute force over small cases).
+    #[test]
+    fn record_slots_cover_every_window() {
+        use crate::kernels::contact::ContactShape;
+        use crate::model::contact::TimeChannels;
+        // One degree of freedom: the record slot is the widest buffer, so the binding size
+        // sets the number of slots.
+        let kernel = ContactShape {
+            dof: 1,
+            harmonic: true,
+            quartic: false,
+            pendulum: false,
+            kepler: false,
+            time: TimeChannels::default(),
+            stages: 1,
+            herglotz: false,
+        }
+        .kernel();
+        let record = kernel.record.entries() as u64 * 8;
+        for steps in 1..40 {
+            for every in 1..12 {
+                for cap in 1..15 {
+                    for slots in 2..6 {
+                        let g = grid(steps, every);
+                        let options = GpuRunOptions {
+                            max_chunk_members: Some(1),
+                            max_steps_per_dispatch: Some(cap),
+                        };
+                        let c = chunking(
+                            &kernel,
+                            Precision::F64,
+                            1,
+                            &g,
+                            &limits(slots * record),
+                            &options,
+                        )
+                        .unwrap();
+                        let needed = most_records_per_window(&g, c.steps_per_dispatch);
+                        assert!(
+                            c.records_per_dispatch >= needed
+                                && c.records_per_dispatch as u64 <= slots,
+                            "steps {steps} every {every} cap {cap} binding {slots} slots: {c:?} for {needed} records"
+                        );
+                    }
+                }
+            }
         }
     }
 
