@@ -8,48 +8,10 @@ use std::process::Command;
 
 /// Runs `harbor simulate` on the pulse example with overrides; returns stderr after
 /// asserting failure and that the output directory was not created.
+use common::{assert_mentions, simulate_fails_with};
+
 fn simulate_fails(overrides: &[&str]) -> String {
     simulate_fails_with(&common::example_path("oscillator_pulse.toml"), overrides)
-}
-
-fn simulate_fails_with(config: &Path, overrides: &[&str]) -> String {
-    let out = tempfile::tempdir().unwrap();
-    let target = out.path().join("run");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harbor"));
-    cmd.arg("simulate")
-        .arg(config)
-        .arg("--out")
-        .arg(&target)
-        .args(["--backend", "cpu"]);
-    for o in overrides {
-        cmd.args(["--set", o]);
-    }
-    let output = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        !output.status.success(),
-        "expected failure for {overrides:?}, stdout: {}",
-        String::from_utf8_lossy(&output.stdout)
-    );
-    assert!(
-        !target.exists(),
-        "a failed run must not create its output directory"
-    );
-    let leftovers: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
-    assert!(
-        leftovers.is_empty(),
-        "a failed run leaves nothing behind: {leftovers:?}"
-    );
-    stderr
-}
-
-fn assert_mentions(stderr: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(
-            stderr.contains(part),
-            "error message {stderr:?} should mention {part:?}"
-        );
-    }
 }
 
 #[test]

@@ -6,72 +6,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 use harbor::io::Config;
 
-/// Runs `harbor simulate <config> --out <tmp>/run --backend cpu` with overrides; returns
-/// stderr after asserting failure and that nothing was written next to the output
-/// directory (no `run`, no staging directory).
-fn simulate_fails_with(config: &Path, overrides: &[&str]) -> String {
-    let out = tempfile::tempdir().unwrap();
-    let target = out.path().join("run");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harbor"));
-    cmd.arg("simulate")
-        .arg(config)
-        .arg("--out")
-        .arg(&target)
-        .args(["--backend", "cpu"]);
-    for o in overrides {
-        cmd.args(["--set", o]);
-    }
-    let output = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        !output.status.success(),
-        "expected failure for {} with {overrides:?}, stdout: {}, stderr: {stderr}",
-        config.display(),
-        String::from_utf8_lossy(&output.stdout)
-    );
-    assert!(
-        !stderr.contains("panicked"),
-        "{overrides:?}: the binary panicked instead of reporting an error: {stderr}"
-    );
-    assert!(
-        !target.exists(),
-        "{overrides:?}: a failed run must not create its output directory"
-    );
-    let leftovers: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
-    assert!(
-        leftovers.is_empty(),
-        "{overrides:?}: a failed run leaves nothing behind: {leftovers:?}"
-    );
-    stderr
-}
-
-/// Runs `harbor simulate` like [`simulate_fails_with`] but returns `Ok(stdout)` when it
-/// succeeds (for cases that should fail, to report all accepted ones at once) and
-/// `Err(stderr)` after the same checks when it fails.
-fn simulate_outcome(config: &Path, overrides: &[&str]) -> Result<String, String> {
-    let out = tempfile::tempdir().unwrap();
-    let target = out.path().join("run");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harbor"));
-    cmd.arg("simulate")
-        .arg(config)
-        .arg("--out")
-        .arg(&target)
-        .args(["--backend", "cpu"]);
-    for o in overrides {
-        cmd.args(["--set", o]);
-    }
-    let output = cmd.output().unwrap();
-    if output.status.success() {
-        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
-    }
-    drop(output);
-    Err(simulate_fails_with(config, overrides))
-}
+use common::{assert_mentions, simulate_fails_with, simulate_outcome};
 
 /// The damped-oscillator example with overrides.
 fn simulate_fails(overrides: &[&str]) -> String {
@@ -87,15 +24,6 @@ fn simulate_fails_text(text: &str, overrides: &[&str]) -> String {
     let path = dir.path().join("contact.toml");
     std::fs::write(&path, text).unwrap();
     simulate_fails_with(&path, overrides)
-}
-
-fn assert_mentions(stderr: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(
-            stderr.contains(part),
-            "error message {stderr:?} should mention {part:?}"
-        );
-    }
 }
 
 /// Every composition of the registry (`harbor splitting --list`).

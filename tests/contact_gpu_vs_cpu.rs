@@ -10,10 +10,8 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, GpuRunOptions, Precision, run};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
@@ -23,28 +21,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 fn context(precision: Precision) -> &'static GpuContext {
-    static F64: OnceLock<GpuContext> = OnceLock::new();
-    static F32: OnceLock<GpuContext> = OnceLock::new();
-    let cell = if precision == Precision::F64 {
-        &F64
-    } else {
-        &F32
-    };
-    cell.get_or_init(|| {
-        let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(precision))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "these tests need a GPU adapter with {} support (lavapipe: apt-get install mesa-vulkan-drivers); they never skip: {e}",
-                    precision.name()
-                )
-            });
-        eprintln!(
-            "contact GPU tests run on {} in {}",
-            ctx.adapter.describe(),
-            precision.name()
-        );
-        ctx
-    })
+    common::gpu_context(precision)
 }
 
 fn gpu(plan: &ContactPlan, precision: Precision, options: &GpuRunOptions) -> Results {

@@ -3,10 +3,7 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use harbor::backend::Backend;
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
@@ -18,20 +15,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 
 fn context(precision: Precision) -> &'static GpuContext {
-    static F64: OnceLock<GpuContext> = OnceLock::new();
-    static F32: OnceLock<GpuContext> = OnceLock::new();
-    let cell = if precision == Precision::F64 {
-        &F64
-    } else {
-        &F32
-    };
-    cell.get_or_init(|| {
-        let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(precision)).unwrap_or_else(|e| {
-            panic!("these tests need a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers): {e}")
-        });
-        eprintln!("GPU tests run on {} in {}", ctx.adapter.describe(), precision.name());
-        ctx
-    })
+    common::gpu_context(precision)
 }
 
 fn gpu(plan: &LinearPhPlan, precision: Precision) -> Results {

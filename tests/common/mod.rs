@@ -55,3 +55,93 @@ pub fn random_linear_ph(
     let x0 = DVector::from_fn(n, |_, _| rng.random_range(-1.0..1.0));
     (LinearPh::new("random", j, r, q, b).unwrap(), x0)
 }
+
+/// The shared GPU context of a test binary, one per precision. A missing adapter fails the
+/// test with instructions: GPU tests never skip (CI runs them on lavapipe).
+pub fn gpu_context(
+    precision: harbor::backend::gpu::Precision,
+) -> &'static harbor::backend::gpu::GpuContext {
+    use harbor::backend::gpu::context::adapter_selector;
+    use harbor::backend::gpu::{GpuContext, Precision};
+    use std::sync::OnceLock;
+    static F64: OnceLock<GpuContext> = OnceLock::new();
+    static F32: OnceLock<GpuContext> = OnceLock::new();
+    let cell = if precision == Precision::F64 {
+        &F64
+    } else {
+        &F32
+    };
+    cell.get_or_init(|| {
+        let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(precision))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "these tests need a GPU adapter with {} support (lavapipe: apt-get install mesa-vulkan-drivers); they never skip: {e}",
+                    precision.name()
+                )
+            });
+        eprintln!(
+            "GPU tests run on {} in {}",
+            ctx.adapter.describe(),
+            precision.name()
+        );
+        ctx
+    })
+}
+
+/// Runs `harbor simulate <config> --out <tmp>/run --backend cpu` with `--set` overrides.
+/// `Ok(stdout)` when it succeeds; on failure `Err(stderr)` after asserting that the binary
+/// reported an error rather than panicking and left nothing behind (no `run`, no staging
+/// directory).
+pub fn simulate_outcome(config: &Path, overrides: &[&str]) -> Result<String, String> {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("run");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harbor"));
+    cmd.arg("simulate")
+        .arg(config)
+        .arg("--out")
+        .arg(&target)
+        .args(["--backend", "cpu"]);
+    for o in overrides {
+        cmd.args(["--set", o]);
+    }
+    let output = cmd.output().unwrap();
+    if output.status.success() {
+        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !stderr.contains("panicked"),
+        "{overrides:?}: the binary panicked instead of reporting an error: {stderr}"
+    );
+    assert!(
+        !target.exists(),
+        "{overrides:?}: a failed run must not create its output directory"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(out.path()).unwrap().collect();
+    assert!(
+        leftovers.is_empty(),
+        "{overrides:?}: a failed run leaves nothing behind: {leftovers:?}"
+    );
+    Err(stderr)
+}
+
+/// [`simulate_outcome`] that must fail; returns stderr.
+pub fn simulate_fails_with(config: &Path, overrides: &[&str]) -> String {
+    match simulate_outcome(config, overrides) {
+        Ok(stdout) => panic!(
+            "expected failure for {} with {overrides:?}, stdout: {stdout}",
+            config.display()
+        ),
+        Err(stderr) => stderr,
+    }
+}
+
+/// Asserts that an error message mentions every one of `parts`.
+pub fn assert_mentions(stderr: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            stderr.contains(part),
+            "error message {stderr:?} should mention {part:?}"
+        );
+    }
+}
