@@ -8,13 +8,34 @@ use clap::{Parser, Subcommand, ValueEnum};
 use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision, list_adapters};
 use harbor::backend::{Backend, BackendKind, BackendRequest};
-use harbor::io::output::{SimulationWriter, write_atomically};
+use harbor::io::output::SimulationWriter;
+use harbor::io::output_target::{OutputTarget, install_interrupt_cleanup};
 use harbor::io::{Config, FamilyVisitor};
 use harbor::kernels::Family;
 use harbor::study::energy_order;
 use harbor::tableau::{Composition, Family as TableauFamily, Tableau};
 use harbor::{Error, Result};
 use serde_json::json;
+
+/// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
+/// always written before anything is printed, so nothing is lost.
+macro_rules! say {
+    () => {
+        say!("")
+    };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` with the same quiet end as [`say!`].
+macro_rules! say_inline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -190,6 +211,7 @@ impl From<PrecisionArg> for Precision {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    install_interrupt_cleanup();
     let outcome = match cli.command {
         Command::Tableau {
             family,
@@ -280,32 +302,32 @@ fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
             "a": t.a_rows(),
             "m": t.m_rows(),
         });
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("JSON values always serialise")
         );
         return Ok(());
     }
-    println!(
+    say!(
         "{} with s = {}, order {}\n",
         family.name(),
         t.stages,
         t.order
     );
     let cell = |v: f64| format!("{:>24}", format!("{v:.17e}"));
-    println!("{:>24} |{:>24}", "c", "a");
+    say!("{:>24} |{:>24}", "c", "a");
     for i in 0..t.stages {
         let row: String = (0..t.stages).map(|j| cell(t.a[(i, j)])).collect();
-        println!("{} |{row}", cell(t.c[i]));
+        say!("{} |{row}", cell(t.c[i]));
     }
-    println!(
+    say!(
         "{:>24} |{}",
         "b",
         t.b.iter().map(|&v| cell(v)).collect::<String>()
     );
-    println!("\nM (m_ij = ∫₀¹ ℓ_i ℓ_j)");
+    say!("\nM (m_ij = ∫₀¹ ℓ_i ℓ_j)");
     for i in 0..t.stages {
-        println!(
+        say!(
             "{:>24} |{}",
             "",
             (0..t.stages).map(|j| cell(t.m[(i, j)])).collect::<String>()
@@ -319,15 +341,15 @@ fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
         let all = Composition::all();
         if as_json {
             let docs: Vec<_> = all.iter().map(Composition::to_json).collect();
-            println!(
+            say!(
                 "{}",
                 serde_json::to_string_pretty(&docs).expect("JSON values always serialise")
             );
             return Ok(());
         }
-        println!("{:<14} {:>6} {:>6}  source", "name", "stages", "order");
+        say!("{:<14} {:>6} {:>6}  source", "name", "stages", "order");
         for c in all {
-            println!(
+            say!(
                 "{:<14} {:>6} {:>6}  {}",
                 c.name,
                 c.stages(),
@@ -343,13 +365,13 @@ fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
         other => other,
     })?;
     if as_json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&c.to_json()).expect("JSON values always serialise")
         );
         return Ok(());
     }
-    println!(
+    say!(
         "{}: order {}, {} stage(s) of the Strang step S(γ_i h)\nsource: {}\n",
         c.name,
         c.order,
@@ -357,7 +379,7 @@ fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
         c.source
     );
     for (i, g) in c.coefficients.iter().enumerate() {
-        println!("γ_{:<3} {g:>25.17e}", i + 1);
+        say!("γ_{:<3} {g:>25.17e}", i + 1);
     }
     Ok(())
 }
@@ -409,9 +431,12 @@ fn simulate(
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.run_plan()?;
+    // The output location is checked (and its staging directory made) before any work.
+    let target = OutputTarget::prepare(out)?;
     let backend = device.open(false)?;
     plan.visit(Simulate {
         out,
+        target,
         backend: &backend,
     })
 }
@@ -419,6 +444,7 @@ fn simulate(
 /// `harbor simulate` for any family.
 struct Simulate<'a> {
     out: &'a Path,
+    target: OutputTarget,
     backend: &'a Backend,
 }
 
@@ -428,18 +454,17 @@ impl FamilyVisitor for Simulate<'_> {
     fn visit<F: Family>(self, family: &F) -> Result<()> {
         let label = self.backend.label();
         let precision = self.backend.precision().name();
-        let mut files = Vec::new();
-        write_atomically(self.out, |dir| {
-            let mut writer = SimulationWriter::create(dir, family)?;
-            let started = Instant::now();
-            self.backend.run_into(family, &mut writer)?;
-            let seconds = started.elapsed().as_secs_f64();
-            print_simulation(family, &label, precision, &writer.totals, seconds);
-            files = writer.file_names();
-            writer.finish(&label, precision, family, seconds)?;
-            Ok(())
-        })?;
-        println!("wrote {}/{{{}}}", self.out.display(), files.join(", "));
+        // Results are written and moved into place before anything is printed.
+        let mut writer = SimulationWriter::create(self.target.dir(), family)?;
+        let started = Instant::now();
+        self.backend.run_into(family, &mut writer)?;
+        let seconds = started.elapsed().as_secs_f64();
+        let report = simulation_report(family, &label, precision, &writer.totals, seconds);
+        let files = writer.file_names();
+        writer.finish(&label, precision, family, seconds)?;
+        self.target.commit()?;
+        say!("{report}");
+        say!("wrote {}/{{{}}}", self.out.display(), files.join(", "));
         Ok(())
     }
 }
@@ -521,14 +546,14 @@ fn bench(
                     )?,
                 };
                 if rows.is_empty() {
-                    println!("{}", harbor::bench::header());
+                    say!("{}", harbor::bench::header());
                 }
-                println!("{}", harbor::bench::row(&row));
+                say!("{}", harbor::bench::row(&row));
                 rows.push(row);
             }
         }
     }
-    println!(
+    say!(
         "rates in member-steps per second; GPU kernel = dispatch time only; CPU = f64 reference on {} threads",
         rayon::current_num_threads()
     );
@@ -542,19 +567,19 @@ fn bench(
 fn devices(as_json: bool) -> Result<()> {
     let adapters = list_adapters();
     if as_json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&adapters).expect("JSON values always serialise")
         );
         return Ok(());
     }
     if adapters.is_empty() {
-        println!(
+        say!(
             "no GPU adapters found (install a Vulkan driver; lavapipe runs on the CPU); harbor will use the CPU path"
         );
         return Ok(());
     }
-    println!(
+    say!(
         "{:<3} {:<40} {:<8} {:<13} {:<28} {:>4} {:>16} {:>12} {:>10}",
         "#",
         "adapter",
@@ -567,7 +592,7 @@ fn devices(as_json: bool) -> Result<()> {
         "wg/dim"
     );
     for (i, a) in adapters.iter().enumerate() {
-        println!(
+        say!(
             "{:<3} {:<40} {:<8} {:<13} {:<28} {:>4} {:>12} MiB {:>8} MiB {:>10}",
             i,
             a.name,
@@ -580,20 +605,22 @@ fn devices(as_json: bool) -> Result<()> {
             a.max_compute_workgroups_per_dimension
         );
     }
-    println!(
+    say!(
         "
 auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
     );
     Ok(())
 }
 
-fn print_simulation<F: Family>(
+/// The printed summary of a simulation: the run, its speed, and the first members' totals.
+fn simulation_report<F: Family>(
     family: &F,
     backend: &str,
     precision: &str,
     totals: &[Vec<f64>],
     seconds: f64,
-) {
+) -> String {
+    use std::fmt::Write;
     let members = totals.len();
     let grid = family.grid();
     let description = family.describe();
@@ -606,34 +633,36 @@ fn print_simulation<F: Family>(
         .get("scheme")
         .and_then(|s| s.get("order"))
         .map_or_else(String::new, |o| format!(" (order {o})"));
-    println!(
-        "{} {}{order}, h = {}, {} steps, {members} member(s), {}",
+    let mut text = format!(
+        "{} {}{order}, h = {}, {} steps, {members} member(s), {}\n",
         family.name(),
         family.method_label(),
         grid.h,
         grid.steps,
         sizes.join(", ")
     );
-    println!(
+    let _ = writeln!(
+        text,
         "backend {backend} ({precision}): {seconds:.3} s, {:.3e} member-steps/s",
         (members * grid.steps) as f64 / seconds.max(1e-9)
     );
-    let names = &family.record_spec().totals;
-    print!("\n{:>6}", "member");
-    for name in names {
-        print!(" {name:>24}");
+    let _ = write!(text, "\n{:>6}", "member");
+    for name in &family.record_spec().totals {
+        let _ = write!(text, " {name:>24}");
     }
-    println!();
+    text.push('\n');
     for (i, t) in totals.iter().enumerate().take(8) {
-        print!("{i:>6}");
+        let _ = write!(text, "{i:>6}");
         for v in t {
-            print!(" {v:>24.16e}");
+            let _ = write!(text, " {v:>24.16e}");
         }
-        println!();
+        text.push('\n');
     }
     if members > 8 {
-        println!("   … {} more in summary.json", members - 8);
+        let _ = writeln!(text, "   … {} more in summary.json", members - 8);
     }
+    text.pop();
+    text
 }
 
 fn study_precision_drift(
@@ -644,6 +673,7 @@ fn study_precision_drift(
     overrides: &[String],
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
+    let target = OutputTarget::prepare(out)?;
     let selector = adapter_selector(adapter);
     let f32 = GpuContext::open(selector.as_deref(), Some(Precision::F32))?;
     eprintln!("GPU: {}", f32.adapter.describe());
@@ -655,13 +685,13 @@ fn study_precision_drift(
     let mut contexts = vec![&f32];
     contexts.extend(f64.as_ref());
     let rows = harbor::study::precision_drift::run_study(&config, steps, &contexts)?;
-    write_atomically(out, |dir| {
+    target.write(|dir| {
         let path = dir.join("precision_drift.csv");
         std::fs::write(&path, harbor::study::precision_drift::csv(&rows))
             .map_err(|e| Error::io(&path, e))
     })?;
-    print!("{}", harbor::study::precision_drift::table(&rows));
-    println!("\nwrote {}/precision_drift.csv", out.display());
+    say_inline!("{}", harbor::study::precision_drift::table(&rows));
+    say!("\nwrote {}/precision_drift.csv", out.display());
     Ok(())
 }
 
@@ -673,6 +703,7 @@ fn study_contact_energy(
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let plan = config.contact_plan()?;
+    let target = OutputTarget::prepare(out)?;
     let backend = device.open(true)?;
     let study = harbor::study::contact_energy::run(&plan, &backend)?;
     let title = format!(
@@ -680,13 +711,13 @@ fn study_contact_energy(
         plan.method().label(),
         plan.grid().h
     );
-    write_atomically(out, |dir| {
+    target.write(|dir| {
         let path = dir.join("contact_energy.csv");
         std::fs::write(&path, study.csv()).map_err(|e| Error::io(&path, e))?;
         harbor::io::plot::panels_svg(&dir.join("contact_energy.svg"), &title, &study.panels())
     })?;
-    print!("{}", study.table());
-    println!(
+    say_inline!("{}", study.table());
+    say!(
         "\nwrote {}/{{contact_energy.csv, contact_energy.svg}}",
         out.display()
     );
@@ -695,6 +726,7 @@ fn study_contact_energy(
 
 fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
+    let target = OutputTarget::prepare(out)?;
     let study = energy_order::run(&config)?;
     let title = format!(
         "{}: relative energy errors (supplied ●, stored ×)",
@@ -702,7 +734,7 @@ fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> R
             .file_stem()
             .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned())
     );
-    write_atomically(out, |dir| {
+    target.write(|dir| {
         let write = |name: &str, text: String| {
             let path = dir.join(name);
             std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
@@ -711,8 +743,8 @@ fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> R
         write("energy_order_slopes.csv", study.fits_csv())?;
         study.svg(&dir.join("energy_order.svg"), &title)
     })?;
-    print!("{}", study.table());
-    println!(
+    say_inline!("{}", study.table());
+    say!(
         "\nwrote {}/{{energy_order.csv, energy_order_slopes.csv, energy_order.svg}}",
         out.display()
     );

@@ -5,6 +5,7 @@ pub mod contact_spec;
 pub mod families;
 pub mod npy_stream;
 pub mod output;
+pub mod output_target;
 pub mod overrides;
 pub mod plot;
 

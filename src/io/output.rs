@@ -1,6 +1,6 @@
 //! Result files. Everything is written into a staging directory beside the target and moved
-//! into place only when every file is complete, so a failed run leaves no half-written
-//! output.
+//! into place only when every file is complete ([`super::output_target`]), so a failed run
+//! leaves no half-written output.
 //!
 //! Files of `harbor simulate` (the arrays are streamed chunk by chunk, see
 //! [`SimulationWriter`]), for any family:
@@ -12,6 +12,8 @@
 //!   PH `energy.npy` (members × windows × 4) and `outputs.npy` (members × records × s × m).
 
 use std::path::{Path, PathBuf};
+
+pub use super::output_target::write_atomically;
 
 use std::io::Write;
 use std::time::Instant;
@@ -25,39 +27,6 @@ use super::npy_stream::NpyStream;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
 use crate::plan::{MemberResult, RecordSpec, ResultSink};
-
-/// Runs `write` on a fresh staging directory next to `out`, then moves every file it wrote
-/// into `out` (created if missing). On error the staging directory is removed and `out` is
-/// untouched.
-pub fn write_atomically(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-    if out.exists() && !out.is_dir() {
-        return Err(Error::invalid(
-            "--out",
-            format!("{} exists and is not a directory", out.display()),
-        ));
-    }
-    let staging = tempfile::Builder::new()
-        .prefix(".harbor-staging-")
-        .tempdir_in(&parent)
-        .map_err(|e| Error::io(&parent, e))?;
-    write(staging.path())?;
-    if !out.exists() {
-        let staged = staging.keep();
-        return std::fs::rename(&staged, out).map_err(|e| Error::io(out, e));
-    }
-    let entries = std::fs::read_dir(staging.path()).map_err(|e| Error::io(staging.path(), e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(staging.path(), e))?;
-        let target = out.join(entry.file_name());
-        std::fs::rename(entry.path(), &target).map_err(|e| Error::io(&target, e))?;
-    }
-    Ok(())
-}
 
 fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(
     dir: &Path,
