@@ -18,6 +18,7 @@
 // across members; the stream holds, per step and point, the forcing signals, c(t) of
 // C = α c(t), and (a/r)³ cos 2f, (a/r)³ sin 2f.
 #import records
+#import finite
 #import math
 
 struct Phase {
@@ -228,10 +229,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         s.p[r] = state[(STATE_P + r) * members + i];
     }
     s.z = state[STATE_Z * members + i];
+    // 0 while finite, else the first step after which x, p or z were not.
+    var status = state[STATE_STATUS * members + i];
     var slot = 0u;
     for (var k = 0u; k < dispatch.step_count; k++) {
         s = contact_step(s, i, k, h);
         let done = dispatch.step_begin + k + 1u;
+        if (status == real(0.0)) {
+            var finite = is_finite(s.z);
+            for (var r = 0u; r < N; r++) {
+                finite = finite && is_finite(s.x[r]) && is_finite(s.p[r]);
+            }
+            if (!finite) {
+                status = real(done);
+            }
+        }
         if (records_step(done)) {
             let base = slot * RECORD_ENTRIES;
             for (var r = 0u; r < N; r++) {
@@ -248,4 +260,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         state[(STATE_P + r) * members + i] = s.p[r];
     }
     state[STATE_Z * members + i] = s.z;
+    state[STATE_STATUS * members + i] = status;
 }

@@ -5,6 +5,7 @@
 // The STATE_* and RECORD_* offsets are generated from the layouts declared in
 // src/kernels/linear_ph.rs. Handled by value, like `neumaier`.
 #import compensated
+#import finite
 
 struct EnergySums {
     totals: array<real, 4>,
@@ -52,7 +53,7 @@ fn accumulate(value: EnergySums, stored: real, port: real, dissipated: real) -> 
         sums.window[c] = window.x;
         sums.window_comp[c] = window.y;
     }
-    sums.max_residual = max(sums.max_residual, abs(stored - supplied));
+    sums.max_residual = running_max(sums.max_residual, abs(stored - supplied));
     return sums;
 }
 

@@ -16,6 +16,7 @@
 // e · members + i, so neighbouring invocations read neighbouring addresses):
 //   Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major.
 #import records
+#import finite
 #import linear_ph_energy
 
 // Offsets of the operator blocks: the generated PARAM_* constants.
@@ -43,6 +44,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         carry[r] = state[(STATE_CARRY + r) * members + i];
     }
     var sums = load_sums(i);
+    // 0 while finite, else the first step after which x or the step energies were not.
+    var status = state[STATE_STATUS * members + i];
 
     var delta: array<real, N>;
     var y: array<real, SM_ARRAY>;
@@ -100,9 +103,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             x[r] = updated.x;
             carry[r] = updated.y;
         }
-        sums = accumulate(sums, stored, h * port, h * dissipated);
+        let port_h = h * port;
+        let dissipated_h = h * dissipated;
+        sums = accumulate(sums, stored, port_h, dissipated_h);
 
         let done = dispatch.step_begin + k + 1u;
+        if (status == real(0.0)) {
+            var finite = is_finite(stored) && is_finite(port_h) && is_finite(dissipated_h);
+            for (var r = 0u; r < N; r++) {
+                finite = finite && is_finite(x[r]);
+            }
+            if (!finite) {
+                status = real(done);
+            }
+        }
         if (records_step(done)) {
             let base = slot * RECORD_ENTRIES;
             for (var r = 0u; r < N; r++) {
@@ -120,5 +134,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         state[(STATE_X + r) * members + i] = x[r];
         state[(STATE_CARRY + r) * members + i] = carry[r];
     }
+    state[STATE_STATUS * members + i] = status;
     store_sums(i, sums);
 }

@@ -13,6 +13,7 @@
 // offset member · OPS), column-major so that the threads of a workgroup read neighbouring
 // addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at OFF_Q + c·N + r.
 #import records
+#import finite
 #import linear_ph_energy
 
 // The member-major, column-major arrangement of the PARAM layout's entries: the blocks
@@ -44,10 +45,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         v[r] = state[(STATE_X + r) * members + member];
         carry[r] = state[(STATE_CARRY + r) * members + member];
     }
-    // The energy sums live in thread 0's registers.
+    // The energy sums and the status (0 while finite, else the first step after which x or
+    // the step energies were not) live in thread 0's registers.
     var sums: EnergySums;
+    var status = real(0.0);
+    var energies_finite = true;
     if (t == 0u) {
         sums = load_sums(member);
+        status = state[STATE_STATUS * members + member];
     }
 
     var slot = 0u;
@@ -98,7 +103,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var q = 0u; q < WG; q++) {
                 total += partial[q];
             }
-            sums = accumulate(sums, total.z, h * total.x, h * total.y);
+            let port_h = h * total.x;
+            let dissipated_h = h * total.y;
+            sums = accumulate(sums, total.z, port_h, dissipated_h);
+            energies_finite = is_finite(total.z) && is_finite(port_h) && is_finite(dissipated_h);
         }
         let done = dispatch.step_begin + k + 1u;
         if (records_step(done)) {
@@ -115,6 +123,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             slot += 1u;
         }
         workgroupBarrier();
+        // Every owner has updated its rows of x: thread 0 checks them all.
+        if (t == 0u && status == real(0.0)) {
+            var finite = energies_finite;
+            for (var r = 0u; r < N; r++) {
+                finite = finite && is_finite(v[r]);
+            }
+            if (!finite) {
+                status = real(done);
+            }
+        }
     }
 
     for (var r = t; r < N; r += WG) {
@@ -123,5 +141,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (t == 0u) {
         store_sums(member, sums);
+        state[STATE_STATUS * members + member] = status;
     }
 }

@@ -83,6 +83,10 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
+        /// Keep the results when members become non-finite (NaN or ±inf): they are listed in
+        /// summary.json under `nonfinite`. Without it such a run writes nothing and fails.
+        #[arg(long)]
+        keep_nonfinite: bool,
         /// Override a config value by dotted path, the value written as TOML
         /// (--set system.x0=[0.0,-1.0]); repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -222,8 +226,9 @@ fn main() -> ExitCode {
             config,
             out,
             device,
+            keep_nonfinite,
             overrides,
-        } => simulate(&config, &out, &device, &overrides),
+        } => simulate(&config, &out, &device, keep_nonfinite, &overrides),
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
@@ -427,6 +432,7 @@ fn simulate(
     config_path: &Path,
     out: &Path,
     device: &DeviceArgs,
+    keep_nonfinite: bool,
     overrides: &[String],
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
@@ -438,6 +444,7 @@ fn simulate(
         out,
         target,
         backend: &backend,
+        keep_nonfinite,
     })
 }
 
@@ -446,6 +453,7 @@ struct Simulate<'a> {
     out: &'a Path,
     target: OutputTarget,
     backend: &'a Backend,
+    keep_nonfinite: bool,
 }
 
 impl FamilyVisitor for Simulate<'_> {
@@ -459,6 +467,22 @@ impl FamilyVisitor for Simulate<'_> {
         let started = Instant::now();
         self.backend.run_into(family, &mut writer)?;
         let seconds = started.elapsed().as_secs_f64();
+        if let Some(&(member, step)) = writer.nonfinite.first() {
+            let count = writer.nonfinite.len();
+            let what = format!(
+                "{count} of {} member(s) became non-finite (NaN or ±inf; first: member {member} after step {step})",
+                writer.totals.len()
+            );
+            if !self.keep_nonfinite {
+                return Err(Error::Numerical {
+                    context: "simulation".into(),
+                    problem: format!(
+                        "{what}; nothing was written — rerun with --keep-nonfinite to keep the results, with those members listed in summary.json"
+                    ),
+                });
+            }
+            eprintln!("warning: {what}; they are listed in summary.json under `nonfinite`");
+        }
         let report = simulation_report(family, &label, precision, &writer.totals, seconds);
         let files = writer.file_names();
         writer.finish(&label, precision, family, seconds)?;

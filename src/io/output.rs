@@ -57,6 +57,8 @@ pub struct SimulationWriter {
     /// Per member, the totals in the order of the spec.
     pub totals: Vec<Vec<f64>>,
     pub final_states: Vec<Vec<f64>>,
+    /// (member, first non-finite step) of every member that did not stay finite.
+    pub nonfinite: Vec<(usize, u64)>,
     progress: ProgressBar,
     started: Instant,
     shown: bool,
@@ -101,6 +103,7 @@ impl SimulationWriter {
             channels,
             totals: Vec::with_capacity(members),
             final_states: Vec::with_capacity(members),
+            nonfinite: Vec::new(),
             progress,
             started: Instant::now(),
             shown: false,
@@ -160,6 +163,18 @@ impl SimulationWriter {
         }
         summary.insert(self.spec.totals_group.into(), Value::Object(totals));
         summary.insert("final_state".into(), json!(self.final_states));
+        // Members that stopped being finite, with the first step after which they were not
+        // (the first 1000 listed).
+        let listed: Vec<Value> = self
+            .nonfinite
+            .iter()
+            .take(1000)
+            .map(|&(member, step)| json!({"member": member, "step": step}))
+            .collect();
+        summary.insert(
+            "nonfinite".into(),
+            json!({"members": self.nonfinite.len(), "first": listed}),
+        );
         let mut files = Map::new();
         files.insert(
             "times.npy".into(),
@@ -196,7 +211,10 @@ impl ResultSink for SimulationWriter {
                 .collect();
             stream.write_rows(first, &values)?;
         }
-        for member in members {
+        for (offset, member) in members.into_iter().enumerate() {
+            if let Some(step) = member.nonfinite_step {
+                self.nonfinite.push((first + offset, step));
+            }
             self.totals.push(member.totals);
             self.final_states.push(member.final_state);
         }

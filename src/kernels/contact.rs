@@ -20,6 +20,7 @@ use super::wgsl::WORKGROUP_SIZE;
 use crate::error::{Error, Result};
 use crate::method::contact_flows;
 use crate::model::contact::{ContactMember, Damping, Potential, TimeChannels};
+use crate::plan::record::nonfinite_step;
 use crate::plan::{ContactMethod, ContactPlan, MemberResult, RecordSpec, SharedStream, StepGrid};
 
 /// The kernel.
@@ -78,12 +79,13 @@ impl ContactShape {
             .field("damping", flag(self.time.damping))
     }
 
-    /// x, p, z.
+    /// x, p, z, and the non-finite status.
     pub fn state_layout(&self) -> Layout {
         Layout::new("STATE")
             .field("x", self.dof)
             .field("p", self.dof)
             .field("z", 1)
+            .field("status", 1)
     }
 
     /// x, p, z and H after the step.
@@ -148,7 +150,7 @@ impl ContactShape {
         let n = self.dof;
         let potential = n + 2 * n * n + 3 * n + self.time.forcings * (n + 1) + 2 * n + 2;
         let flows = n * n + 2 * n + 2 * n + 2;
-        self.potential_evaluations() * potential + self.stages * (flows + 1) + 4 * n + 4
+        self.potential_evaluations() * potential + self.stages * (flows + 1) + 5 * n + 5
     }
 
     /// The kernel variant of this shape.
@@ -398,7 +400,8 @@ fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64]) {
 }
 
 /// Integrates one member through the grid with `step(k, y)`, recording [x, p, z] samples
-/// and H(t, y) by `energy(k, y)` (k: steps done), with H at the start and the end as totals.
+/// and H(t, y) by `energy(k, y)` (k: steps done), with H at the start and the end as totals,
+/// and the first step after which y was not finite.
 fn record_member(
     grid: &StepGrid,
     spec: &RecordSpec,
@@ -416,6 +419,9 @@ fn record_member(
     let mut next = record_points.iter().copied().peekable();
     for k in 0..grid.steps {
         step(k, &mut y);
+        if result.nonfinite_step.is_none() && !y.iter().all(|v| v.is_finite()) {
+            result.nonfinite_step = Some(k as u64 + 1);
+        }
         if next.peek() == Some(&(k + 1)) {
             next.next();
             result.trajectory.extend_from_slice(&y);
@@ -582,7 +588,9 @@ impl Family for ContactPlan {
             .pack(members.len(), |i, field, out| match field {
                 "x" => out.copy_from_slice(members[i].x0.as_slice()),
                 "p" => out.copy_from_slice(members[i].p0.as_slice()),
-                _ => out[0] = members[i].z0,
+                "z" => out[0] = members[i].z0,
+                // status: 0, finite so far.
+                _ => {}
             });
         Ok(KernelChunk {
             kernel,
@@ -615,6 +623,7 @@ impl Family for ContactPlan {
         state.extend_into("z", &mut out.final_state);
         let channel = &out.channels[0];
         out.totals = vec![channel[0], channel[channel.len() - 1]];
+        out.nonfinite_step = nonfinite_step(state.get("status", 0));
     }
 }
 

@@ -93,6 +93,22 @@ pub trait Family: Sync {
     fn constants(&self) -> Vec<f64>;
     /// Appends one record slot of one member to its result.
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult);
-    /// Fills the final state and totals of a member from its state at the end of the run.
+    /// Fills the final state, the totals and the non-finite status (the state's `status`
+    /// field: 0, or the first step after which the member was not finite) of a member from
+    /// its state at the end of the run.
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult);
+}
+
+/// The running maximum of |r| that keeps a NaN or an infinity once one arrives, where
+/// `f64::max` would skip it (twin of `running_max` in shaders/shared/finite.wgsl).
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "a NaN r must count as not below the maximum, as in the WGSL twin"
+)]
+pub fn running_max(current: f64, r: f64) -> f64 {
+    if current.is_finite() && !(r <= current) {
+        r
+    } else {
+        current
+    }
 }

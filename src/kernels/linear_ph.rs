@@ -16,12 +16,13 @@
 
 use rayon::prelude::*;
 
-use super::family::{CpuPath, Family, KernelChunk, KernelSource};
+use super::family::{CpuPath, Family, KernelChunk, KernelSource, running_max};
 use super::layout::{Layout, MemberView};
 use super::wgsl::WORKGROUP_SIZE;
 use crate::compensated::{CompensatedSum, kahan_add};
 use crate::error::{Error, Result};
 use crate::method::{CollocationStepper, StepOperators, StepScratch};
+use crate::plan::record::nonfinite_step;
 use crate::plan::{
     LinearPhPlan, Member, MemberResult, RecordSpec, SharedStream, StepEnergy, StepGrid,
 };
@@ -80,7 +81,8 @@ impl LinearPhShape {
             .field("q", self.states * self.states)
     }
 
-    /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual.
+    /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual,
+    /// and the non-finite status.
     pub fn state_layout(&self) -> Layout {
         Layout::new("STATE")
             .field("x", self.states)
@@ -90,6 +92,7 @@ impl LinearPhShape {
             .field("window", 4)
             .field("window_comp", 4)
             .field("max_residual", 1)
+            .field("status", 1)
     }
 
     /// x, y (s·m), the window's 4 energies.
@@ -119,9 +122,18 @@ impl LinearPhShape {
             let workgroup = WORKGROUP_SIZE as usize;
             let rows = n + sm + sr;
             let own = |count: usize| count.div_ceil(workgroup);
-            own(rows) * (p + 1) + own(n) * (n + 4) + own(sm) * 2 + workgroup + 8 + 1
+            own(rows) * (p + 1) + own(n) * (n + 4) + own(sm) * 2 + workgroup + 8 + 1 + n + 1
         } else {
-            n * (n + sm + 1) + sm * (p + 1) + sr * (p + 1) + n * (n + 1) + n + 4 + (n + sm + 4) + 1
+            n * (n + sm + 1)
+                + sm * (p + 1)
+                + sr * (p + 1)
+                + n * (n + 1)
+                + n
+                + 4
+                + (n + sm + 4)
+                + 1
+                + n
+                + 1
         }
     }
 
@@ -287,7 +299,14 @@ pub fn record_member(
         {
             sum.add(*value);
         }
-        max_abs_residual = max_abs_residual.max(energy.residual().abs());
+        max_abs_residual = running_max(max_abs_residual, energy.residual().abs());
+        let finite = energy.stored.is_finite()
+            && energy.port.is_finite()
+            && energy.dissipated.is_finite()
+            && x.iter().all(|v| v.is_finite());
+        if result.nonfinite_step.is_none() && !finite {
+            result.nonfinite_step = Some(k as u64 + 1);
+        }
         if next_record.peek() == Some(&(k + 1)) {
             next_record.next();
             result.trajectory.extend_from_slice(&x);
@@ -506,6 +525,7 @@ impl Family for LinearPhPlan {
             .map(|c| state.get("totals", c) + state.get("totals_comp", c))
             .collect();
         out.totals.push(state.get("max_residual", 0));
+        out.nonfinite_step = nonfinite_step(state.get("status", 0));
     }
 }
 

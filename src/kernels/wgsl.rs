@@ -17,6 +17,7 @@ fn shared_module(name: &str, precision: Precision) -> Option<&'static str> {
     Some(match name {
         "math" => super::math::wgsl_library(precision),
         "compensated" => include_str!("../../shaders/shared/compensated.wgsl"),
+        "finite" => include_str!("../../shaders/shared/finite.wgsl"),
         "records" => include_str!("../../shaders/shared/records.wgsl"),
         _ => return None,
     })
@@ -69,8 +70,12 @@ fn resolve(
 
 /// The complete WGSL of `kernel` in `precision`.
 pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
+    let real_max = match precision {
+        Precision::F64 => format!("{:e}", f64::MAX),
+        Precision::F32 => format!("{:e}", f32::MAX as f64),
+    };
     let mut out = format!(
-        "// harbor kernel {} ({})\nalias real = {};\nconst WG: u32 = {}u;\n",
+        "// harbor kernel {} ({})\nalias real = {};\nconst WG: u32 = {}u;\nconst REAL_MAX: real = {real_max};\n",
         kernel.name,
         precision.name(),
         precision.name(),

@@ -437,6 +437,15 @@ impl ContactMember {
                 ));
             }
         }
+        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
+        if !energy.is_finite() {
+            return Err(Error::invalid(
+                format!("{prefix}.x0"),
+                format!(
+                    "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
+                ),
+            ));
+        }
         Ok(ContactMember { system, x0, p0, z0 })
     }
 

@@ -246,7 +246,14 @@ impl ContactPlan {
         };
         for k in 0..grid.steps {
             for &offset in &offsets {
-                system.time_functions((k as f64 + offset) * h, &mut values);
+                let t = (k as f64 + offset) * h;
+                system.time_functions(t, &mut values);
+                if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                    return Err(Error::invalid(
+                        "system",
+                        format!("a forcing or damping signal is {bad} at t = {t}"),
+                    ));
+                }
                 stream.values.extend_from_slice(&values);
             }
         }

@@ -233,8 +233,11 @@ impl DrawnEnsemble {
                 DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * scale))
             }
         };
-        let system = LinearPh::new(&format!("ensemble member {index}"), j, r, q, b)?;
-        Ok(Member { system, x0 })
+        let prefix = format!("ensemble member {index}");
+        let system = LinearPh::new(&prefix, j, r, q, b)?;
+        let member = Member { system, x0 };
+        super::linear_ph::check_initial_energy(&prefix, &member)?;
+        Ok(member)
     }
 }
 

@@ -106,6 +106,50 @@ pub struct LinearPhPlan {
     records: RecordSpec,
 }
 
+/// Refuses a member whose initial energy H(x0) = ½ x0ᵀ Q x0 already overflows.
+pub fn check_initial_energy(prefix: &str, member: &Member) -> Result<()> {
+    let energy = member.system.hamiltonian(&member.x0);
+    if energy.is_finite() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        format!("{prefix}.Q"),
+        format!(
+            "H(x0) = ½ x0ᵀ Q x0 = {energy} is not finite: Q (max |Q_ij| = {:e}) and x0 (max |x0_i| = {:e}) overflow the energy before the first step",
+            member.system.q.amax(),
+            member.x0.amax()
+        ),
+    ))
+}
+
+/// Refuses inputs that are not finite at a stage time, or whose product with B overflows.
+fn check_inputs(inputs: &SharedStream, system: &LinearPh, channels: usize) -> Result<()> {
+    if channels == 0 {
+        return Ok(());
+    }
+    let width = inputs.width();
+    for (index, value) in inputs.values.iter().enumerate() {
+        if !value.is_finite() {
+            let (step, within) = (index / width, index % width);
+            return Err(Error::invalid(
+                format!("input[{}]", within % channels),
+                format!("u is {value} at stage {} of step {step}", within / channels),
+            ));
+        }
+    }
+    let largest = inputs.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let coupling = system.b.amax();
+    if !(largest * coupling).is_finite() {
+        return Err(Error::invalid(
+            "input",
+            format!(
+                "max |u| = {largest:e} times max |B_ij| = {coupling:e} overflows: the input term B u cannot be represented"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl LinearPhPlan {
     /// Assembles a plan, checking that every member fits the scheme (canonical form for the
     /// Lobatto pair, matching input count) and that the signals cover the run.
@@ -168,6 +212,7 @@ impl LinearPhPlan {
             if scheme.is_partitioned() {
                 split = Some(member.system.canonical_split(&prefix)?);
             }
+            check_initial_energy(&prefix, member)?;
         }
         for (i, s) in signals.iter().enumerate() {
             s.check_covers(&format!("input[{i}]"), t_end)?;
@@ -175,6 +220,7 @@ impl LinearPhPlan {
         let inputs = SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, |c, t| {
             signals[c].value(t)
         });
+        check_inputs(&inputs, &checked[0].system, signals.len())?;
         let prototype = &ensemble.prototype().system;
         let (n, m, s) = (prototype.states(), prototype.inputs(), scheme.stages);
         let records = RecordSpec {

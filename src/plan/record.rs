@@ -65,6 +65,9 @@ pub struct MemberResult {
     pub channels: Vec<Vec<f64>>,
     /// Per declared total.
     pub totals: Vec<f64>,
+    /// The first step (1-based) after which the member's state or step quantities were not
+    /// finite; `None` when they stayed finite. (Reported exactly up to 2²⁴ steps in f32.)
+    pub nonfinite_step: Option<u64>,
 }
 
 impl MemberResult {
@@ -79,8 +82,14 @@ impl MemberResult {
                 .map(|c| Vec::with_capacity(c.rows(records) * c.width()))
                 .collect(),
             totals: Vec::with_capacity(spec.totals.len()),
+            nonfinite_step: None,
         }
     }
+}
+
+/// Decodes a kernel's `status` state entry: 0 while finite, else the first non-finite step.
+pub fn nonfinite_step(status: f64) -> Option<u64> {
+    (status != 0.0).then_some(status as u64)
 }
 
 /// Receives the results of consecutive member chunks, in member order, as a backend
