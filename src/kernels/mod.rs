@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod contact;
+pub mod contact_twin;
 pub mod family;
 pub mod layout;
 pub mod linear_ph;

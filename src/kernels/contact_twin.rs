@@ -1,0 +1,273 @@
+//! The CPU twin of `shaders/contact_step.wgsl`: the same operations in the same order on
+//! one member's parameters (in the `PARAM` layout order) and the step's shared stream values,
+//! with the same f64 transcendental functions ([`super::math`]); and the recording loop the
+//! contact family's CPU paths share.
+
+use super::contact::ContactShape;
+use super::layout::Layout;
+use super::math::{math_cos, math_exp, math_sin};
+use crate::plan::{MemberResult, RecordSpec, StepGrid};
+
+/// One member's parameters split by the fields of the `PARAM` layout (empty slices for
+/// absent terms), located once rather than at every access.
+pub struct TwinParams<'a> {
+    kinetic: &'a [f64],
+    harmonic: &'a [f64],
+    quartic: &'a [f64],
+    pendulum: &'a [f64],
+    kepler: &'a [f64],
+    spin_orbit: &'a [f64],
+    forcing: &'a [f64],
+    damping: &'a [f64],
+}
+
+impl<'a> TwinParams<'a> {
+    /// Splits `params` (one member's, in the order of `layout`).
+    pub fn new(layout: &Layout, params: &'a [f64]) -> Self {
+        let field = |name: &str| {
+            let offset = layout.offset(name);
+            &params[offset..offset + layout.len_of(name)]
+        };
+        TwinParams {
+            kinetic: field("kinetic"),
+            harmonic: field("harmonic"),
+            quartic: field("quartic"),
+            pendulum: field("pendulum"),
+            kepler: field("kepler"),
+            spin_orbit: field("spin_orbit"),
+            forcing: field("forcing"),
+            damping: field("damping"),
+        }
+    }
+}
+
+/// The twin's view of one member: its kernel shape, parameters and the method's constants.
+pub struct Twin<'a> {
+    pub shape: &'a ContactShape,
+    pub params: TwinParams<'a>,
+    pub gamma: &'a [f64],
+    pub h: f64,
+}
+
+/// Work buffers of [`contact_step`], reused across steps.
+pub struct TwinScratch {
+    gradient: Vec<f64>,
+    product: Vec<f64>,
+    w: Vec<f64>,
+}
+
+impl TwinScratch {
+    pub fn new(dof: usize) -> Self {
+        TwinScratch {
+            gradient: vec![0.0; dof],
+            product: vec![0.0; dof],
+            w: vec![0.0; dof],
+        }
+    }
+}
+
+// The twin keeps the kernel's indexed loops, so that both evaluate in the same order.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "same loop shape as contact_step.wgsl"
+)]
+impl Twin<'_> {
+    /// B and ∇B at stream point `point` of step values `stream`, as in `potential` of the
+    /// kernel.
+    fn potential(&self, stream: &[f64], point: usize, x: &[f64], g: &mut [f64]) -> f64 {
+        let (n, shape) = (self.shape.dof, self.shape);
+        let channels = shape.time.count();
+        let time_fn = |c: usize| stream[point * channels + c];
+        let mut value = 0.0;
+        g.iter_mut().for_each(|v| *v = 0.0);
+        if shape.harmonic {
+            for r in 0..n {
+                let mut kx = 0.0;
+                for c in 0..n {
+                    kx += self.params.harmonic[r * n + c] * x[c];
+                }
+                g[r] += kx;
+                value += 0.5 * x[r] * kx;
+            }
+        }
+        if shape.quartic {
+            let beta = self.params.quartic[0];
+            for r in 0..n {
+                let cube = x[r] * x[r] * x[r];
+                g[r] += beta * cube;
+                value += 0.25 * beta * cube * x[r];
+            }
+        }
+        if shape.pendulum {
+            let omega = self.params.pendulum[0];
+            let w2 = omega * omega;
+            for r in 0..n {
+                g[r] += w2 * math_sin(x[r]);
+                value -= w2 * math_cos(x[r]);
+            }
+        }
+        for j in 0..shape.time.forcings {
+            let s = time_fn(j);
+            for r in 0..n {
+                let a = self.params.forcing[j * n + r];
+                g[r] -= s * a;
+                value -= s * a * x[r];
+            }
+        }
+        if shape.kepler {
+            let gamma = self.params.kepler[0];
+            let mut squared = 0.0;
+            for v in x.iter().take(n) {
+                squared += v * v;
+            }
+            let radius = squared.sqrt();
+            let cube = squared * radius;
+            for r in 0..n {
+                g[r] += gamma * x[r] / cube;
+            }
+            value -= gamma / radius;
+        }
+        if shape.time.spin_orbit {
+            let epsilon = self.params.spin_orbit[0];
+            let spin = shape.time.forcings + usize::from(shape.time.damping);
+            let (ac, as_) = (time_fn(spin), time_fn(spin + 1));
+            for r in 0..n {
+                let (s2, c2) = (math_sin(2.0 * x[r]), math_cos(2.0 * x[r]));
+                g[r] += epsilon * (s2 * ac - c2 * as_);
+                value -= 0.5 * epsilon * (c2 * ac + s2 * as_);
+            }
+        }
+        value
+    }
+
+    /// C(t) at a stream point.
+    fn damping_rate(&self, stream: &[f64], point: usize) -> f64 {
+        if !self.shape.time.damping {
+            return 0.0;
+        }
+        let channels = self.shape.time.count();
+        self.params.damping[0] * stream[point * channels + self.shape.time.forcings]
+    }
+
+    /// ½ pᵀ P p and P p.
+    fn kinetic(&self, p: &[f64], pp: &mut [f64]) -> f64 {
+        let n = self.shape.dof;
+        let mut sum = 0.0;
+        for r in 0..n {
+            let mut acc = 0.0;
+            for c in 0..n {
+                acc += self.params.kinetic[r * n + c] * p[c];
+            }
+            pp[r] = acc;
+            sum += p[r] * acc;
+        }
+        0.5 * sum
+    }
+
+    /// H at a stream point (allocates: used at record points only).
+    pub fn hamiltonian(&self, stream: &[f64], point: usize, y: &[f64]) -> f64 {
+        let n = self.shape.dof;
+        let (mut g, mut pp) = (vec![0.0; n], vec![0.0; n]);
+        let a = self.kinetic(&y[n..2 * n], &mut pp);
+        let b = self.potential(stream, point, &y[..n], &mut g);
+        a + b + self.damping_rate(stream, point) * y[2 * n]
+    }
+}
+
+/// The CPU twin of the kernel: one step of the plan's method on y = [x; p; z], from the
+/// step's stream values.
+pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut TwinScratch) {
+    let n = twin.shape.dof;
+    let TwinScratch {
+        gradient: g,
+        product: pp,
+        w,
+    } = scratch;
+    let h = twin.h;
+    if twin.shape.herglotz {
+        let cm = 0.5 * h * twin.damping_rate(stream, 1);
+        let b0 = twin.potential(stream, 0, &y[..n], g);
+        for r in 0..n {
+            w[r] = (1.0 - cm) * y[n + r] - 0.5 * h * g[r];
+        }
+        let wpw = twin.kinetic(w, pp) * 2.0;
+        for r in 0..n {
+            y[r] += h * pp[r];
+        }
+        let b1 = twin.potential(stream, 2, &y[..n], g);
+        for r in 0..n {
+            y[n + r] = (w[r] - 0.5 * h * g[r]) / (1.0 + cm);
+        }
+        y[2 * n] = ((1.0 - cm) * y[2 * n] + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + cm);
+        return;
+    }
+    for stage in 0..twin.shape.stages {
+        let tau = h * twin.gamma[stage];
+        for (point, half) in [(stage, true), (stage + 1, false)] {
+            if half {
+                // φ_C(τ/2) then φ_B(τ/2) at the stage's start.
+                let decay = math_exp(-twin.damping_rate(stream, point) * (0.5 * tau));
+                for v in &mut y[n..] {
+                    *v *= decay;
+                }
+                let b = twin.potential(stream, point, &y[..n], g);
+                for r in 0..n {
+                    y[n + r] -= 0.5 * tau * g[r];
+                }
+                y[2 * n] -= 0.5 * tau * b;
+                // φ_A(τ).
+                let a = twin.kinetic(&y[n..2 * n], pp);
+                for r in 0..n {
+                    y[r] += tau * pp[r];
+                }
+                y[2 * n] += tau * a;
+            } else {
+                // φ_B(τ/2) then φ_C(τ/2) at the stage's end.
+                let b = twin.potential(stream, point, &y[..n], g);
+                for r in 0..n {
+                    y[n + r] -= 0.5 * tau * g[r];
+                }
+                y[2 * n] -= 0.5 * tau * b;
+                let decay = math_exp(-twin.damping_rate(stream, point) * (0.5 * tau));
+                for v in &mut y[n..] {
+                    *v *= decay;
+                }
+            }
+        }
+    }
+}
+
+/// Integrates one member through the grid with `step(k, y)`, recording [x, p, z] samples
+/// and H(t, y) by `energy(k, y)` (k: steps done), with H at the start and the end as totals,
+/// and the first step after which y was not finite.
+pub fn record_member(
+    grid: &StepGrid,
+    spec: &RecordSpec,
+    y0: Vec<f64>,
+    h0: f64,
+    mut step: impl FnMut(usize, &mut [f64]),
+    energy: impl Fn(usize, &[f64]) -> f64,
+) -> MemberResult {
+    let mut y = y0;
+    let mut result = MemberResult::with_capacity(spec, grid.records());
+    result.trajectory.extend_from_slice(&y);
+    result.channels[0].push(h0);
+    let mut last = h0;
+    let record_points = grid.record_points();
+    let mut next = record_points.iter().copied().peekable();
+    for k in 0..grid.steps {
+        step(k, &mut y);
+        if result.nonfinite_step.is_none() && !y.iter().all(|v| v.is_finite()) {
+            result.nonfinite_step = Some(k as u64 + 1);
+        }
+        if next.peek() == Some(&(k + 1)) {
+            next.next();
+            result.trajectory.extend_from_slice(&y);
+            last = energy(k + 1, &y);
+            result.channels[0].push(last);
+        }
+    }
+    result.final_state = y;
+    result.totals = vec![h0, last];
+    result
+}
