@@ -46,6 +46,17 @@ pub enum Potential {
 }
 
 impl Potential {
+    /// The term's scalar coefficient (β, ω, γ or ε), for ensemble draws.
+    pub fn coefficient_mut(&mut self) -> Option<&mut f64> {
+        match self {
+            Potential::Quartic { beta } => Some(beta),
+            Potential::Pendulum { omega } => Some(omega),
+            Potential::Kepler { gamma } => Some(gamma),
+            Potential::SpinOrbit { epsilon, .. } => Some(epsilon),
+            Potential::Harmonic { .. } | Potential::Forcing { .. } => None,
+        }
+    }
+
     /// The term's `kind` in configs.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -70,6 +81,17 @@ pub enum Damping {
     Signal { alpha: f64, signal: Signal },
     /// C = η (a/r)⁶ with the tidal forcing −η (a/r)⁶ ḟ Σ x_i in B.
     Tidal { eta: f64, orbit: KeplerOrbit },
+}
+
+impl Damping {
+    /// The coefficient of C(t) = α c(t) (α, or η for tidal damping), for ensemble draws.
+    pub fn coefficient_mut(&mut self) -> Option<&mut f64> {
+        match self {
+            Damping::None => None,
+            Damping::Constant { alpha } | Damping::Signal { alpha, .. } => Some(alpha),
+            Damping::Tidal { eta, .. } => Some(eta),
+        }
+    }
 }
 
 /// A validated contact Hamiltonian system.

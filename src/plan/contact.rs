@@ -8,12 +8,12 @@
 //! damping), `beta` (quartic), `omega` (pendulum), `gamma` (Kepler), `epsilon`
 //! (spin–orbit) and `amplitude` (every forcing term's a), each as
 //! - `perturb` with `sigma`: v + σ ξ per entry, ξ standard normal;
-//! - `uniform` with `low`, `high`: each entry uniform in [low, high).
+//! - `uniform` with `low`, `high`: each entry uniform in [low, high) (each forcing term's
+//!   amplitude drawn on its own).
 //!
 //! Member i's draws come from the ChaCha8 stream i of `seed` in that fixed key order, so
 //! they do not depend on chunking, threads or which keys are drawn.
 
-use nalgebra::DVector;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -330,86 +330,46 @@ impl ContactPlan {
         };
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
         rng.set_stream(index as u64);
-        let nominal = &self.nominal;
-        let mut x0 = nominal.x0.clone();
-        let mut p0 = nominal.p0.clone();
-        let mut z0 = [nominal.z0];
-        let mut alpha = [nominal.system.damping_coefficient()];
+        let ContactMember {
+            mut system,
+            mut x0,
+            mut p0,
+            z0,
+        } = self.nominal.clone();
+        let mut z0 = [z0];
         apply(spec.x0, x0.as_mut_slice(), &mut rng);
         apply(spec.p0, p0.as_mut_slice(), &mut rng);
         apply(spec.z0, &mut z0, &mut rng);
+        let mut alpha = [system.damping_coefficient()];
         apply(spec.alpha, &mut alpha, &mut rng);
-        let mut scalar = |draw: ParameterDraw, value: f64| {
-            let mut v = [value];
-            apply(draw, &mut v, &mut rng);
-            v[0]
-        };
-        let (beta, omega, gamma, epsilon) = (
-            scalar(spec.beta, 0.0),
-            scalar(spec.omega, 0.0),
-            scalar(spec.gamma, 0.0),
-            scalar(spec.epsilon, 0.0),
-        );
-        let n = nominal.system.dof();
-        let mut shift = vec![0.0; n];
-        let amplitude_draw = spec.amplitude;
-        apply(amplitude_draw, &mut shift, &mut rng);
-        let potential = nominal
-            .system
-            .potential
-            .iter()
-            .map(|term| match term {
-                Potential::Quartic { beta: b } => Potential::Quartic {
-                    beta: redraw(spec.beta, *b, beta),
-                },
-                Potential::Pendulum { omega: w } => Potential::Pendulum {
-                    omega: redraw(spec.omega, *w, omega),
-                },
-                Potential::Kepler { gamma: g } => Potential::Kepler {
-                    gamma: redraw(spec.gamma, *g, gamma),
-                },
-                Potential::SpinOrbit { epsilon: e, orbit } => Potential::SpinOrbit {
-                    epsilon: redraw(spec.epsilon, *e, epsilon),
-                    orbit: *orbit,
-                },
-                Potential::Forcing { amplitude, signal } => Potential::Forcing {
-                    amplitude: match amplitude_draw {
-                        ParameterDraw::Fixed => amplitude.clone(),
-                        ParameterDraw::Perturb { .. } => {
-                            amplitude + DVector::from_column_slice(&shift)
-                        }
-                        ParameterDraw::Uniform { .. } => DVector::from_column_slice(&shift),
-                    },
-                    signal: signal.clone(),
-                },
-                other => other.clone(),
-            })
-            .collect();
-        let damping = match &nominal.system.damping {
-            Damping::None => Damping::None,
-            Damping::Constant { .. } => Damping::Constant { alpha: alpha[0] },
-            Damping::Signal { signal, .. } => Damping::Signal {
-                alpha: alpha[0],
-                signal: signal.clone(),
-            },
-            Damping::Tidal { orbit, .. } => Damping::Tidal {
-                eta: alpha[0],
-                orbit: *orbit,
-            },
-        };
+        if let Some(coefficient) = system.damping.coefficient_mut() {
+            *coefficient = alpha[0];
+        }
+        // One draw per scalar key whether or not its term exists (draws of absent terms are
+        // refused), so every key sees the same random numbers.
+        for (kind, draw) in [
+            ("quartic", spec.beta),
+            ("pendulum", spec.omega),
+            ("kepler", spec.gamma),
+            ("spin-orbit", spec.epsilon),
+        ] {
+            let term = system.potential.iter_mut().find(|t| t.kind() == kind);
+            let mut value = [0.0];
+            if let Some(coefficient) = term.and_then(Potential::coefficient_mut) {
+                value[0] = *coefficient;
+                apply(draw, &mut value, &mut rng);
+                *coefficient = value[0];
+            } else {
+                apply(draw, &mut value, &mut rng);
+            }
+        }
+        for term in &mut system.potential {
+            if let Potential::Forcing { amplitude, .. } = term {
+                apply(spec.amplitude, amplitude.as_mut_slice(), &mut rng);
+            }
+        }
         let prefix = format!("ensemble member {index}: system");
-        let system =
-            ContactSystem::new(&prefix, nominal.system.kinetic.clone(), potential, damping)?;
+        let system = ContactSystem::new(&prefix, system.kinetic, system.potential, system.damping)?;
         ContactMember::new(&prefix, system, x0, p0, z0[0])
-    }
-}
-
-/// The drawn value of a scalar parameter whose nominal is `nominal`: `drawn` is the draw
-/// applied to 0 (a perturbation, or the uniform value).
-fn redraw(draw: ParameterDraw, nominal: f64, drawn: f64) -> f64 {
-    match draw {
-        ParameterDraw::Fixed => nominal,
-        ParameterDraw::Perturb { .. } => nominal + drawn,
-        ParameterDraw::Uniform { .. } => drawn,
     }
 }
