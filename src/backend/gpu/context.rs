@@ -18,6 +18,9 @@ pub struct AdapterSummary {
     pub name: String,
     pub backend: String,
     pub device_type: String,
+    /// A software (CPU) adapter such as llvmpipe, whose shader loops are truncated after
+    /// 65535 iterations per invocation.
+    pub software: bool,
     pub driver: String,
     pub driver_info: String,
     pub shader_f64: bool,
@@ -36,6 +39,7 @@ impl AdapterSummary {
             name: info.name,
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
+            software: info.device_type == wgpu::DeviceType::Cpu,
             driver: info.driver,
             driver_info: info.driver_info,
             shader_f64: adapter.features().contains(wgpu::Features::SHADER_F64),
@@ -212,6 +216,7 @@ mod tests {
             name: "Test GPU".into(),
             backend: "Vulkan".into(),
             device_type: "DiscreteGpu".into(),
+            software: false,
             driver: String::new(),
             driver_info: String::new(),
             shader_f64,

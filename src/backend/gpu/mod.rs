@@ -1,6 +1,7 @@
 //! The GPU backend: adapter selection, compiled pipelines, and the one executor that runs
 //! every family.
 
+pub mod chunking;
 pub mod context;
 pub mod executor;
 pub mod pipeline;
