@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::backend::cpu;
 use crate::backend::gpu::{GpuContext, GpuRunOptions, Precision, run_into};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels::CpuPath;
 use crate::kernels::Family;
 use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
@@ -237,6 +237,65 @@ pub fn contact_chain_plan(
         Some(spec),
         steps,
     )
+}
+
+/// What a benchmark runs: one workload per family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    /// Mass–spring–damper chains under Gauss s = 2 ([`chain_plan`]).
+    LinearPhChain,
+    /// Damped, forced Duffing chains under `composition` ([`contact_chain_plan`]).
+    ContactChain { composition: String },
+}
+
+impl Workload {
+    /// The family's name in tables.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Workload::LinearPhChain => "linear-ph",
+            Workload::ContactChain { .. } => "contact",
+        }
+    }
+
+    /// Checks a size n (`--states`): linear-PH chains have n = 2 × masses states, contact
+    /// chains n ≥ 1 degrees of freedom.
+    pub fn check_size(&self, n: usize) -> Result<()> {
+        match self {
+            Workload::LinearPhChain if n == 0 || n % 2 == 1 => Err(Error::invalid(
+                "--states",
+                format!("chain state sizes are even (n = 2 × masses), got {n}"),
+            )),
+            Workload::ContactChain { .. } if n == 0 => Err(Error::invalid(
+                "--states",
+                "contact chains need at least 1 degree of freedom, got 0",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Measures `case` (its `states` is the size n) with [`measure`].
+    pub fn measure(
+        &self,
+        case: BenchCase,
+        gpu: Option<&GpuContext>,
+        max_param_bytes: u64,
+    ) -> Result<BenchRow> {
+        let n = case.states;
+        match self {
+            Workload::LinearPhChain => measure(
+                case,
+                |members, steps| chain_plan(members, n, steps),
+                gpu,
+                max_param_bytes,
+            ),
+            Workload::ContactChain { composition } => measure(
+                case,
+                |members, steps| contact_chain_plan(members, n, steps, composition),
+                gpu,
+                max_param_bytes,
+            ),
+        }
+    }
 }
 
 /// The header line of the printed table.

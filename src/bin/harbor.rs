@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision, list_adapters};
 use harbor::backend::{Backend, BackendKind, BackendRequest};
+use harbor::bench::Workload;
 use harbor::io::output::SimulationWriter;
 use harbor::io::output_target::{OutputTarget, install_interrupt_cleanup};
 use harbor::io::{Config, FamilyVisitor};
@@ -508,23 +509,14 @@ fn bench(
     if steps == 0 {
         return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
     }
-    match family {
-        BenchFamily::LinearPh => {
-            if let Some(n) = states.iter().find(|&&n| n == 0 || n % 2 == 1) {
-                return Err(Error::invalid(
-                    "--states",
-                    format!("chain state sizes are even (n = 2 × masses), got {n}"),
-                ));
-            }
-        }
-        BenchFamily::Contact => {
-            if states.contains(&0) {
-                return Err(Error::invalid(
-                    "--states",
-                    "contact chains need at least 1 degree of freedom, got 0",
-                ));
-            }
-        }
+    let workload = match family {
+        BenchFamily::LinearPh => Workload::LinearPhChain,
+        BenchFamily::Contact => Workload::ContactChain {
+            composition: composition.to_string(),
+        },
+    };
+    for &n in states {
+        workload.check_size(n)?;
     }
     let selector = adapter_selector(adapter);
     let mut rows = Vec::new();
@@ -544,31 +536,13 @@ fn bench(
         for &n in states {
             for &count in members {
                 let case = harbor::bench::BenchCase {
-                    family: match family {
-                        BenchFamily::LinearPh => "linear-ph",
-                        BenchFamily::Contact => "contact",
-                    },
+                    family: workload.family(),
                     members: count,
                     states: n,
                     precision,
                     steps,
                 };
-                let row = match family {
-                    BenchFamily::LinearPh => harbor::bench::measure(
-                        case,
-                        |members, steps| harbor::bench::chain_plan(members, n, steps),
-                        gpu.as_ref(),
-                        max_bytes,
-                    )?,
-                    BenchFamily::Contact => harbor::bench::measure(
-                        case,
-                        |members, steps| {
-                            harbor::bench::contact_chain_plan(members, n, steps, composition)
-                        },
-                        gpu.as_ref(),
-                        max_bytes,
-                    )?,
-                };
+                let row = workload.measure(case, gpu.as_ref(), max_bytes)?;
                 if rows.is_empty() {
                     say!("{}", harbor::bench::header());
                 }
