@@ -26,19 +26,18 @@
 
 use std::path::{Path, PathBuf};
 
-use nalgebra::DMatrix;
 use serde::Deserialize;
 
 use super::contact_spec::{ContactSystemSpec, build_contact_member};
 use super::families::RunPlan;
+use super::linear_ph_spec::{
+    LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_mechanical_member,
+};
 use super::overrides::{apply_override, parse_override};
 use crate::error::{Error, Result};
-use crate::model::validate::{matrix_from_rows, vector_from_slice};
-use crate::model::{LinearPh, Signal, SignalSpec, mechanical_system};
+use crate::model::{Signal, SignalSpec};
 use crate::plan::{ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
 use crate::tableau::{Composition, Scheme, SchemeFamily};
-
-type Rows = Vec<Vec<f64>>;
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
 #[derive(Debug, Clone, Deserialize)]
@@ -82,37 +81,6 @@ pub enum SystemSpec {
     Mechanical(MechanicalSpec),
     /// H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z (see [`ContactSystemSpec`]).
     Contact(ContactSystemSpec),
-}
-
-/// `kind = "linear-ph"`: ẋ = (J − R) Q x + B u, y = Bᵀ Q x.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinearPhSpec {
-    #[serde(rename = "J")]
-    pub j: Rows,
-    #[serde(rename = "R", default)]
-    pub r: Option<Rows>,
-    #[serde(rename = "Q")]
-    pub q: Rows,
-    #[serde(rename = "B", default)]
-    pub b: Option<Rows>,
-    pub x0: Vec<f64>,
-}
-
-/// `kind = "mechanical"`: q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MechanicalSpec {
-    #[serde(rename = "K")]
-    pub k: Rows,
-    #[serde(rename = "P")]
-    pub p: Rows,
-    #[serde(rename = "D", default)]
-    pub d: Option<Rows>,
-    #[serde(rename = "G", default)]
-    pub g: Option<Rows>,
-    pub q0: Vec<f64>,
-    pub p0: Vec<f64>,
 }
 
 impl SystemSpec {
@@ -524,62 +492,7 @@ pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
             format!("{prefix}.kind"),
             "is contact; this needs a linear-ph or mechanical system",
         )),
-        SystemSpec::LinearPh(LinearPhSpec { j, r, q, b, x0 }) => {
-            let n = x0.len();
-            if n == 0 {
-                return Err(Error::invalid(
-                    format!("{prefix}.x0"),
-                    "must have at least one entry",
-                ));
-            }
-            let why = format!("n = {n} from {prefix}.x0");
-            let x0 = vector_from_slice(&format!("{prefix}.x0"), x0, n, &why)?;
-            let j = matrix_from_rows(&format!("{prefix}.J"), j, n, n, &why)?;
-            let q = matrix_from_rows(&format!("{prefix}.Q"), q, n, n, &why)?;
-            let r = match r {
-                Some(r) => matrix_from_rows(&format!("{prefix}.R"), r, n, n, &why)?,
-                None => DMatrix::zeros(n, n),
-            };
-            let b = input_matrix(&format!("{prefix}.B"), b.as_ref(), n, &why)?;
-            Ok(Member {
-                system: LinearPh::new(prefix, j, r, q, b)?,
-                x0,
-            })
-        }
-        SystemSpec::Mechanical(MechanicalSpec { k, p, d, g, q0, p0 }) => {
-            let n = q0.len();
-            if n == 0 {
-                return Err(Error::invalid(
-                    format!("{prefix}.q0"),
-                    "must have at least one entry",
-                ));
-            }
-            let why = format!("n = {n} from {prefix}.q0");
-            let q0 = vector_from_slice(&format!("{prefix}.q0"), q0, n, &why)?;
-            let p0 = vector_from_slice(&format!("{prefix}.p0"), p0, n, &why)?;
-            let k = matrix_from_rows(&format!("{prefix}.K"), k, n, n, &why)?;
-            let p = matrix_from_rows(&format!("{prefix}.P"), p, n, n, &why)?;
-            let d = match d {
-                Some(d) => matrix_from_rows(&format!("{prefix}.D"), d, n, n, &why)?,
-                None => DMatrix::zeros(n, n),
-            };
-            let g = input_matrix(&format!("{prefix}.G"), g.as_ref(), n, &why)?;
-            let x0 = nalgebra::DVector::from_iterator(2 * n, q0.iter().chain(p0.iter()).copied());
-            Ok(Member {
-                system: mechanical_system(prefix, k, p, d, g)?,
-                x0,
-            })
-        }
-    }
-}
-
-/// An n×m input matrix; m is the length of its first row, zero when the matrix is omitted.
-fn input_matrix(field: &str, rows: Option<&Rows>, n: usize, why: &str) -> Result<DMatrix<f64>> {
-    match rows {
-        None => Ok(DMatrix::zeros(n, 0)),
-        Some(rows) => {
-            let m = rows.first().map_or(0, Vec::len);
-            matrix_from_rows(field, rows, n, m, why)
-        }
+        SystemSpec::LinearPh(spec) => build_linear_ph_member(prefix, spec),
+        SystemSpec::Mechanical(spec) => build_mechanical_member(prefix, spec),
     }
 }

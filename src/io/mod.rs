@@ -3,6 +3,7 @@
 pub mod config;
 pub mod contact_spec;
 pub mod families;
+pub mod linear_ph_spec;
 pub mod npy_stream;
 pub mod output;
 pub mod output_target;
