@@ -1,0 +1,332 @@
+//! The `harbor` command line: argument parsing and dispatch; the commands live beside this
+//! file (simulate, studies, bench, tables) and print through [`say!`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use harbor::Result;
+use harbor::backend::gpu::Precision;
+use harbor::backend::{Backend, BackendKind, BackendRequest};
+use harbor::io::output_target::install_interrupt_cleanup;
+
+/// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
+/// always written before anything is printed, so nothing is lost.
+macro_rules! say {
+    () => {
+        say!("")
+    };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` with the same quiet end as [`say!`].
+macro_rules! say_inline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+mod bench;
+mod simulate;
+mod studies;
+mod tables;
+
+use bench::bench;
+use simulate::simulate;
+use studies::{study_contact_energy, study_energy_order, study_precision_drift};
+use tables::{devices, splitting, tableau};
+
+#[derive(Parser)]
+#[command(
+    name = "harbor",
+    version,
+    about = "Structure-preserving ensembles of port-Hamiltonian and contact-Hamiltonian systems"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a collocation Butcher table (c, a, b, order) with the mass matrix M of its
+    /// Lagrange basis.
+    Tableau {
+        /// gauss (s = 1…8), lobatto-iiia or lobatto-iiib (s = 2…6).
+        family: String,
+        /// Number of stages s.
+        stages: usize,
+        /// Print JSON {"family","stages","order","c","b","a","m"} instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a splitting composition (its coefficients γ_i, order and source), or list
+    /// them all.
+    Splitting {
+        /// strang, triple-jump-4, triple-jump-6, triple-jump-8, suzuki-4, yoshida-6a,
+        /// yoshida-6b, yoshida-6c, kahan-li-6, mclachlan-8, kahan-li-8.
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// Print JSON {"name","order","coefficients"} instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// List every composition with its stages and order.
+        #[arg(long, conflicts_with = "name")]
+        list: bool,
+    },
+    /// Integrate the system of a config file and write summary.json plus NPY arrays.
+    Simulate {
+        config: PathBuf,
+        /// Output directory (created; files in it are replaced only when the run succeeds).
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+        /// Keep the results when members become non-finite (NaN or ±inf): they are listed in
+        /// summary.json under `nonfinite`. Without it such a run writes nothing and fails.
+        #[arg(long)]
+        keep_nonfinite: bool,
+        /// Override a config value by dotted path, the value written as TOML
+        /// (--set system.x0=[0.0,-1.0]); repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// List every GPU adapter with backend, type, driver, f64 support and limits.
+    Devices {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Member-steps per second of the CPU path (all cores) and the GPU path side by side,
+    /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains (linear
+    /// PH) or damped, forced Duffing chains (contact).
+    Bench {
+        /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2) or contact
+        /// (damped, forced Duffing chains under --composition).
+        #[arg(long, value_enum, default_value_t = BenchFamily::LinearPh)]
+        family: BenchFamily,
+        /// Composition of the contact cases.
+        #[arg(long, default_value = "strang")]
+        composition: String,
+        /// Ensemble sizes N.
+        #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
+        members: Vec<usize>,
+        /// State sizes n of the linear-PH chains (even: n/2 masses), or degrees of freedom
+        /// of the contact chains.
+        #[arg(long, value_delimiter = ',', default_values_t = [2usize, 8, 32])]
+        states: Vec<usize>,
+        /// GPU precisions.
+        #[arg(long, value_delimiter = ',', value_enum, default_values_t = [PrecisionArg::F32, PrecisionArg::F64])]
+        precision: Vec<PrecisionArg>,
+        /// Steps per case.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
+        /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
+        #[arg(long)]
+        adapter: Option<String>,
+        /// Skip GPU cases whose step operators exceed this many GiB.
+        #[arg(long, default_value_t = 2.0)]
+        max_operator_gib: f64,
+        /// Also write the rows as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Numerical studies.
+    Study {
+        #[command(subcommand)]
+        study: Study,
+    },
+}
+
+#[derive(Subcommand)]
+enum Study {
+    /// GPU f32 and f64 against the f64 CPU reference over long runs (t_end = N h for each
+    /// N): final-state error, energy error and energy-balance residual. Writes
+    /// precision_drift.csv.
+    PrecisionDrift {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Step counts N.
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]
+        steps: Vec<usize>,
+        /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
+        #[arg(long)]
+        adapter: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// The damped oscillator as a contact system over an ensemble of damping coefficients
+    /// and initial conditions: mechanical energy of the contact integrator and of
+    /// Störmer–Verlet with the damping as a force, against the exact solution. Writes
+    /// contact_energy.csv and contact_energy.svg.
+    ContactEnergy {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// Relative errors of total supplied and stored energy over a sweep of h against the
+    /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
+    /// Fig. 3/5). Writes energy_order.csv, energy_order_slopes.csv, energy_order.svg.
+    EnergyOrder {
+        config: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    /// The best GPU adapter, else the CPU path.
+    Auto,
+    /// The GPU path; fails when no adapter is usable.
+    Gpu,
+    /// The f64 reference path on all CPU cores.
+    Cpu,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BenchFamily {
+    LinearPh,
+    Contact,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PrecisionArg {
+    F64,
+    F32,
+}
+
+impl From<PrecisionArg> for Precision {
+    fn from(p: PrecisionArg) -> Precision {
+        match p {
+            PrecisionArg::F64 => Precision::F64,
+            PrecisionArg::F32 => Precision::F32,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    install_interrupt_cleanup();
+    let outcome = match cli.command {
+        Command::Tableau {
+            family,
+            stages,
+            json,
+        } => tableau(&family, stages, json),
+        Command::Simulate {
+            config,
+            out,
+            device,
+            keep_nonfinite,
+            overrides,
+        } => simulate(&config, &out, &device, keep_nonfinite, &overrides),
+        Command::Devices { json } => devices(json),
+        Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
+        Command::Bench {
+            family,
+            composition,
+            members,
+            states,
+            precision,
+            steps,
+            adapter,
+            max_operator_gib,
+            json,
+        } => bench(
+            family,
+            &composition,
+            &members,
+            &states,
+            &precision,
+            steps,
+            adapter.as_deref(),
+            max_operator_gib,
+            json.as_deref(),
+        ),
+        Command::Study {
+            study:
+                Study::PrecisionDrift {
+                    config,
+                    out,
+                    steps,
+                    adapter,
+                    overrides,
+                },
+        } => study_precision_drift(&config, &out, &steps, adapter.as_deref(), &overrides),
+        Command::Study {
+            study:
+                Study::EnergyOrder {
+                    config,
+                    out,
+                    overrides,
+                },
+        } => study_energy_order(&config, &out, &overrides),
+        Command::Study {
+            study:
+                Study::ContactEnergy {
+                    config,
+                    out,
+                    device,
+                    overrides,
+                },
+        } => study_contact_energy(&config, &out, &device, &overrides),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Which backend, adapter and precision the user asked for.
+#[derive(clap::Args)]
+struct DeviceArgs {
+    /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+    /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
+    /// the HARBOR_ADAPTER environment variable.
+    #[arg(long)]
+    adapter: Option<String>,
+    /// GPU precision; default f64 where the adapter supports it, else f32.
+    #[arg(long, value_enum)]
+    precision: Option<PrecisionArg>,
+}
+
+impl DeviceArgs {
+    /// Opens the backend asked for; `auto` (and `announce`) says on stderr which one runs
+    /// and, after a fallback, why.
+    fn open(&self, announce: bool) -> Result<Backend> {
+        let request = BackendRequest {
+            kind: match self.backend {
+                BackendArg::Auto => BackendKind::Auto,
+                BackendArg::Gpu => BackendKind::Gpu,
+                BackendArg::Cpu => BackendKind::Cpu,
+            },
+            adapter: self.adapter.clone(),
+            precision: self.precision.map(Precision::from),
+        };
+        let (backend, chosen) = Backend::open(&request)?;
+        if announce || self.backend == BackendArg::Auto {
+            match &chosen.fallback {
+                Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
+                None => eprintln!("backend: {}", chosen.description),
+            }
+        }
+        Ok(backend)
+    }
+}
