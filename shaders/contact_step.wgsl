@@ -8,7 +8,7 @@
 //
 // or (HERGLOTZ = 1) by the explicit second-order Herglotz integrator; see
 // src/method/contact_flows.rs for the derivations. CPU twin: `contact_step` in
-// src/kernels/contact.rs.
+// src/kernels/contact_twin.rs.
 //
 // The engine prepends `alias real`, WG, N (degrees of freedom), STAGES (γ's), HERGLOTZ,
 // POINTS (stream points per step: STAGES + 1, or 3 for Herglotz), TIME_CHANNELS, FORCINGS,

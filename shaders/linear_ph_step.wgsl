@@ -10,7 +10,7 @@
 // (states), S (stages), M (inputs), SM = S·M, SM_ARRAY = max(SM, 1), RANK (rows of W per
 // stage), P = N + SM, the STATE_*, RECORD_* and CONST_* offsets generated from the layouts
 // declared in src/kernels/linear_ph.rs, and the bindings (src/kernels/abi.rs).
-// CPU twin: `linear_ph_step` in src/kernels/linear_ph.rs.
+// CPU twin: `linear_ph_step` in src/kernels/linear_ph_twin.rs.
 //
 // params are structure-of-arrays across the `members` of the chunk (entry e of member i at
 // e · members + i, so neighbouring invocations read neighbouring addresses):

@@ -8,6 +8,7 @@ pub mod contact_twin;
 pub mod family;
 pub mod layout;
 pub mod linear_ph;
+pub mod linear_ph_twin;
 pub mod math;
 pub mod precision;
 pub mod wgsl;
