@@ -417,7 +417,7 @@ impl Family for ContactPlan {
 mod tests {
     use super::*;
     use crate::kernels::Precision;
-    use crate::kernels::wgsl::{assemble, to_spirv, validate};
+    use crate::kernels::wgsl::{assemble, translate, validate};
 
     /// Every contact kernel variant harbor can generate — each term on and off, splitting
     /// and Herglotz, several composition lengths, n up to the limit, both precisions —
@@ -444,8 +444,7 @@ mod tests {
                             stages,
                             herglotz,
                         };
-                        let source = assemble(&shape.kernel(), precision).unwrap();
-                        if let Err(e) = to_spirv(&source, precision) {
+                        if let Err(e) = translate(&shape.kernel(), precision) {
                             panic!("{shape:?}: {e}");
                         }
                         checked += 1;

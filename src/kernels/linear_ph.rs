@@ -382,7 +382,7 @@ impl Family for LinearPhPlan {
 mod tests {
     use super::*;
     use crate::kernels::Precision;
-    use crate::kernels::wgsl::{assemble, to_spirv, validate};
+    use crate::kernels::wgsl::{assemble, translate, validate};
 
     /// Every kernel variant harbor can generate passes naga and translates to SPIR-V (the
     /// Vulkan backend's path, where a naga backend bug would otherwise surface only on an
@@ -415,8 +415,7 @@ mod tests {
                                 rank,
                                 cooperative,
                             };
-                            let source = assemble(&shape.kernel(), precision).unwrap();
-                            if let Err(e) = to_spirv(&source, precision) {
+                            if let Err(e) = translate(&shape.kernel(), precision) {
                                 panic!("{shape:?}: {e}");
                             }
                             checked += 1;

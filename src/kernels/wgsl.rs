@@ -140,6 +140,12 @@ pub fn to_spirv(source: &str, precision: Precision) -> Result<usize> {
     Ok(words.len())
 }
 
+/// Assembles `kernel` in `precision`, validates it and translates it to SPIR-V (what the
+/// unit tests demand of every variant a family can generate); returns the number of words.
+pub fn translate(kernel: &KernelSource, precision: Precision) -> Result<usize> {
+    to_spirv(&assemble(kernel, precision)?, precision)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

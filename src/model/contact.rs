@@ -270,28 +270,30 @@ impl ContactSystem {
 
     /// The time functions at t, in the order of [`TimeChannels`]: the forcing signals s_j(t)
     /// (the tidal (a/r)⁶ ḟ last), c(t), then (a/r)³ cos 2f and (a/r)³ sin 2f.
-    pub fn time_functions(&self, t: f64, out: &mut Vec<f64>) {
-        out.clear();
+    /// `out` has exactly [`TimeChannels::count`] entries.
+    pub fn time_functions(&self, t: f64, out: &mut [f64]) {
+        let mut values = out.iter_mut();
+        let mut push = |v: f64| *values.next().expect("one slot per time channel") = v;
         for term in &self.potential {
             if let Potential::Forcing { signal, .. } = term {
-                out.push(signal.value(t));
+                push(signal.value(t));
             }
         }
         if let Damping::Tidal { orbit, .. } = &self.damping {
-            out.push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
+            push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
         }
         match &self.damping {
             Damping::None => {}
-            Damping::Constant { .. } => out.push(1.0),
-            Damping::Signal { signal, .. } => out.push(signal.value(t)),
-            Damping::Tidal { orbit, .. } => out.push(orbit.radius(t).recip().powi(6)),
+            Damping::Constant { .. } => push(1.0),
+            Damping::Signal { signal, .. } => push(signal.value(t)),
+            Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
         }
         for term in &self.potential {
             if let Potential::SpinOrbit { orbit, .. } = term {
                 let cube = orbit.radius(t).recip().powi(3);
                 let two_f = 2.0 * orbit.true_anomaly(t);
-                out.push(cube * two_f.cos());
-                out.push(cube * two_f.sin());
+                push(cube * two_f.cos());
+                push(cube * two_f.sin());
             }
         }
     }

@@ -237,25 +237,19 @@ impl ContactPlan {
         let system = &nominal.system;
         system.check_signals_cover("system", t_end)?;
         let time_channels = system.time_channels();
-        let mut values = Vec::with_capacity(time_channels.count());
         let offsets = method.offsets();
-        let mut stream = SharedStream {
-            points: offsets.len(),
-            channels: time_channels.count(),
-            values: Vec::with_capacity(grid.steps * offsets.len() * time_channels.count()),
-        };
-        for k in 0..grid.steps {
-            for &offset in &offsets {
-                let t = (k as f64 + offset) * h;
-                system.time_functions(t, &mut values);
-                if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
-                    return Err(Error::invalid(
-                        "system",
-                        format!("a forcing or damping signal is {bad} at t = {t}"),
-                    ));
-                }
-                stream.values.extend_from_slice(&values);
-            }
+        let stream =
+            SharedStream::sample(&offsets, time_channels.count(), h, grid.steps, |t, out| {
+                system.time_functions(t, out)
+            });
+        if let Some((step, point, _, value)) = stream.first_nonfinite() {
+            return Err(Error::invalid(
+                "system",
+                format!(
+                    "a forcing or damping signal is {value} at t = {}",
+                    (step as f64 + offsets[point]) * h
+                ),
+            ));
         }
         let n = system.dof();
         let records = RecordSpec {

@@ -127,15 +127,11 @@ fn check_inputs(inputs: &SharedStream, system: &LinearPh, channels: usize) -> Re
     if channels == 0 {
         return Ok(());
     }
-    let width = inputs.width();
-    for (index, value) in inputs.values.iter().enumerate() {
-        if !value.is_finite() {
-            let (step, within) = (index / width, index % width);
-            return Err(Error::invalid(
-                format!("input[{}]", within % channels),
-                format!("u is {value} at stage {} of step {step}", within / channels),
-            ));
-        }
+    if let Some((step, stage, channel, value)) = inputs.first_nonfinite() {
+        return Err(Error::invalid(
+            format!("input[{channel}]"),
+            format!("u is {value} at stage {stage} of step {step}"),
+        ));
     }
     let largest = inputs.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
     let coupling = system.b.amax();
@@ -217,8 +213,10 @@ impl LinearPhPlan {
         for (i, s) in signals.iter().enumerate() {
             s.check_covers(&format!("input[{i}]"), t_end)?;
         }
-        let inputs = SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, |c, t| {
-            signals[c].value(t)
+        let inputs = SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, |t, out| {
+            for (value, signal) in out.iter_mut().zip(signals) {
+                *value = signal.value(t);
+            }
         });
         check_inputs(&inputs, &checked[0].system, signals.len())?;
         let prototype = &ensemble.prototype().system;

@@ -14,19 +14,23 @@ pub struct SharedStream {
 }
 
 impl SharedStream {
-    /// Samples `value(channel, t)` at t = (k + offsets_i) h for k = 0…steps−1.
+    /// Samples `fill(t, values)`, which writes the `channels` values at t, at
+    /// t = (k + offsets_i) h for k = 0…steps−1.
     pub fn sample(
         offsets: &[f64],
         channels: usize,
         h: f64,
         steps: usize,
-        value: impl Fn(usize, f64) -> f64,
+        mut fill: impl FnMut(f64, &mut [f64]),
     ) -> Self {
-        let mut values = Vec::with_capacity(steps * offsets.len() * channels);
-        for k in 0..steps {
-            for &offset in offsets {
-                let t = (k as f64 + offset) * h;
-                values.extend((0..channels).map(|c| value(c, t)));
+        let mut values = vec![0.0; steps * offsets.len() * channels];
+        if channels > 0 {
+            let mut chunks = values.chunks_exact_mut(channels);
+            for k in 0..steps {
+                for &offset in offsets {
+                    let t = (k as f64 + offset) * h;
+                    fill(t, chunks.next().expect("sized for every point"));
+                }
             }
         }
         SharedStream {
@@ -34,6 +38,18 @@ impl SharedStream {
             channels,
             values,
         }
+    }
+
+    /// The first value that is not finite, as (step, point, channel, value).
+    pub fn first_nonfinite(&self) -> Option<(usize, usize, usize, f64)> {
+        let index = self.values.iter().position(|v| !v.is_finite())?;
+        let (step, within) = (index / self.width(), index % self.width());
+        Some((
+            step,
+            within / self.channels,
+            within % self.channels,
+            self.values[index],
+        ))
     }
 
     /// Values per step, points · channels.
@@ -45,5 +61,24 @@ impl SharedStream {
     pub fn step(&self, k: usize) -> &[f64] {
         let width = self.width();
         &self.values[k * width..(k + 1) * width]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_every_point_of_every_step_and_finds_the_first_nonfinite_value() {
+        let stream = SharedStream::sample(&[0.0, 0.5], 2, 0.1, 3, |t, out| {
+            out[0] = t;
+            out[1] = if t > 0.2 { f64::NAN } else { -t };
+        });
+        assert_eq!(stream.width(), 4);
+        // step 1, point 1: t = 1.5 · 0.1
+        assert_eq!(stream.step(1), &[0.1, -0.1, 1.5 * 0.1, -(1.5 * 0.1)]);
+        let (step, point, channel, value) = stream.first_nonfinite().unwrap();
+        assert_eq!((step, point, channel), (2, 1, 1));
+        assert!(value.is_nan());
     }
 }
