@@ -19,7 +19,6 @@ use super::wgsl::WORKGROUP_SIZE;
 use crate::error::{Error, Result};
 use crate::method::contact_flows;
 use crate::model::contact::{ContactMember, Damping, Potential, TimeChannels};
-use crate::plan::record::nonfinite_step;
 use crate::plan::{ContactMethod, ContactPlan, MemberResult, RecordSpec, SharedStream, StepGrid};
 
 /// The kernel.
@@ -409,7 +408,6 @@ impl Family for ContactPlan {
         state.extend_into("z", &mut out.final_state);
         let channel = &out.channels[0];
         out.totals = vec![channel[0], channel[channel.len() - 1]];
-        out.nonfinite_step = nonfinite_step(state.get("status", 0));
     }
 }
 

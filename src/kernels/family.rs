@@ -30,6 +30,8 @@ pub struct KernelSource {
     pub constants: Vec<(&'static str, u32)>,
     // Each layout below is prepended as its generated `<PREFIX>_<FIELD>` constants.
     /// Per-member state that persists across dispatches (read-write, structure-of-arrays).
+    /// Every family declares a `status` field here: 0 while the member is finite, else the
+    /// first step after which it was not; the kernel maintains it, the engine decodes it.
     pub state: Layout,
     /// One record slot (written at record points, read back after each dispatch).
     pub record: Layout,
@@ -93,9 +95,8 @@ pub trait Family: Sync {
     fn constants(&self) -> Vec<f64>;
     /// Appends one record slot of one member to its result.
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult);
-    /// Fills the final state, the totals and the non-finite status (the state's `status`
-    /// field: 0, or the first step after which the member was not finite) of a member from
-    /// its state at the end of the run.
+    /// Fills the final state and the totals of a member from its state at the end of the
+    /// run (the engine decodes the `status` field itself).
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult);
 }
 

@@ -22,7 +22,6 @@ use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
 use super::wgsl::WORKGROUP_SIZE;
 use crate::error::{Error, Result};
 use crate::method::StepOperators;
-use crate::plan::record::nonfinite_step;
 use crate::plan::{LinearPhPlan, Member, MemberResult, RecordSpec, SharedStream, StepGrid};
 
 /// The per-invocation kernel.
@@ -374,7 +373,6 @@ impl Family for LinearPhPlan {
             .map(|c| state.get("totals", c) + state.get("totals_comp", c))
             .collect();
         out.totals.push(state.get("max_residual", 0));
-        out.nonfinite_step = nonfinite_step(state.get("status", 0));
     }
 }
 

@@ -70,6 +70,17 @@ fn resolve(
 
 /// The complete WGSL of `kernel` in `precision`.
 pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
+    if !kernel
+        .state
+        .fields
+        .iter()
+        .any(|f| f.name == "status" && f.len == 1)
+    {
+        return Err(Error::Gpu(format!(
+            "kernel {}: its STATE layout must declare a `status` field of one real (the member's non-finite status)",
+            kernel.name
+        )));
+    }
     let real_max = match precision {
         Precision::F64 => format!("{:e}", f64::MAX),
         Precision::F32 => format!("{:e}", f32::MAX as f64),
@@ -169,6 +180,26 @@ mod tests {
         assert!(compensated < energy);
         assert_eq!(out.matches("// ---- module compensated").count(), 1);
         assert!(!out.contains("#import"));
+    }
+
+    #[test]
+    fn kernels_without_a_status_field_are_refused() {
+        use crate::kernels::layout::Layout;
+        let kernel = KernelSource {
+            name: "probe",
+            body: "",
+            modules: &[],
+            constants: vec![],
+            params: Layout::new("PARAM"),
+            state: Layout::new("STATE").field("x", 1),
+            record: Layout::new("RECORD"),
+            constants_layout: Layout::new("CONST"),
+            members_per_workgroup: 1,
+            loop_iterations_per_step: 1,
+            flops_per_step: 1,
+        };
+        let e = assemble(&kernel, Precision::F64).unwrap_err().to_string();
+        assert!(e.contains("must declare a `status` field"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
 use crate::kernels::wgsl::assemble;
 use crate::kernels::{Family, KernelSource, MemberView};
+use crate::plan::record::nonfinite_step;
 use crate::plan::record::{HOST_RESULT_BUDGET, members_within};
 use crate::plan::{MemberResult, ResultSink};
 use crate::results::Results;
@@ -362,6 +363,7 @@ pub fn run_into<F: Family>(
                 member: i,
             };
             family.decode_final(&view, result);
+            result.nonfinite_step = nonfinite_step(view.get("status", 0));
         }
         sink.accept(chunk_start, results)?;
     }
