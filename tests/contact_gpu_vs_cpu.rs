@@ -816,6 +816,7 @@ fn chunked_runs_are_bit_identical() {
             let options = GpuRunOptions {
                 max_chunk_members: Some(chunk),
                 max_steps_per_dispatch: Some(dispatch),
+                ..Default::default()
             };
             let chunked = gpu(&plan, Precision::F64, &options);
             assert_layout(&plan, &chunked, &case.label);

@@ -150,6 +150,7 @@ fn two_to_the_twenty_members_match_the_cpu_path() {
     let small = GpuRunOptions {
         max_chunk_members: Some(100_000),
         max_steps_per_dispatch: Some(7),
+        ..Default::default()
     };
     assert_eq!(
         run(&ctx, &plan, &small).unwrap(),

@@ -261,12 +261,14 @@ fn chunked_runs_are_identical() {
     let options = GpuRunOptions {
         max_chunk_members: Some(7),
         max_steps_per_dispatch: Some(5),
+        ..Default::default()
     };
     let chunked = run(context(Precision::F64), &plan, &options).unwrap();
     assert_eq!(whole, chunked);
     let options = GpuRunOptions {
         max_chunk_members: Some(13),
         max_steps_per_dispatch: Some(9),
+        ..Default::default()
     };
     assert_eq!(
         whole,

@@ -161,9 +161,12 @@ fn an_output_directory_is_replaced_as_a_whole() {
         entries(&out),
         [
             ".harbor-output",
+            "final_state.npy",
             "hamiltonian.npy",
+            "nonfinite_step.npy",
             "summary.json",
             "times.npy",
+            "totals.npy",
             "trajectory.npy"
         ]
     );

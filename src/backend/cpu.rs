@@ -6,14 +6,35 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::kernels::{CpuPath, Family};
+use crate::plan::MemoryBudget;
 use crate::plan::ResultSink;
-use crate::plan::record::{HOST_RESULT_BUDGET, members_within};
+use crate::plan::budget::members_within;
 
-/// Streams the run into `sink` in chunks of members whose results fit the host budget.
+/// Most members per chunk: enough to keep every core busy, few enough that progress moves.
+const MAX_CHUNK_MEMBERS: usize = 1 << 16;
+
+/// Members per chunk of a CPU run whose results may take `result_budget` bytes.
+pub fn chunk_members<F: Family>(family: &F, result_budget: usize) -> usize {
+    let per_member = family.record_spec().member_bytes(family.grid().records());
+    members_within(result_budget, per_member).clamp(1, MAX_CHUNK_MEMBERS)
+}
+
+/// Streams the run into `sink` in chunks of members whose results fit the default
+/// [`MemoryBudget`]'s share.
 pub fn run_into<F: Family>(family: &F, path: CpuPath, sink: &mut dyn ResultSink) -> Result<()> {
+    run_into_within(family, path, MemoryBudget::default().results(), sink)
+}
+
+/// Streams the run into `sink` in chunks of members whose results fit `result_budget`
+/// bytes.
+pub fn run_into_within<F: Family>(
+    family: &F,
+    path: CpuPath,
+    result_budget: usize,
+    sink: &mut dyn ResultSink,
+) -> Result<()> {
     let grid = family.grid();
-    let per_member = family.record_spec().member_bytes(grid.records());
-    let chunk = members_within(HOST_RESULT_BUDGET, per_member).clamp(1, 1 << 16);
+    let chunk = chunk_members(family, result_budget);
     let total = family.member_count();
     for first in (0..total).step_by(chunk) {
         let results = (first..(first + chunk).min(total))

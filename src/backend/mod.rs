@@ -4,11 +4,14 @@
 //! with the reason.
 
 pub mod cpu;
+pub mod footprint;
 pub mod gpu;
+
+pub use footprint::Footprint;
 
 use crate::error::{Error, Result};
 use crate::kernels::{CpuPath, Family};
-use crate::plan::{MemberResult, ResultSink};
+use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
 use gpu::context::adapter_selector;
 use gpu::{GpuContext, GpuRunOptions, Precision};
@@ -120,6 +123,24 @@ impl Backend {
         match self {
             Backend::Cpu(path) => cpu::run_into(family, *path, sink),
             Backend::Gpu(ctx, options) => gpu::run_into(ctx, family, options, sink).map(|_| ()),
+        }
+    }
+
+    /// Runs every member of `family`, streaming chunks whose results fit `budget` into
+    /// `sink`.
+    pub fn run_into_within<F: Family>(
+        &self,
+        family: &F,
+        budget: &MemoryBudget,
+        sink: &mut dyn ResultSink,
+    ) -> Result<()> {
+        match self {
+            Backend::Cpu(path) => cpu::run_into_within(family, *path, budget.results(), sink),
+            Backend::Gpu(ctx, options) => {
+                let mut options = options.clone();
+                options.result_budget = Some(budget.results());
+                gpu::run_into(ctx, family, &options, sink).map(|_| ())
+            }
         }
     }
 

@@ -9,6 +9,8 @@ pub mod output;
 pub mod output_target;
 pub mod overrides;
 pub mod plot;
+pub mod resources;
+pub mod statistics;
 
 pub use config::Config;
 pub use families::{FamilyVisitor, RunPlan};

@@ -1,25 +1,43 @@
-//! NPY files (format version 1.0, little-endian f64, C order) written slab by slab: the
-//! header and the full size are fixed up front, then each chunk of the first axis is
-//! written at its offset, so a run of any size streams to disk with bounded memory.
+//! NPY files (format version 1.0, little-endian, C order) written slab by slab: the header
+//! and the full size are fixed up front, then each chunk of the first axis is written at
+//! its offset, so a run of any size streams to disk with bounded memory. Files written here
+//! can be read back row by row ([`read_rows`]) for the summary's later passes.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// An f64 array file of fixed shape, filled along its first axis.
+/// The element type of an array file: 8-byte floats or integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Element {
+    F64,
+    I64,
+}
+
+impl Element {
+    fn descr(self) -> &'static str {
+        match self {
+            Element::F64 => "<f8",
+            Element::I64 => "<i8",
+        }
+    }
+}
+
+/// An array file of fixed shape, filled along its first axis.
 pub struct NpyStream {
     file: BufWriter<File>,
     path: PathBuf,
     data_offset: u64,
-    /// f64 values per index of the first axis.
+    /// Values per index of the first axis.
     row_values: usize,
+    element: Element,
 }
 
-/// The NPY 1.0 header for an f64 C-order array of `shape`, padded so that the data starts
-/// at a multiple of 64 bytes.
-pub fn npy_header(shape: &[usize]) -> Vec<u8> {
+/// The NPY 1.0 header of a C-order array of `shape` and `element`s, padded so that the
+/// data starts at a multiple of 64 bytes.
+pub fn npy_header(shape: &[usize], element: Element) -> Vec<u8> {
     let dims = match shape {
         [single] => format!("({single},)"),
         _ => format!(
@@ -31,7 +49,10 @@ pub fn npy_header(shape: &[usize]) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {dims}, }}");
+    let mut dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
+        element.descr()
+    );
     let unpadded = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
     dict.push('\n');
@@ -41,11 +62,23 @@ pub fn npy_header(shape: &[usize]) -> Vec<u8> {
     header
 }
 
+/// Bytes of the file of an array of `shape`: header and data.
+pub fn npy_file_bytes(shape: &[usize]) -> u64 {
+    let values: u128 = shape.iter().map(|&d| d as u128).product();
+    npy_header(shape, Element::F64).len() as u64 + (8 * values).min(u64::MAX as u128) as u64
+}
+
 impl NpyStream {
-    /// Creates `path` with the header of `shape` and room for all its values.
+    /// Creates an f64 array file at `path` with the header of `shape` and room for all its
+    /// values.
     pub fn create(path: &Path, shape: &[usize]) -> Result<Self> {
+        NpyStream::create_of(path, shape, Element::F64)
+    }
+
+    /// Creates an array file of `element`s at `path`.
+    pub fn create_of(path: &Path, shape: &[usize], element: Element) -> Result<Self> {
         let io = |e| Error::io(path, e);
-        let header = npy_header(shape);
+        let header = npy_header(shape, element);
         let mut file = File::create(path).map_err(io)?;
         file.write_all(&header).map_err(io)?;
         let values: usize = shape.iter().product();
@@ -56,16 +89,38 @@ impl NpyStream {
             path: path.to_path_buf(),
             data_offset: header.len() as u64,
             row_values: shape[1..].iter().product(),
+            element,
         })
+    }
+
+    fn seek_row(&mut self, first_row: usize) -> Result<()> {
+        let offset = self.data_offset + 8 * (first_row * self.row_values) as u64;
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(())
     }
 
     /// Writes `values` (whole rows of the first axis) starting at row `first_row`.
     pub fn write_rows(&mut self, first_row: usize, values: &[f64]) -> Result<()> {
-        let io = |e| Error::io(&self.path, e);
-        let offset = self.data_offset + 8 * (first_row * self.row_values) as u64;
-        self.file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        debug_assert_eq!(self.element, Element::F64);
+        self.seek_row(first_row)?;
         for v in values {
-            self.file.write_all(&v.to_le_bytes()).map_err(io)?;
+            self.file
+                .write_all(&v.to_le_bytes())
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes integer `values` (whole rows) starting at row `first_row`.
+    pub fn write_rows_i64(&mut self, first_row: usize, values: &[i64]) -> Result<()> {
+        debug_assert_eq!(self.element, Element::I64);
+        self.seek_row(first_row)?;
+        for v in values {
+            self.file
+                .write_all(&v.to_le_bytes())
+                .map_err(|e| Error::io(&self.path, e))?;
         }
         Ok(())
     }
@@ -75,5 +130,59 @@ impl NpyStream {
         let io = |e| Error::io(&self.path, e);
         self.file.flush().map_err(io)?;
         self.file.get_ref().sync_all().map_err(io)
+    }
+}
+
+/// Reads the f64 array file at `path` (as written by [`NpyStream`]) row by row of
+/// `row_values` values, in order, calling `row` for each.
+pub fn read_rows(path: &Path, row_values: usize, mut row: impl FnMut(&[f64])) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut preamble = [0u8; 10];
+    reader.read_exact(&mut preamble).map_err(io)?;
+    let header_len = u16::from_le_bytes([preamble[8], preamble[9]]) as u64;
+    reader.seek(SeekFrom::Start(10 + header_len)).map_err(io)?;
+    let mut bytes = vec![0u8; 8 * row_values.max(1)];
+    let mut values = vec![0.0; row_values];
+    loop {
+        match reader.read_exact(&mut bytes) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(io(e)),
+        }
+        for (value, chunk) in values.iter_mut().zip(bytes.chunks_exact(8)) {
+            *value = f64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        }
+        row(&values);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_written_in_any_order_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        let mut stream = NpyStream::create(&path, &[3, 2]).unwrap();
+        stream.write_rows(2, &[5.0, 6.0]).unwrap();
+        stream.write_rows(0, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        stream.finish().unwrap();
+        let mut rows = Vec::new();
+        read_rows(&path, 2, |r| rows.push(r.to_vec())).unwrap();
+        assert_eq!(rows, vec![vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 6.0]]);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            npy_file_bytes(&[3, 2])
+        );
+        let array: ndarray::Array2<f64> = ndarray_npy::read_npy(&path).unwrap();
+        assert_eq!(array[[2, 1]], 6.0);
+        let ints = dir.path().join("i.npy");
+        let mut stream = NpyStream::create_of(&ints, &[2], Element::I64).unwrap();
+        stream.write_rows_i64(0, &[0, 17]).unwrap();
+        stream.finish().unwrap();
+        let array: ndarray::Array1<i64> = ndarray_npy::read_npy(&ints).unwrap();
+        assert_eq!(array.to_vec(), vec![0, 17]);
     }
 }

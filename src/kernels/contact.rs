@@ -341,13 +341,16 @@ impl Family for ContactPlan {
                 };
                 let mut scratch = TwinScratch::new(n);
                 let last = shape.points() - 1;
+                let (mut at_step, mut at_end) = (Vec::new(), Vec::new());
                 record_member(
                     self.grid(),
                     self.record_spec(),
                     y0,
                     h0,
-                    |k, y| contact_step(&twin, self.stream().step(k), y, &mut scratch),
-                    |k, y| twin.hamiltonian(self.stream().step(k - 1), last, y),
+                    |k, y| {
+                        contact_step(&twin, self.stream().step(k, &mut at_step), y, &mut scratch)
+                    },
+                    |k, y| twin.hamiltonian(self.stream().step(k - 1, &mut at_end), last, y),
                 )
             }
         })

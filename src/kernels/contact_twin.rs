@@ -246,7 +246,7 @@ pub fn record_member(
     y0: Vec<f64>,
     h0: f64,
     mut step: impl FnMut(usize, &mut [f64]),
-    energy: impl Fn(usize, &[f64]) -> f64,
+    mut energy: impl FnMut(usize, &[f64]) -> f64,
 ) -> MemberResult {
     let mut y = y0;
     let mut result = MemberResult::with_capacity(spec, grid.records());

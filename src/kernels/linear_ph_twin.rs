@@ -120,6 +120,7 @@ pub fn record_member(
     let mut x = x0.to_vec();
     let mut carry = vec![0.0; n];
     let mut y = vec![0.0; inputs.width()];
+    let mut scratch = Vec::new();
     let record_points = grid.record_points();
     let mut result = MemberResult::with_capacity(spec, record_points.len());
     result.trajectory.extend_from_slice(&x);
@@ -128,7 +129,7 @@ pub fn record_member(
     let mut max_abs_residual = 0.0_f64;
     let mut next_record = record_points.iter().copied().peekable();
     for k in 0..grid.steps {
-        let energy = stepper.step(&mut x, &mut carry, inputs.step(k), &mut y);
+        let energy = stepper.step(&mut x, &mut carry, inputs.step(k, &mut scratch), &mut y);
         let parts = energy.parts();
         for (sum, value) in totals
             .iter_mut()

@@ -238,10 +238,14 @@ impl ContactPlan {
         system.check_signals_cover("system", t_end)?;
         let time_channels = system.time_channels();
         let offsets = method.offsets();
-        let stream =
-            SharedStream::sample(&offsets, time_channels.count(), h, grid.steps, |t, out| {
-                system.time_functions(t, out)
-            });
+        let sampled = system.clone();
+        let stream = SharedStream::sample(
+            &offsets,
+            time_channels.count(),
+            h,
+            grid.steps,
+            move |t, out| sampled.time_functions(t, out),
+        );
         if let Some((step, point, _, value)) = stream.first_nonfinite() {
             return Err(Error::invalid(
                 "system",

@@ -133,7 +133,7 @@ fn check_inputs(inputs: &SharedStream, system: &LinearPh, channels: usize) -> Re
             format!("u is {value} at stage {stage} of step {step}"),
         ));
     }
-    let largest = inputs.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let largest = inputs.max_abs();
     let coupling = system.b.amax();
     if !(largest * coupling).is_finite() {
         return Err(Error::invalid(
@@ -213,11 +213,13 @@ impl LinearPhPlan {
         for (i, s) in signals.iter().enumerate() {
             s.check_covers(&format!("input[{i}]"), t_end)?;
         }
-        let inputs = SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, |t, out| {
-            for (value, signal) in out.iter_mut().zip(signals) {
-                *value = signal.value(t);
-            }
-        });
+        let sampled = std::sync::Arc::new(signals.to_vec());
+        let inputs =
+            SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, move |t, out| {
+                for (value, signal) in out.iter_mut().zip(sampled.iter()) {
+                    *value = signal.value(t);
+                }
+            });
         check_inputs(&inputs, &checked[0].system, signals.len())?;
         let prototype = &ensemble.prototype().system;
         let (n, m, s) = (prototype.states(), prototype.inputs(), scheme.stages);

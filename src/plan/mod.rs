@@ -3,6 +3,7 @@
 //! its plan here; backends execute any of them through [`crate::kernels::Family`], and
 //! nothing here needs an adapter.
 
+pub mod budget;
 pub mod contact;
 pub mod ensemble;
 pub mod grid;
@@ -10,6 +11,7 @@ pub mod linear_ph;
 pub mod record;
 pub mod stream;
 
+pub use budget::{MemoryBudget, format_bytes};
 pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{DrawnEnsemble, Ensemble, EnsembleSpec};
 pub use grid::{StepGrid, step_count};

@@ -109,11 +109,3 @@ impl ResultSink for Vec<MemberResult> {
         Ok(())
     }
 }
-
-/// Host memory a backend may hold in results before handing them to the sink.
-pub const HOST_RESULT_BUDGET: usize = 256 << 20;
-
-/// Members per chunk so that a chunk's results stay within `budget` bytes of host memory.
-pub fn members_within(budget: usize, per_member: usize) -> usize {
-    (budget / per_member.max(1)).max(1)
-}

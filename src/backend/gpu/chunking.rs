@@ -287,6 +287,7 @@ mod tests {
                         let options = GpuRunOptions {
                             max_chunk_members: Some(1),
                             max_steps_per_dispatch: Some(cap),
+                            ..Default::default()
                         };
                         let c = chunking(
                             &kernel,

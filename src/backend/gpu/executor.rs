@@ -12,14 +12,15 @@
 use std::sync::mpsc;
 use std::time::Instant;
 
-use super::chunking::{ChunkLimits, LOOP_ITERATIONS_PER_DISPATCH, chunking};
+use super::chunking::{ChunkLimits, Chunking, LOOP_ITERATIONS_PER_DISPATCH, chunking};
 use super::context::{GpuContext, Precision};
 use crate::error::{Error, Result};
 use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
 use crate::kernels::wgsl::assemble;
 use crate::kernels::{Family, KernelSource, MemberView};
+use crate::plan::MemoryBudget;
+use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
-use crate::plan::record::{HOST_RESULT_BUDGET, members_within};
 use crate::plan::{MemberResult, ResultSink};
 use crate::results::Results;
 
@@ -31,6 +32,9 @@ pub struct GpuRunOptions {
     pub max_chunk_members: Option<usize>,
     /// Cap on steps per dispatch.
     pub max_steps_per_dispatch: Option<usize>,
+    /// Bytes of results held on the host before they go to the sink (default: the default
+    /// [`MemoryBudget`]'s share).
+    pub result_budget: Option<usize>,
 }
 
 /// Where a GPU run spent its time.
@@ -151,6 +155,56 @@ pub fn run<F: Family>(ctx: &GpuContext, family: &F, options: &GpuRunOptions) -> 
     ))
 }
 
+/// The run's largest kernel variant and how the run is cut into chunks and dispatches.
+pub fn plan_chunks<F: Family>(
+    ctx: &GpuContext,
+    family: &F,
+    options: &GpuRunOptions,
+) -> Result<(KernelSource, Chunking)> {
+    let grid = family.grid();
+    let bound = family.kernel_bound()?;
+    let per_member = family.record_spec().member_bytes(grid.records());
+    let result_budget = options
+        .result_budget
+        .unwrap_or_else(|| MemoryBudget::default().results());
+    let limits = ChunkLimits {
+        binding_bytes: ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(ctx.limits.max_buffer_size),
+        loop_iterations: ctx.adapter.software.then_some(LOOP_ITERATIONS_PER_DISPATCH),
+        host_members: members_within(result_budget, per_member),
+    };
+    let plan = chunking(
+        &bound,
+        ctx.precision,
+        family.member_count(),
+        grid,
+        &limits,
+        options,
+    )?;
+    Ok((bound, plan))
+}
+
+/// Device bytes of one chunk's buffers under `plan`: params, state, records, their
+/// read-back copy, the stream window, constants and dispatch parameters.
+pub fn chunk_device_bytes<F: Family>(
+    family: &F,
+    bound: &KernelSource,
+    plan: &Chunking,
+    precision: super::context::Precision,
+) -> u64 {
+    let size = precision.size() as u64;
+    let members = plan.members_per_chunk as u64;
+    let params = bound.params.entries() as u64 * members;
+    let state = bound.state.entries() as u64 * members;
+    let records = (plan.records_per_dispatch * bound.record.entries()) as u64 * members;
+    let stream = (plan.steps_per_dispatch * family.shared_stream().width()) as u64;
+    let constants = family.constants().len() as u64;
+    (params + state + 2 * records.max(state) + stream + constants) * size
+        + std::mem::size_of::<DispatchParams>() as u64
+}
+
 /// Runs every member of `family` on the GPU, streaming each chunk's results into `sink`.
 pub fn run_into<F: Family>(
     ctx: &GpuContext,
@@ -162,28 +216,17 @@ pub fn run_into<F: Family>(
     let grid = *family.grid();
     let total = family.member_count();
     let record_points = grid.record_points();
-    let bound = family.kernel_bound()?;
+    let (bound, plan) = plan_chunks(ctx, family, options)?;
     let mut stats = GpuRunStats {
         flops_per_step: bound.flops_per_step,
         ..Default::default()
     };
-    let per_member = family.record_spec().member_bytes(record_points.len());
-    let limits = ChunkLimits {
-        binding_bytes: ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(ctx.limits.max_buffer_size),
-        loop_iterations: ctx.adapter.software.then_some(LOOP_ITERATIONS_PER_DISPATCH),
-        host_members: members_within(HOST_RESULT_BUDGET, per_member),
-    };
-    let plan = chunking(&bound, precision, total, &grid, &limits, options)?;
     let size = precision.size() as u64;
     let storage = wgpu::BufferUsages::STORAGE;
     let constants = upload(ctx, "constants", &family.constants(), storage);
-    // The shared stream is converted once and uploaded per dispatch.
+    // The shared stream is sampled (or read from its cache) and uploaded per dispatch.
     let stream = family.shared_stream();
     let stream_width = stream.width();
-    let stream_bytes = to_bytes(&stream.values, precision);
     let dispatch_buffer = buffer(
         ctx,
         "dispatch",
@@ -298,9 +341,9 @@ pub fn run_into<F: Family>(
             ctx.queue
                 .write_buffer(&dispatch_buffer, 0, bytemuck::bytes_of(&params));
             if stream_width > 0 {
-                let bytes = stream_width * precision.size();
-                let u = &stream_bytes[step_begin * bytes..(step_begin + step_count) * bytes];
-                ctx.queue.write_buffer(&stream_buffer, 0, u);
+                let window = stream.window(step_begin, step_count);
+                ctx.queue
+                    .write_buffer(&stream_buffer, 0, &to_bytes(&window, precision));
             }
             let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
             let mut encoder = ctx

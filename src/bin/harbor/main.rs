@@ -9,6 +9,7 @@ use harbor::Result;
 use harbor::backend::gpu::Precision;
 use harbor::backend::{Backend, BackendKind, BackendRequest};
 use harbor::io::output_target::install_interrupt_cleanup;
+use harbor::plan::MemoryBudget;
 
 /// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
 /// always written before anything is printed, so nothing is lost.
@@ -305,9 +306,22 @@ struct DeviceArgs {
     /// GPU precision; default f64 where the adapter supports it, else f32.
     #[arg(long, value_enum)]
     precision: Option<PrecisionArg>,
+    /// Host memory the run is planned in (e.g. 512MiB, 2GiB; default 1GiB, also read from
+    /// HARBOR_MEMORY_BUDGET): a quarter of it holds results in flight, so members stream
+    /// to disk in chunks of that size.
+    #[arg(long, value_name = "SIZE")]
+    memory_budget: Option<String>,
 }
 
 impl DeviceArgs {
+    /// The memory budget asked for: --memory-budget, else HARBOR_MEMORY_BUDGET, else 1 GiB.
+    fn budget(&self) -> Result<MemoryBudget> {
+        match &self.memory_budget {
+            Some(text) => MemoryBudget::parse("--memory-budget", text),
+            None => MemoryBudget::from_env(),
+        }
+    }
+
     /// Opens the backend asked for; `auto` (and `announce`) says on stderr which one runs
     /// and, after a fallback, why.
     fn open(&self, announce: bool) -> Result<Backend> {

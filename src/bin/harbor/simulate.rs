@@ -6,8 +6,10 @@ use std::time::Instant;
 use harbor::backend::Backend;
 use harbor::io::output::SimulationWriter;
 use harbor::io::output_target::OutputTarget;
+use harbor::io::resources::RunEstimate;
 use harbor::io::{Config, FamilyVisitor};
 use harbor::kernels::Family;
+use harbor::plan::MemoryBudget;
 use harbor::{Error, Result};
 
 use crate::DeviceArgs;
@@ -23,11 +25,13 @@ pub fn simulate(
     let plan = config.run_plan()?;
     // The output location is checked (and its staging directory made) before any work.
     let target = OutputTarget::prepare(out)?;
+    let budget = device.budget()?;
     let backend = device.open(false)?;
     plan.visit(Simulate {
         out,
         target,
         backend: &backend,
+        budget,
         keep_nonfinite,
     })
 }
@@ -37,6 +41,7 @@ struct Simulate<'a> {
     out: &'a Path,
     target: OutputTarget,
     backend: &'a Backend,
+    budget: MemoryBudget,
     keep_nonfinite: bool,
 }
 
@@ -46,16 +51,27 @@ impl FamilyVisitor for Simulate<'_> {
     fn visit<F: Family>(self, family: &F) -> Result<()> {
         let label = self.backend.label();
         let precision = self.backend.precision().name();
+        // What the run needs, against what the machine has, before any work.
+        let estimate = RunEstimate::measure(
+            self.backend.footprint(family, &self.budget)?,
+            self.budget,
+            SimulationWriter::planned_bytes(family),
+            self.target.dir(),
+        );
+        estimate.check()?;
+        if estimate.is_large() {
+            eprintln!("plan: {}", estimate.describe());
+        }
         // Results are written and moved into place before anything is printed.
         let mut writer = SimulationWriter::create(self.target.dir(), family)?;
         let started = Instant::now();
-        self.backend.run_into(family, &mut writer)?;
+        self.backend
+            .run_into_within(family, &self.budget, &mut writer)?;
         let seconds = started.elapsed().as_secs_f64();
-        if let Some(&(member, step)) = writer.nonfinite.first() {
-            let count = writer.nonfinite.len();
+        if let (count, Some((member, step))) = writer.nonfinite() {
             let what = format!(
                 "{count} of {} member(s) became non-finite (NaN or ±inf; first: member {member} after step {step})",
-                writer.totals.len()
+                writer.members()
             );
             if !self.keep_nonfinite {
                 return Err(Error::Numerical {
@@ -65,9 +81,18 @@ impl FamilyVisitor for Simulate<'_> {
                     ),
                 });
             }
-            eprintln!("warning: {what}; they are listed in summary.json under `nonfinite`");
+            eprintln!(
+                "warning: {what}; they are counted in summary.json under `nonfinite`, each member's status is in nonfinite_step.npy"
+            );
         }
-        let report = simulation_report(family, &label, precision, &writer.totals, seconds);
+        let report = simulation_report(
+            family,
+            &label,
+            precision,
+            writer.members(),
+            writer.first_totals(),
+            seconds,
+        );
         let files = writer.file_names();
         writer.finish(&label, precision, family, seconds)?;
         self.target.commit()?;
@@ -82,11 +107,11 @@ fn simulation_report<F: Family>(
     family: &F,
     backend: &str,
     precision: &str,
-    totals: &[Vec<f64>],
+    members: usize,
+    first_totals: &[Vec<f64>],
     seconds: f64,
 ) -> String {
     use std::fmt::Write;
-    let members = totals.len();
     let grid = family.grid();
     let description = family.describe();
     let sizes: Vec<String> = description
@@ -116,15 +141,19 @@ fn simulation_report<F: Family>(
         let _ = write!(text, " {name:>24}");
     }
     text.push('\n');
-    for (i, t) in totals.iter().enumerate().take(8) {
+    for (i, t) in first_totals.iter().enumerate() {
         let _ = write!(text, "{i:>6}");
         for v in t {
             let _ = write!(text, " {v:>24.16e}");
         }
         text.push('\n');
     }
-    if members > 8 {
-        let _ = writeln!(text, "   … {} more in summary.json", members - 8);
+    if members > first_totals.len() {
+        let _ = writeln!(
+            text,
+            "   … {} more in totals.npy (statistics in summary.json)",
+            members - first_totals.len()
+        );
     }
     text.pop();
     text

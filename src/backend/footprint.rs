@@ -1,0 +1,111 @@
+//! What a run will need before it starts: host memory for results in flight, device memory
+//! for a chunk's buffers, and whether one member's records fit the budget at all. Backends
+//! stream members in chunks, so these do not grow with the ensemble; they grow with what one
+//! member records (the number of record points times the recorded values).
+
+use super::Backend;
+use super::cpu;
+use super::gpu::executor::{chunk_device_bytes, plan_chunks};
+use crate::error::{Error, Result};
+use crate::kernels::Family;
+use crate::plan::{MemoryBudget, format_bytes};
+
+/// The resources a run is planned to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    pub members: usize,
+    pub steps: usize,
+    pub record_every: usize,
+    pub members_per_chunk: usize,
+    /// Host bytes of one member's results (trajectory, channels, totals).
+    pub member_bytes: usize,
+    /// Host bytes the backend plans for: a chunk's results and the sink's copy of them,
+    /// the cached shared stream, and on a GPU the chunk's staged parameters and read-back.
+    pub host_bytes: u64,
+    /// Device bytes of one chunk's buffers (GPU runs).
+    pub device_bytes: Option<u64>,
+}
+
+impl Footprint {
+    /// Member-steps of the run.
+    pub fn member_steps(&self) -> u128 {
+        self.members as u128 * self.steps as u128
+    }
+}
+
+/// Refuses a run in which one member's records alone exceed the result share of the
+/// budget: such a member cannot be streamed, since members are the unit of a chunk.
+fn check_member_fits<F: Family>(family: &F, budget: &MemoryBudget) -> Result<usize> {
+    let grid = family.grid();
+    let spec = family.record_spec();
+    let records = grid.records();
+    let member_bytes = spec.member_bytes(records);
+    let allowed = budget.results();
+    if member_bytes <= allowed {
+        return Ok(member_bytes);
+    }
+    // Bytes per record point, and the cadence whose records fit.
+    let per_record = spec.member_bytes(records + 1) - member_bytes;
+    let fixed = spec.member_bytes(0);
+    let fitting_records = allowed.saturating_sub(fixed) / per_record.max(1);
+    let every = if fitting_records == 0 {
+        None
+    } else {
+        Some(
+            grid.steps
+                .div_ceil(fitting_records)
+                .max(grid.record_every + 1),
+        )
+    };
+    let advice = match every {
+        Some(every) => format!("record less often (output.every ≥ {every}) or raise"),
+        None => "raise".into(),
+    };
+    Err(Error::invalid(
+        "output.every",
+        format!(
+            "one member records {records} point(s) of {} each ({} per member), more than the {} of results the memory budget of {} allows in flight; {advice} --memory-budget (or HARBOR_MEMORY_BUDGET)",
+            format_bytes(per_record as u64),
+            format_bytes(member_bytes as u64),
+            format_bytes(allowed as u64),
+            format_bytes(budget.bytes()),
+        ),
+    ))
+}
+
+impl Backend {
+    /// What running `family` within `budget` will need; an error when one member's records
+    /// do not fit the budget, or when the GPU cannot run the plan at all.
+    pub fn footprint<F: Family>(&self, family: &F, budget: &MemoryBudget) -> Result<Footprint> {
+        let member_bytes = check_member_fits(family, budget)?;
+        let grid = family.grid();
+        let stream = family.shared_stream();
+        let stream_bytes = stream.cached_bytes() as u64;
+        let (members_per_chunk, staging, device_bytes) = match self {
+            Backend::Cpu(_) => (cpu::chunk_members(family, budget.results()), 0, None),
+            Backend::Gpu(ctx, options) => {
+                let mut options = options.clone();
+                options.result_budget = Some(budget.results());
+                let (bound, plan) = plan_chunks(ctx, family, &options)?;
+                let per_member_values = bound.params.entries() + bound.state.entries();
+                let records = plan.records_per_dispatch * bound.record.entries();
+                // f64 values and their conversion to the device's precision.
+                let staging = 16
+                    * (plan.members_per_chunk * (per_member_values + records)
+                        + plan.steps_per_dispatch * stream.width()) as u64;
+                let device = chunk_device_bytes(family, &bound, &plan, ctx.precision);
+                (plan.members_per_chunk, staging, Some(device))
+            }
+        };
+        let results = 2 * (members_per_chunk.min(family.member_count()) * member_bytes) as u64;
+        Ok(Footprint {
+            members: family.member_count(),
+            steps: grid.steps,
+            record_every: grid.record_every,
+            members_per_chunk,
+            member_bytes,
+            host_bytes: results + stream_bytes + staging,
+            device_bytes,
+        })
+    }
+}

@@ -1,0 +1,395 @@
+//! Aggregate statistics of per-member columns (totals, final states) in bounded memory,
+//! for summaries of ensembles too large to list member by member: count, non-finite count,
+//! min, max, mean and exact quantiles.
+//!
+//! The values are replayed in passes (the first as members arrive, the later ones from the
+//! files they were written to). Quantiles are found by radix selection on an
+//! order-preserving 64-bit key of each value: every pass counts the next 16 bits of the
+//! keys in the bins that hold the wanted ranks, until a bin is small enough to collect and
+//! sort. At most five passes, with memory bounded by the number of wanted ranks, whatever
+//! the number of members.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::compensated::CompensatedSum;
+
+/// The quantiles every column reports.
+pub const QUANTILES: [f64; 7] = [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99];
+
+/// Bins of one radix pass (16 bits of the key).
+const BINS: usize = 1 << 16;
+
+/// A bin with at most this many values is collected and sorted instead of refined.
+const COLLECT_LIMIT: u64 = 1 << 16;
+
+/// The key of `v`: keys compare as the values do (−0 below +0), for finite values.
+fn key(v: f64) -> u64 {
+    let bits = v.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// Inverse of [`key`].
+fn from_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// The set of keys sharing their top `bits` bits with `prefix` (`prefix` holds those bits
+/// in its low end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Bin {
+    bits: u32,
+    prefix: u64,
+}
+
+impl Bin {
+    const ALL: Bin = Bin { bits: 0, prefix: 0 };
+
+    fn holds(&self, k: u64) -> bool {
+        self.bits == 0 || k >> (64 - self.bits) == self.prefix
+    }
+
+    /// The 16-bit digit of `k` below this bin's prefix.
+    fn digit(&self, k: u64) -> usize {
+        ((k >> (48 - self.bits)) & 0xffff) as usize
+    }
+
+    fn child(&self, digit: usize) -> Bin {
+        Bin {
+            bits: self.bits + 16,
+            prefix: self.prefix << 16 | digit as u64,
+        }
+    }
+}
+
+/// What a bin is doing in the current pass.
+#[derive(Debug)]
+enum Work {
+    Count(Box<[u64]>),
+    Collect(Vec<f64>),
+}
+
+/// A wanted order statistic: the value of 0-based rank `rank` among the finite values.
+#[derive(Debug, Clone, Copy)]
+struct Rank {
+    /// The bin known to hold it and its rank within that bin.
+    bin: Bin,
+    within: u64,
+    value: Option<f64>,
+}
+
+/// The statistics of one column.
+#[derive(Debug)]
+struct Column {
+    finite: u64,
+    nonfinite: u64,
+    min: f64,
+    max: f64,
+    /// Σ xᵢ / n, accumulated in the second pass once n is known (no overflow).
+    mean: CompensatedSum,
+    ranks: Vec<Rank>,
+    work: BTreeMap<Bin, Work>,
+}
+
+impl Column {
+    fn new() -> Self {
+        let mut work = BTreeMap::new();
+        work.insert(Bin::ALL, Work::Count(vec![0; BINS].into_boxed_slice()));
+        Column {
+            finite: 0,
+            nonfinite: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            mean: CompensatedSum::default(),
+            ranks: Vec::new(),
+            work,
+        }
+    }
+
+    fn observe(&mut self, pass: usize, v: f64) {
+        if !v.is_finite() {
+            if pass == 0 {
+                self.nonfinite += 1;
+            }
+            return;
+        }
+        if pass == 0 {
+            self.finite += 1;
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        } else if pass == 1 {
+            self.mean.add(v / self.finite as f64);
+        }
+        let k = key(v);
+        for (bin, work) in self.work.iter_mut() {
+            if bin.holds(k) {
+                match work {
+                    Work::Count(counts) => counts[bin.digit(k)] += 1,
+                    Work::Collect(values) => values.push(v),
+                }
+            }
+        }
+    }
+
+    /// Resolves the ranks with this pass's counts; true when another pass is needed.
+    fn end_pass(&mut self, pass: usize) -> bool {
+        if pass == 0 {
+            self.ranks = quantile_ranks(self.finite)
+                .into_iter()
+                .map(|rank| Rank {
+                    bin: Bin::ALL,
+                    within: rank,
+                    value: None,
+                })
+                .collect();
+        }
+        let work = std::mem::take(&mut self.work);
+        for rank in self.ranks.iter_mut().filter(|r| r.value.is_none()) {
+            match &work[&rank.bin] {
+                Work::Collect(values) => {
+                    let mut sorted = values.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    rank.value = Some(sorted[rank.within as usize]);
+                }
+                Work::Count(counts) => {
+                    let mut below = 0;
+                    for (digit, &count) in counts.iter().enumerate() {
+                        if rank.within < below + count {
+                            rank.bin = rank.bin.child(digit);
+                            rank.within -= below;
+                            if rank.bin.bits == 64 {
+                                rank.value = Some(from_key(rank.bin.prefix));
+                            } else if count <= COLLECT_LIMIT {
+                                self.work
+                                    .entry(rank.bin)
+                                    .or_insert_with(|| Work::Collect(Vec::new()));
+                            } else {
+                                self.work.entry(rank.bin).or_insert_with(|| {
+                                    Work::Count(vec![0; BINS].into_boxed_slice())
+                                });
+                            }
+                            break;
+                        }
+                        below += count;
+                    }
+                }
+            }
+        }
+        // The second pass also computes the mean, so it always runs when there are values.
+        !self.work.is_empty() || (pass == 0 && self.finite > 0)
+    }
+
+    fn summary(&self) -> Value {
+        let finite = |v: f64| {
+            if self.finite > 0 {
+                json!(v)
+            } else {
+                Value::Null
+            }
+        };
+        let mut quantiles = Map::new();
+        if self.finite > 0 {
+            let values: Vec<f64> = self
+                .ranks
+                .iter()
+                .map(|r| r.value.unwrap_or(f64::NAN))
+                .collect();
+            for (i, q) in QUANTILES.iter().enumerate() {
+                quantiles.insert(
+                    q.to_string(),
+                    json!(interpolate(
+                        *q,
+                        self.finite,
+                        values[2 * i],
+                        values[2 * i + 1]
+                    )),
+                );
+            }
+        }
+        json!({
+            "count": self.finite,
+            "nonfinite": self.nonfinite,
+            "min": finite(self.min),
+            "max": finite(self.max),
+            "mean": finite(self.mean.value()),
+            "quantiles": quantiles,
+        })
+    }
+}
+
+/// For each of [`QUANTILES`], the ranks ⌊q (n − 1)⌋ and ⌈q (n − 1)⌉ among n values.
+fn quantile_ranks(n: u64) -> Vec<u64> {
+    if n == 0 {
+        return Vec::new();
+    }
+    QUANTILES
+        .iter()
+        .flat_map(|q| {
+            let position = q * (n - 1) as f64;
+            [position.floor() as u64, position.ceil() as u64]
+        })
+        .collect()
+}
+
+/// The q-quantile between the order statistics `below` and `above` at ranks
+/// ⌊q (n − 1)⌋ and ⌈q (n − 1)⌉: linear interpolation, computed as NumPy's default
+/// (`numpy.quantile(…, method="linear")`) does, so the figures match it to the last bit.
+fn interpolate(q: f64, n: u64, below: f64, above: f64) -> f64 {
+    let position = q * (n - 1) as f64;
+    let t = position - position.floor();
+    let difference = above - below;
+    if t >= 0.5 {
+        above - difference * (1.0 - t)
+    } else {
+        below + difference * t
+    }
+}
+
+/// Statistics of several columns of per-member values, fed row by row in passes.
+#[derive(Debug)]
+pub struct ColumnStatistics {
+    columns: Vec<Column>,
+    pass: usize,
+}
+
+impl ColumnStatistics {
+    pub fn new(columns: usize) -> Self {
+        ColumnStatistics {
+            columns: (0..columns).map(|_| Column::new()).collect(),
+            pass: 0,
+        }
+    }
+
+    /// Feeds one member's row (one value per column) to the current pass.
+    pub fn observe(&mut self, row: &[f64]) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        for (column, &v) in self.columns.iter_mut().zip(row) {
+            column.observe(self.pass, v);
+        }
+    }
+
+    /// Ends the current pass; true when the rows must be fed once more.
+    pub fn end_pass(&mut self) -> bool {
+        let pass = self.pass;
+        self.pass += 1;
+        let mut again = false;
+        for column in &mut self.columns {
+            again |= column.end_pass(pass);
+        }
+        again
+    }
+
+    /// Column `index` as JSON: count (finite values), nonfinite, min, max, mean, and the
+    /// quantiles keyed by q (`"0.5"`); min, max and mean are null without finite values.
+    pub fn summary(&self, index: usize) -> Value {
+        self.columns[index].summary()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Runs every pass over `values` (one column) and returns the summary.
+    fn summarise(values: &[f64]) -> Value {
+        let mut stats = ColumnStatistics::new(1);
+        let mut passes = 0;
+        loop {
+            for &v in values {
+                stats.observe(&[v]);
+            }
+            passes += 1;
+            if !stats.end_pass() {
+                break;
+            }
+        }
+        assert!(passes <= 5, "{passes} passes");
+        stats.summary(0)
+    }
+
+    /// The reference: sort, then NumPy's linear interpolation.
+    fn sorted_quantile(values: &[f64], q: f64) -> f64 {
+        let mut finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        finite.sort_by(f64::total_cmp);
+        let n = finite.len() as u64;
+        let position = q * (n - 1) as f64;
+        interpolate(
+            q,
+            n,
+            finite[position.floor() as usize],
+            finite[position.ceil() as usize],
+        )
+    }
+
+    fn check(values: &[f64]) {
+        let summary = summarise(values);
+        for q in QUANTILES {
+            let got = summary["quantiles"][q.to_string()].as_f64().unwrap();
+            let want = sorted_quantile(values, q);
+            assert_eq!(got.to_bits(), want.to_bits(), "q = {q}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn keys_order_as_the_values() {
+        let values = [
+            f64::MIN,
+            -1e300,
+            -1.0,
+            -5e-324,
+            -0.0,
+            0.0,
+            5e-324,
+            1e-300,
+            1.0,
+            f64::MAX,
+        ];
+        for pair in values.windows(2) {
+            assert!(key(pair[0]) < key(pair[1]), "{pair:?}");
+            assert_eq!(from_key(key(pair[0])).to_bits(), pair[0].to_bits());
+        }
+    }
+
+    /// Exact quantiles, equal bit for bit to sorting, on spread, clustered, duplicated,
+    /// signed and subnormal values, and on bins too large to collect at once.
+    #[test]
+    fn quantiles_equal_those_of_the_sorted_values() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let spread: Vec<f64> = (0..20_000)
+            .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-300..300)))
+            .collect();
+        check(&spread);
+        // 300 000 values within one binade: the first pass leaves them in one bin.
+        let clustered: Vec<f64> = (0..300_000)
+            .map(|_| 1.0 + rng.random::<f64>() * 1e-3)
+            .collect();
+        check(&clustered);
+        let duplicated: Vec<f64> = (0..200_000).map(|i| (i % 3) as f64 - 1.0).collect();
+        check(&duplicated);
+        check(&[5e-324, -0.0, 0.0, -5e-324, 2.5e-310]);
+        check(&[42.0]);
+        check(&[1.0, 2.0]);
+    }
+
+    #[test]
+    fn counts_min_max_mean_skip_nonfinite_values() {
+        let summary = summarise(&[1.0, f64::NAN, 3.0, f64::INFINITY, 2.0, f64::MAX, f64::MAX]);
+        assert_eq!(summary["count"], 5);
+        assert_eq!(summary["nonfinite"], 2);
+        assert_eq!(summary["min"], 1.0);
+        assert_eq!(summary["max"], f64::MAX);
+        // (1 + 3 + 2 + 2 · MAX) / 5 without overflow: 0.4 · MAX + 6/5.
+        let mean = summary["mean"].as_f64().unwrap();
+        assert!((mean / (0.4 * f64::MAX) - 1.0).abs() < 1e-15, "{mean}");
+        let empty = summarise(&[f64::NAN]);
+        assert_eq!(empty["count"], 0);
+        assert_eq!(empty["min"], Value::Null);
+        assert_eq!(empty["quantiles"], json!({}));
+    }
+}
