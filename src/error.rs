@@ -52,3 +52,40 @@ impl Error {
         }
     }
 }
+
+/// An f64 as error messages show it: the shortest text that reads back as the same value,
+/// in exponent form outside 1e-5 ≤ |v| < 1e16 (`1e300`, not 301 digits), `inf` and `NaN`
+/// as themselves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Num(pub f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        let magnitude = v.abs();
+        if v == 0.0 || !v.is_finite() || (1e-5..1e16).contains(&magnitude) {
+            write!(f, "{v}")
+        } else {
+            write!(f, "{v:e}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Num;
+
+    #[test]
+    fn numbers_in_messages_stay_short_and_exact() {
+        assert_eq!(Num(1e300).to_string(), "1e300");
+        assert_eq!(Num(-2.5e-12).to_string(), "-2.5e-12");
+        assert_eq!(Num(1.5).to_string(), "1.5");
+        assert_eq!(Num(10.0).to_string(), "10");
+        assert_eq!(Num(-0.05).to_string(), "-0.05");
+        assert_eq!(Num(0.0).to_string(), "0");
+        assert_eq!(Num(f64::INFINITY).to_string(), "inf");
+        assert_eq!(Num(f64::NAN).to_string(), "NaN");
+        assert_eq!(Num(1e16).to_string(), "1e16");
+        assert_eq!(Num(0.1 + 0.2).to_string(), "0.30000000000000004");
+    }
+}

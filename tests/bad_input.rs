@@ -177,6 +177,102 @@ fn bad_csv_contents() {
     assert_mentions(&e, &["input[0]", "cover [0, 20]", "needs [0, 30]"]);
 }
 
+/// Only the first row of a CSV input may be a header: a second non-numeric row is an error
+/// naming the file, its line (counted with the header, comments and blank lines) and the
+/// value, not a row skipped in silence.
+#[test]
+fn csv_rows_after_the_header_must_be_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("u.csv");
+    let path = csv.display().to_string();
+    std::fs::write(&csv, "t,u\nunits,V\n0.0,1.0\n20.0,2.0\n").unwrap();
+    for column in ["1", "\"u\""] {
+        let set = format!("input.0={{kind = \"csv\", path = \"{path}\", column = {column}}}");
+        let e = simulate_fails(&[&set]);
+        assert_mentions(
+            &e,
+            &[
+                "input[0].path",
+                &path,
+                "line 2",
+                "\"units\" is not a number",
+            ],
+        );
+    }
+    std::fs::write(&csv, "# samples\nt,u\n\n0.0,1.0\n1.0,abc\n").unwrap();
+    let set = format!("input.0={{kind = \"csv\", path = \"{path}\"}}");
+    let e = simulate_fails(&[&set]);
+    assert_mentions(&e, &[&path, "line 5", "\"abc\" is not a number"]);
+}
+
+/// A `--set` value that starts like TOML but does not parse is an error naming its key and
+/// showing it (not a string handed on), and an integer beyond TOML's 64 bits says so.
+#[test]
+fn malformed_set_values_name_their_key() {
+    let e = simulate_fails(&["system.x0=[0.5,"]);
+    assert_mentions(&e, &["system.x0:", "\"[0.5,\"", "is not valid TOML"]);
+    assert!(!e.contains("invalid type"), "{e}");
+    let e = simulate_fails(&["scheme.h=0.01.5"]);
+    assert_mentions(&e, &["scheme.h:", "\"0.01.5\"", "is not valid TOML"]);
+    let e = simulate_fails(&["ensemble.members=18446744073709551615"]);
+    assert_mentions(
+        &e,
+        &[
+            "ensemble.members:",
+            "18446744073709551615 is out of range for an integer",
+            "9223372036854775807",
+        ],
+    );
+    let e = simulate_fails(&["system.x0=0.5"]);
+    assert_mentions(&e, &["system.x0:", "expected a sequence"]);
+}
+
+/// `[study]` entries are checked where they are read and blamed on themselves, not on the
+/// `[scheme]` values they stand in for.
+#[test]
+fn study_values_are_named_as_study_values() {
+    let e = simulate_fails(&["study.h=[0.1,-0.05]"]);
+    assert_mentions(
+        &e,
+        &["study.h[1]", "must be a finite number > 0, got -0.05"],
+    );
+    assert!(!e.contains("scheme.h"), "{e}");
+    let e = simulate_fails(&["study.schemes=[{family = 'gauss', stages = 9}]"]);
+    assert_mentions(&e, &["study.schemes[0].stages", "1..=8", "got 9"]);
+    let e = simulate_fails(&["study.fit_decades=0.0"]);
+    assert_mentions(&e, &["study.fit_decades", "got 0"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(["study", "energy-order"])
+        .arg(common::example_path("oscillator_pulse.toml"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--set", "study.h=[0.1,-0.05]"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert_mentions(
+        &String::from_utf8_lossy(&output.stderr),
+        &["study.h[1]", "got -0.05"],
+    );
+    assert!(!out.exists());
+    // A study step that does not divide t_end is blamed on it by Config::study_plan.
+    let config = common::example("oscillator_pulse.toml", &["study.h=[0.1, 0.07]"]);
+    let choice = config.study.schemes[0];
+    assert!(config.study_plan(choice, 0).is_ok());
+    let e = config.study_plan(choice, 1).unwrap_err().to_string();
+    assert_mentions(&e, &["study.h[1]", "whole number"]);
+}
+
+/// Numbers in messages are short: 1e300 is written as such, not as 301 digits.
+#[test]
+fn huge_values_are_shown_in_exponent_form() {
+    let e = simulate_fails(&["input.0={kind = \"square\", frequency = 1.0, duty = 1e300}"]);
+    assert_mentions(&e, &["input[0].duty", "got 1e300"]);
+    assert!(e.len() < 200, "{e}");
+}
+
 #[test]
 fn bad_signal_parameters() {
     let e = simulate_fails(&["input.0={kind = \"square\", frequency = 1.0, duty = 1.5}"]);

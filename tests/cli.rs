@@ -274,6 +274,24 @@ fn unknown_adapter_is_a_clear_error() {
         );
         assert!(!out.exists());
     }
+    // The same selector from the environment is reported as HARBOR_ADAPTER.
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .env("HARBOR_ADAPTER", "no-such-gpu-xyz")
+        .args([
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            dir.path().join("env").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("HARBOR_ADAPTER: no adapter name contains \"no-such-gpu-xyz\"")
+            && !stderr.contains("--adapter:"),
+        "{stderr}"
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
         .args([
             "simulate",
@@ -363,4 +381,225 @@ fn auto_falls_back_to_the_cpu_and_gpu_fails_without_an_adapter() {
     assert!(!gpu.status.success());
     assert!(stderr.contains("gpu: no GPU adapter found"), "{stderr}");
     assert!(!dir.path().join("gpu").exists());
+}
+
+/// The adapters as `harbor devices --json` lists them, best first.
+fn adapters() -> Vec<serde_json::Value> {
+    let output = harbor(&["devices", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    doc.as_array().unwrap().clone()
+}
+
+/// `auto` never prefers a software rasteriser (llvmpipe, lavapipe) to the CPU path, which is
+/// faster: with only software adapters it runs the CPU path and says why in its one line;
+/// `--backend gpu` and an explicit `--adapter` still use them. With a hardware adapter,
+/// `auto` takes it.
+#[test]
+fn auto_prefers_the_cpu_path_to_a_software_adapter() {
+    let adapters = adapters();
+    let best = &adapters[0];
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+            .env_remove("HARBOR_ADAPTER")
+            .args(["simulate", config.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("backend:"))
+            .unwrap_or_default()
+            .to_string();
+        (line, json(&out.join("summary.json"))["backend"].clone())
+    };
+    let (line, backend) = run("auto", &["--backend", "auto"]);
+    let name = best["name"].as_str().unwrap();
+    if best["software"] == true {
+        assert!(
+            line.starts_with("backend: cpu")
+                && line.contains(name)
+                && line.contains("software rasteriser")
+                && line.contains("--backend gpu uses"),
+            "{line}"
+        );
+        assert_eq!(backend, "cpu");
+    } else {
+        assert!(line.starts_with("backend: gpu on"), "{line}");
+    }
+    let (_, backend) = run("gpu", &["--backend", "gpu"]);
+    assert!(backend.as_str().unwrap().starts_with("gpu: "), "{backend}");
+    let (line, backend) = run("named", &["--backend", "auto", "--adapter", name]);
+    assert!(line.starts_with("backend: gpu on"), "{line}");
+    assert!(backend.as_str().unwrap().contains(name), "{backend}");
+}
+
+/// Mesa's Wayland probe prints `error: XDG_RUNTIME_DIR is invalid or not set` when the
+/// variable is unset or relative; harbor keeps those lines out of a GPU command's stderr.
+#[test]
+fn gpu_commands_print_no_xdg_runtime_dir_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    for setting in [None, Some("relative/dir")] {
+        let command = |args: &[&str]| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_harbor"));
+            match setting {
+                None => cmd.env_remove("XDG_RUNTIME_DIR"),
+                Some(value) => cmd.env("XDG_RUNTIME_DIR", value),
+            };
+            let output = cmd.args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(output.status.success(), "{args:?}: {stderr}");
+            assert!(
+                !stderr.contains("XDG_RUNTIME_DIR"),
+                "{args:?} with XDG_RUNTIME_DIR={setting:?}: {stderr}"
+            );
+        };
+        command(&["devices"]);
+        let out = dir.path().join(setting.map_or("unset", |_| "relative"));
+        command(&[
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "gpu",
+        ]);
+    }
+}
+
+/// Every list flag of `bench` takes space- and comma-separated values, as `--help` shows
+/// its defaults, and `--json FILE` says where it wrote.
+#[test]
+fn bench_lists_take_spaces_or_commas_and_json_says_where_it_went() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        ("spaces", ["--members", "64", "128", "--states", "2", "4"]),
+        ("commas", ["--members", "64,128", "--states", "2,4", "", ""]),
+    ] {
+        let path = dir.path().join(format!("{name}.json"));
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+        let mut all = vec!["bench", "--steps", "1", "--precision", "f32", "f64"];
+        all.extend(args);
+        all.extend(["--json", path.to_str().unwrap()]);
+        let stdout = String::from_utf8(harbor(&all).stdout).unwrap();
+        assert!(
+            stdout.contains(&format!("wrote {}", path.display())),
+            "{stdout}"
+        );
+        let rows = json(&path);
+        let cases: Vec<(u64, u64)> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let case = &r["case"];
+                (
+                    case["states"].as_u64().unwrap(),
+                    case["members"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            cases.len(),
+            8,
+            "{name}: 2 precisions × 2 sizes × 2 ensembles"
+        );
+        for case in [(2, 64), (2, 128), (4, 64), (4, 128)] {
+            assert!(
+                cases.contains(&case),
+                "{name}: {case:?} missing in {cases:?}"
+            );
+        }
+    }
+}
+
+/// The positional CONFIG, a study's --out and every --set are described in --help, and
+/// energy-order says that it runs on the CPU.
+#[test]
+fn help_describes_every_argument() {
+    for command in [
+        &["simulate"][..],
+        &["study", "energy-order"],
+        &["study", "precision-drift"],
+        &["study", "contact-energy"],
+    ] {
+        let mut args = command.to_vec();
+        args.push("-h");
+        let help = String::from_utf8(harbor(&args).stdout).unwrap();
+        for item in ["<CONFIG>", "--out <OUT>", "--set <KEY=VALUE>"] {
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().starts_with(item))
+                .unwrap_or_else(|| panic!("{command:?}: no {item} in {help}"));
+            let description = line.trim_start()[item.len()..].trim();
+            assert!(
+                !description.is_empty(),
+                "{command:?}: {item} has no description: {help}"
+            );
+        }
+    }
+    let help = String::from_utf8(harbor(&["study", "energy-order", "-h"]).stdout).unwrap();
+    assert!(help.contains("Runs on the CPU"), "{help}");
+}
+
+/// `tableau lobatto-pair` prints the pair as configs mean it: IIIA for positions, IIIB for
+/// momenta, on the same c, b and M.
+#[test]
+fn tableau_prints_the_lobatto_pair() {
+    let table = |family: &str| -> serde_json::Value {
+        serde_json::from_slice(&harbor(&["tableau", family, "3", "--json"]).stdout).unwrap()
+    };
+    let (pair, iiia, iiib) = (
+        table("lobatto-pair"),
+        table("lobatto-iiia"),
+        table("lobatto-iiib"),
+    );
+    assert_eq!(pair["family"], "lobatto-pair");
+    assert_eq!(pair["order"], 4);
+    assert_eq!(pair["a_positions"], iiia["a"]);
+    assert_eq!(pair["a_momenta"], iiib["a"]);
+    for key in ["c", "b", "m"] {
+        assert_eq!(pair[key], iiia[key], "{key}");
+        assert_eq!(pair[key], iiib[key], "{key}");
+    }
+    let text = String::from_utf8(harbor(&["tableau", "lobatto-pair", "3"]).stdout).unwrap();
+    assert!(
+        text.contains("lobatto-pair with s = 3, order 4")
+            && text.contains("positions q: lobatto-iiia")
+            && text.contains("momenta p: lobatto-iiib"),
+        "{text}"
+    );
+}
+
+/// `study precision-drift --steps` takes space-separated counts too.
+#[test]
+fn precision_drift_steps_take_spaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("drift");
+    let config = common::example_path("oscillator_pulse.toml");
+    harbor(&[
+        "study",
+        "precision-drift",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "10",
+        "20",
+    ]);
+    let csv = std::fs::read_to_string(out.join("precision_drift.csv")).unwrap();
+    for steps in ["10", "20"] {
+        assert!(
+            csv.lines()
+                .skip(1)
+                .any(|l| l.split(',').nth(1) == Some(steps)),
+            "{csv}"
+        );
+    }
 }

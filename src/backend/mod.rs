@@ -1,7 +1,8 @@
 //! Where a run executes: the CPU (the family's f64 reference integrator, or the twin of its
 //! kernel, on all cores) or a GPU adapter, chosen here once so that the CLI, the studies and
-//! later bindings all call the same thing. `auto` prefers a GPU and falls back to the CPU
-//! with the reason.
+//! later bindings all call the same thing. `auto` prefers a hardware GPU and falls back to
+//! the CPU with the reason, also when the only adapters are software rasterisers (llvmpipe),
+//! which are slower than the CPU path.
 
 pub mod cpu;
 pub mod footprint;
@@ -13,13 +14,13 @@ use crate::error::{Error, Result};
 use crate::kernels::{CpuPath, Family};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
-use gpu::context::adapter_selector;
+use gpu::context::{AdapterSelector, AdapterSummary, AutoAdapter};
 use gpu::{GpuContext, GpuRunOptions, Precision};
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendKind {
-    /// The best GPU adapter, else the CPU path.
+    /// The best hardware GPU adapter (or the one a selector names), else the CPU path.
     #[default]
     Auto,
     /// The GPU path; an error when no adapter is usable.
@@ -48,15 +49,17 @@ pub enum Backend {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
     pub description: String,
-    /// Why `auto` fell back to the CPU, if it did.
+    /// Why `auto` chose the CPU, if it did.
     pub fallback: Option<String>,
 }
 
 impl Backend {
     /// Opens what `request` asks for. An explicit adapter or precision that cannot be
-    /// honoured is an error, not a reason to fall back.
+    /// honoured is an error, not a reason to fall back. `auto` without a selector takes the
+    /// CPU path when the only adapters are software rasterisers; with one (`--adapter`,
+    /// `HARBOR_ADAPTER`) it opens the adapter named, software or not.
     pub fn open(request: &BackendRequest) -> Result<(Backend, Choice)> {
-        let selector = adapter_selector(request.adapter.as_deref());
+        let selector = AdapterSelector::resolve(request.adapter.as_deref());
         let cpu = || {
             (
                 Backend::Cpu(CpuPath::Reference),
@@ -84,14 +87,24 @@ impl Backend {
                 (cpu(), None)
             }
             BackendKind::Gpu => (
-                gpu(GpuContext::open(selector.as_deref(), request.precision)?),
+                gpu(GpuContext::open_with(selector.as_ref(), request.precision)?),
                 None,
             ),
-            BackendKind::Auto => match GpuContext::open(selector.as_deref(), request.precision) {
-                Ok(ctx) => (gpu(ctx), None),
-                Err(e @ Error::Invalid { .. }) => return Err(e),
-                Err(e) => (cpu(), Some(format!("no usable GPU: {e}"))),
-            },
+            BackendKind::Auto => {
+                let opened = match &selector {
+                    Some(selector) => GpuContext::open_with(Some(selector), request.precision)
+                        .map(|ctx| AutoAdapter::Hardware(Box::new(ctx))),
+                    None => GpuContext::open_hardware(request.precision),
+                };
+                match opened {
+                    Ok(AutoAdapter::Hardware(ctx)) => (gpu(*ctx), None),
+                    Ok(AutoAdapter::SoftwareOnly(adapters)) => {
+                        (cpu(), Some(software_only_reason(&adapters)))
+                    }
+                    Err(e @ Error::Invalid { .. }) => return Err(e),
+                    Err(e) => (cpu(), Some(format!("no usable GPU: {e}"))),
+                }
+            }
         };
         Ok((
             backend,
@@ -157,10 +170,61 @@ impl Backend {
     }
 }
 
+/// Why `auto` runs the CPU path when every adapter (best first) is a software rasteriser.
+fn software_only_reason(adapters: &[AdapterSummary]) -> String {
+    let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
+    let first = names.first().copied().unwrap_or_default();
+    match names.as_slice() {
+        [only] => format!(
+            "the only adapter, {only}, is a software rasteriser, slower than the CPU path; --backend gpu uses it"
+        ),
+        _ => format!(
+            "every adapter ({}) is a software rasteriser, slower than the CPU path; --backend gpu uses {first}",
+            names.join(", ")
+        ),
+    }
+}
+
 fn gpu_description(ctx: &GpuContext) -> String {
     format!(
         "gpu on {} ({})",
         ctx.adapter.describe(),
         ctx.precision.name()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn software(name: &str) -> AdapterSummary {
+        AdapterSummary {
+            name: name.into(),
+            backend: "Vulkan".into(),
+            device_type: "Cpu".into(),
+            software: true,
+            driver: String::new(),
+            driver_info: String::new(),
+            shader_f64: true,
+            max_storage_buffer_binding_size: 1 << 27,
+            max_buffer_size: 1 << 30,
+            max_compute_workgroups_per_dimension: 65535,
+            max_compute_invocations_per_workgroup: 256,
+            max_compute_workgroup_storage_size: 16384,
+        }
+    }
+
+    #[test]
+    fn the_software_only_reason_names_the_adapters_and_the_way_to_use_them() {
+        assert_eq!(
+            software_only_reason(&[software("llvmpipe")]),
+            "the only adapter, llvmpipe, is a software rasteriser, slower than the CPU path; --backend gpu uses it"
+        );
+        let two = software_only_reason(&[software("llvmpipe"), software("WARP")]);
+        assert!(
+            two.contains("every adapter (llvmpipe, WARP)")
+                && two.ends_with("--backend gpu uses llvmpipe"),
+            "{two}"
+        );
+    }
 }

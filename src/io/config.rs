@@ -34,7 +34,7 @@ use super::linear_ph_spec::{
     LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_mechanical_member,
 };
 use super::overrides::{apply_override, parse_override};
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 use crate::model::{Signal, SignalSpec};
 use crate::plan::{ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
 use crate::tableau::{Composition, Scheme, SchemeFamily};
@@ -239,6 +239,50 @@ fn default_study_steps() -> Vec<f64> {
     vec![0.5, 0.25, 0.2, 0.1, 0.05, 0.04, 0.025, 0.02, 0.01, 0.005]
 }
 
+impl StudySpec {
+    /// Checks what `[study]` holds on its own (each step size finite and > 0, stage counts
+    /// in range, a finite fit floor ≥ 0 and fit window > 0), naming the entry at fault;
+    /// whether a step size divides `scheme.t_end` is checked by [`Config::study_plan`].
+    fn check(&self) -> Result<()> {
+        for (i, choice) in self.schemes.iter().enumerate() {
+            let range = choice.family.stage_range();
+            if !range.contains(&choice.stages) {
+                return Err(Error::invalid(
+                    format!("study.schemes[{i}].stages"),
+                    format!(
+                        "{} supports {}..={} stages, got {}",
+                        choice.family.name(),
+                        range.start(),
+                        range.end(),
+                        choice.stages
+                    ),
+                ));
+            }
+        }
+        for (i, &h) in self.h.iter().enumerate() {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(Error::invalid(
+                    format!("study.h[{i}]"),
+                    format!("must be a finite number > 0, got {}", Num(h)),
+                ));
+            }
+        }
+        if !(self.fit_floor.is_finite() && self.fit_floor >= 0.0) {
+            return Err(Error::invalid(
+                "study.fit_floor",
+                format!("must be a finite number ≥ 0, got {}", Num(self.fit_floor)),
+            ));
+        }
+        if !(self.fit_decades.is_finite() && self.fit_decades > 0.0) {
+            return Err(Error::invalid(
+                "study.fit_decades",
+                format!("must be a finite number > 0, got {}", Num(self.fit_decades)),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for StudySpec {
     fn default() -> Self {
         StudySpec {
@@ -274,6 +318,7 @@ impl Config {
             apply_override(&mut table, &path, value)?;
         }
         let file: ConfigFile = deserialize_section(toml::Value::Table(table), "", origin)?;
+        file.study.check()?;
         Ok(Config {
             system: SystemSpec::parse(file.system, origin)?,
             input: file.input,
@@ -429,6 +474,26 @@ impl Config {
             &self.signals()?,
             self.output.every,
         )
+    }
+
+    /// The plan of a study point: `choice` at the step size `study.h[index]`, as
+    /// [`Config::plan_with`] but with a step size that does not fit `scheme.t_end` blamed on
+    /// `study.h[index]` rather than `scheme.h`.
+    pub fn study_plan(&self, choice: SchemeChoice, index: usize) -> Result<LinearPhPlan> {
+        let field = format!("study.h[{index}]");
+        let h = *self.study.h.get(index).ok_or_else(|| {
+            Error::invalid(
+                field.clone(),
+                format!("does not exist: study.h has {} entries", self.study.h.len()),
+            )
+        })?;
+        self.plan_with(choice.family, choice.stages, h)
+            .map_err(|e| match e {
+                Error::Invalid { field: f, problem } if f == "scheme.h" => {
+                    Error::invalid(field, problem)
+                }
+                other => other,
+            })
     }
 
     /// The plan of the configured family, exactly as configured.

@@ -1,6 +1,8 @@
 //! `--set key=value` overrides: the key is a dotted path into the config (array elements by
-//! index, `input.0.amplitude`), the value is written as TOML; a value that does not parse as
-//! TOML is taken as a bare string (`--set scheme.family=gauss`).
+//! index, `input.0.amplitude`), the value is written as TOML; a bare word that does not
+//! parse as TOML is taken as a string (`--set scheme.family=gauss`), but a value that starts
+//! like an array, table, quoted string or number and does not parse is an error naming the
+//! key.
 
 use toml::{Table, Value};
 
@@ -18,15 +20,70 @@ pub fn parse_override(text: &str) -> Result<(Vec<String>, Value)> {
             format!("empty segment in key {key:?}"),
         ));
     }
-    let raw = raw.trim();
-    let value = toml::from_str::<Table>(&format!("value = {raw}"))
-        .ok()
-        .and_then(|mut t| t.remove("value"))
-        .unwrap_or_else(|| Value::String(raw.to_string()));
+    let value = parse_value(key, raw.trim())?;
     Ok((
         key.split('.').map(|s| s.trim().to_string()).collect(),
         value,
     ))
+}
+
+/// The TOML value of `raw`, a bare string when it is a bare word; `key` names it in errors.
+fn parse_value(key: &str, raw: &str) -> Result<Value> {
+    let parsed = toml::from_str::<Table>(&format!("value = {raw}"));
+    let toml_error = match parsed {
+        // Exactly one key: a value with a line break cannot smuggle in others.
+        Ok(mut table) if table.len() == 1 => {
+            if let Some(value) = table.remove("value") {
+                return Ok(value);
+            }
+            None
+        }
+        Ok(_) => None,
+        Err(e) => Some(e.message().to_string()),
+    };
+    if is_integer_literal(raw) {
+        return Err(Error::invalid(
+            key,
+            format!(
+                "the --set value {raw} is out of range for an integer: TOML integers are 64-bit, from {} to {}",
+                i64::MIN,
+                i64::MAX
+            ),
+        ));
+    }
+    if attempts_a_value(raw) || toml_error.is_none() {
+        let why = toml_error.unwrap_or_else(|| "it holds more than one value".into());
+        let hint = if raw.starts_with(['[', '{']) {
+            String::new()
+        } else {
+            format!("; a string needs quotes: --set '{key}=\"…\"'")
+        };
+        return Err(Error::invalid(
+            key,
+            format!("the --set value {raw:?} is not valid TOML ({why}){hint}"),
+        ));
+    }
+    Ok(Value::String(raw.to_string()))
+}
+
+/// Whether `raw` is a decimal integer (optional sign, digits, `_` separators).
+fn is_integer_literal(raw: &str) -> bool {
+    let digits = raw.strip_prefix(['+', '-']).unwrap_or(raw);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+}
+
+/// Whether `raw` starts like a TOML array, inline table, quoted string or number (rather
+/// than a bare word such as `gauss` or `data/u.csv`).
+fn attempts_a_value(raw: &str) -> bool {
+    let unsigned = raw.strip_prefix(['+', '-']).unwrap_or(raw);
+    let number_like = unsigned.starts_with(|c: char| c.is_ascii_digit())
+        || unsigned
+            .strip_prefix('.')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        || unsigned.starts_with("inf")
+        || unsigned.starts_with("nan");
+    raw.starts_with(['[', '{', '"', '\'']) || number_like || unsigned.len() < raw.len()
 }
 
 /// Sets `value` at `path` in `table`, creating intermediate tables; numeric segments index
@@ -96,5 +153,63 @@ fn child<'a>(node: &'a mut Value, segment: &str, dotted: &str) -> Result<&'a mut
                 other.type_str()
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Result<Value> {
+        parse_override(text).map(|(_, v)| v)
+    }
+
+    #[test]
+    fn bare_words_are_strings_and_toml_values_parse() {
+        assert_eq!(
+            value("scheme.family=gauss").unwrap(),
+            Value::String("gauss".into())
+        );
+        assert_eq!(
+            value("input.0.path=data/u.csv").unwrap(),
+            Value::String("data/u.csv".into())
+        );
+        assert_eq!(value("scheme.h=0.5").unwrap(), Value::Float(0.5));
+        assert_eq!(value("output.every=-3").unwrap(), Value::Integer(-3));
+        assert_eq!(
+            value("system.x0=[0.5, 1]").unwrap(),
+            Value::Array(vec![Value::Float(0.5), Value::Integer(1)])
+        );
+    }
+
+    #[test]
+    fn a_broken_value_is_an_error_naming_the_key_and_the_value() {
+        for (text, shown) in [
+            ("system.x0=[0.5,", "\"[0.5,\""),
+            ("input.0={kind = 'pulse'", "\"{kind = 'pulse'\""),
+            ("scheme.h=0.5.1", "\"0.5.1\""),
+            ("scheme.family='gauss", "\"'gauss\""),
+            ("scheme.h=-x", "\"-x\""),
+            ("scheme.h=1\nscheme = 2", "\"1\\nscheme = 2\""),
+        ] {
+            let e = value(text).unwrap_err().to_string();
+            let key = text.split('=').next().unwrap();
+            assert!(
+                e.starts_with(&format!("{key}: the --set value {shown} is not valid TOML")),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_integer_beyond_i64_is_out_of_range_not_a_string() {
+        let e = value("ensemble.members=18446744073709551615")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "ensemble.members: the --set value 18446744073709551615 is out of range for an integer: TOML integers are 64-bit, from -9223372036854775808 to 9223372036854775807"
+        );
+        assert!(value("ensemble.seed=-9_223_372_036_854_775_809").is_err());
     }
 }

@@ -23,7 +23,7 @@ use nalgebra::{DMatrix, DVector};
 use super::input::Signal;
 use super::orbit::KeplerOrbit;
 use super::validate::{check_pd, check_symmetric};
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 
 /// One term of B(t, x).
 #[derive(Debug, Clone)]
@@ -136,7 +136,7 @@ fn finite(field: &str, value: f64) -> Result<()> {
     } else {
         Err(Error::invalid(
             field,
-            format!("must be a finite number, got {value}"),
+            format!("must be a finite number, got {}", Num(value)),
         ))
     }
 }
@@ -194,7 +194,7 @@ impl ContactSystem {
                     if !(gamma.is_finite() && *gamma > 0.0) {
                         return Err(Error::invalid(
                             field("gamma"),
-                            format!("must be a finite number > 0, got {gamma}"),
+                            format!("must be a finite number > 0, got {}", Num(*gamma)),
                         ));
                     }
                 }
@@ -211,8 +211,9 @@ impl ContactSystem {
             return Err(Error::invalid(
                 format!("{prefix}.damping.eccentricity"),
                 format!(
-                    "the tidal torque and the spin-orbit term share one orbit: must equal the spin-orbit eccentricity {e}, got {}",
-                    orbit.eccentricity()
+                    "the tidal torque and the spin-orbit term share one orbit: must equal the spin-orbit eccentricity {}, got {}",
+                    Num(e),
+                    Num(orbit.eccentricity())
                 ),
             ));
         }

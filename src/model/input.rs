@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 
 fn one() -> f64 {
     1.0
@@ -153,7 +153,7 @@ fn require_finite(field: &str, name: &str, v: f64) -> Result<f64> {
     } else {
         Err(Error::invalid(
             format!("{field}.{name}"),
-            format!("must be finite, got {v}"),
+            format!("must be finite, got {}", Num(v)),
         ))
     }
 }
@@ -199,7 +199,7 @@ impl Signal {
                 if t1 <= 0.0 {
                     return Err(Error::invalid(
                         format!("{field}.t1"),
-                        format!("must be > 0, got {t1}"),
+                        format!("must be > 0, got {}", Num(t1)),
                     ));
                 }
                 Signal::Chirp {
@@ -220,14 +220,14 @@ impl Signal {
                 if !(0.0..=1.0).contains(&duty) {
                     return Err(Error::invalid(
                         format!("{field}.duty"),
-                        format!("must lie in [0, 1], got {duty}"),
+                        format!("must lie in [0, 1], got {}", Num(duty)),
                     ));
                 }
                 let frequency = f("frequency", *frequency)?;
                 if frequency <= 0.0 {
                     return Err(Error::invalid(
                         format!("{field}.frequency"),
-                        format!("must be > 0, got {frequency}"),
+                        format!("must be > 0, got {}", Num(frequency)),
                     ));
                 }
                 Signal::Square {
@@ -246,7 +246,11 @@ impl Signal {
                 if end <= start {
                     return Err(Error::invalid(
                         format!("{field}.end"),
-                        format!("must be greater than start = {start}, got {end}"),
+                        format!(
+                            "must be greater than start = {}, got {}",
+                            Num(start),
+                            Num(end)
+                        ),
                     ));
                 }
                 Signal::Pulse {
@@ -382,8 +386,11 @@ impl Signal {
                 return Err(Error::invalid(
                     field,
                     format!(
-                        "samples in {} cover [{first}, {last}] but the run needs [0, {t_end}] (set outside = \"hold\" or \"zero\" to extend)",
-                        source.display()
+                        "samples in {} cover [{}, {}] but the run needs [0, {}] (set outside = \"hold\" or \"zero\" to extend)",
+                        source.display(),
+                        Num(first),
+                        Num(last),
+                        Num(t_end)
                     ),
                 ));
             }
@@ -413,7 +420,9 @@ fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f64) -> f64 {
     values[upper - 1] + w * (values[upper] - values[upper - 1])
 }
 
-/// Reads (time, value) samples; a first row that does not parse as numbers is a header.
+/// Reads (time, value) samples; only the first row may be a header (a row whose first cell
+/// is not a number). Errors name the file and its line, counted from 1 with the header and
+/// `#` comments included.
 fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64>, Vec<f64>)> {
     let file = std::fs::File::open(path).map_err(|e| {
         Error::invalid(
@@ -426,7 +435,7 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .from_reader(file);
-    let bad = |line: usize, what: String| {
+    let bad = |line: u64, what: String| {
         Error::invalid(
             format!("{field}.path"),
             format!("{} line {line}: {what}", path.display()),
@@ -437,11 +446,14 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
         ColumnRef::Name(_) => None,
     };
     let (mut times, mut values) = (Vec::new(), Vec::new());
-    for (row_number, record) in reader.records().enumerate() {
-        let line = row_number + 1;
-        let record = record.map_err(|e| bad(line, e.to_string()))?;
+    for (record_number, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, csv::Position::line);
+            bad(line, e.to_string())
+        })?;
+        let line = record.position().map_or(0, csv::Position::line);
         let is_header =
-            times.is_empty() && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
+            record_number == 0 && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
         if is_header {
             if let ColumnRef::Name(name) = column {
                 index = record.iter().position(|h| h == name);
@@ -464,13 +476,18 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
                     format!("has {} columns, column {i} is missing", record.len()),
                 )
             })?;
-            let v: f64 = cell
-                .parse()
-                .map_err(|_| bad(line, format!("{cell:?} is not a number")))?;
+            let v: f64 = cell.parse().map_err(|_| {
+                let hint = if i == 0 {
+                    " (only the first row may be a header)"
+                } else {
+                    ""
+                };
+                bad(line, format!("{cell:?} is not a number{hint}"))
+            })?;
             if v.is_finite() {
                 Ok(v)
             } else {
-                Err(bad(line, format!("value {v} is not finite")))
+                Err(bad(line, format!("value {} is not finite", Num(v))))
             }
         };
         let (t, u) = (parse(0)?, parse(col)?);
@@ -478,7 +495,11 @@ fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64
             if t <= previous {
                 return Err(bad(
                     line,
-                    format!("times must increase strictly: {t} follows {previous}"),
+                    format!(
+                        "times must increase strictly: {} follows {}",
+                        Num(t),
+                        Num(previous)
+                    ),
                 ));
             }
         }

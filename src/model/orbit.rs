@@ -36,7 +36,7 @@
 
 use std::f64::consts::{PI, TAU};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 
 /// 2π − fl(2π): the low part of 2π for the Cody–Waite reduction.
 const TAU_LO: f64 = 2.449_293_598_294_706_4e-16;
@@ -62,7 +62,7 @@ impl KeplerOrbit {
         if !(e.is_finite() && (0.0..1.0).contains(&e)) {
             return Err(Error::invalid(
                 field,
-                format!("eccentricity must satisfy 0 ≤ e < 1, got {e}"),
+                format!("eccentricity must satisfy 0 ≤ e < 1, got {}", Num(e)),
             ));
         }
         Ok(KeplerOrbit {

@@ -4,7 +4,7 @@
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
-use super::{LobattoPair, Tableau};
+use super::{Family, LobattoPair, Tableau};
 use crate::error::{Error, Result};
 
 /// The schemes a simulation can use.
@@ -25,6 +25,16 @@ impl SchemeFamily {
             SchemeFamily::Gauss => "gauss",
             SchemeFamily::LobattoIiia => "lobatto-iiia",
             SchemeFamily::LobattoPair => "lobatto-pair",
+        }
+    }
+
+    /// The stage counts harbor supports for this family.
+    pub fn stage_range(self) -> std::ops::RangeInclusive<usize> {
+        match self {
+            SchemeFamily::Gauss => Family::Gauss.stage_range(),
+            SchemeFamily::LobattoIiia | SchemeFamily::LobattoPair => {
+                Family::LobattoIiia.stage_range()
+            }
         }
     }
 }

@@ -2,8 +2,10 @@
 //!
 //! Adapters are ranked discrete GPU > integrated GPU > virtual GPU > CPU (software, e.g.
 //! lavapipe) > other, then by f64 support. `--adapter <substring>` or the `HARBOR_ADAPTER`
-//! environment variable picks by case-insensitive name substring instead. Backends default
-//! to the primary ones (Vulkan, Metal, DX12); `WGPU_BACKEND` overrides.
+//! environment variable picks by case-insensitive name substring instead. `--backend auto`
+//! opens only hardware adapters ([`GpuContext::open_hardware`]): a software rasteriser is
+//! slower than harbor's CPU path. Backends default to the primary ones (Vulkan, Metal,
+//! DX12); `WGPU_BACKEND` overrides.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -79,18 +81,67 @@ fn rank(adapter: &wgpu::Adapter) -> (u8, bool) {
 
 /// Every adapter wgpu can reach, best first.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
-    adapters.sort_by_key(rank);
-    adapters.iter().map(AdapterSummary::of).collect()
+    sorted_adapters().iter().map(AdapterSummary::of).collect()
 }
 
-/// The adapter selector in force: the explicit one, else `HARBOR_ADAPTER`.
+/// An adapter name substring and where it came from, so that errors name what the user
+/// set: `--adapter` or the `HARBOR_ADAPTER` environment variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterSelector {
+    pub pattern: String,
+    /// `--adapter` or `HARBOR_ADAPTER`.
+    pub source: &'static str,
+}
+
+impl AdapterSelector {
+    /// The explicit selector (from `--adapter`), else `HARBOR_ADAPTER` when set and
+    /// non-empty, else none.
+    pub fn resolve(explicit: Option<&str>) -> Option<AdapterSelector> {
+        match explicit {
+            Some(pattern) => Some(AdapterSelector {
+                pattern: pattern.to_string(),
+                source: "--adapter",
+            }),
+            None => harbor_adapter_env().map(|pattern| AdapterSelector {
+                pattern,
+                source: "HARBOR_ADAPTER",
+            }),
+        }
+    }
+
+    /// A bare pattern whose origin is unknown: named `HARBOR_ADAPTER` when it is that
+    /// variable's value, `--adapter` otherwise.
+    fn inferred(pattern: &str) -> AdapterSelector {
+        let from_env = harbor_adapter_env().is_some_and(|env| env == pattern);
+        AdapterSelector {
+            pattern: pattern.to_string(),
+            source: if from_env {
+                "HARBOR_ADAPTER"
+            } else {
+                "--adapter"
+            },
+        }
+    }
+}
+
+/// `HARBOR_ADAPTER` when set and non-empty.
+fn harbor_adapter_env() -> Option<String> {
+    std::env::var("HARBOR_ADAPTER")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// The adapter name substring in force: the explicit one, else `HARBOR_ADAPTER` (the
+/// pattern of [`AdapterSelector::resolve`]).
 pub fn adapter_selector(explicit: Option<&str>) -> Option<String> {
-    explicit.map(str::to_string).or_else(|| {
-        std::env::var("HARBOR_ADAPTER")
-            .ok()
-            .filter(|s| !s.is_empty())
-    })
+    AdapterSelector::resolve(explicit).map(|s| s.pattern)
+}
+
+/// What `--backend auto` found: a hardware adapter, opened, or only software rasterisers
+/// (listed best first), which it leaves unopened because the CPU path is faster.
+pub enum AutoAdapter {
+    Hardware(Box<GpuContext>),
+    SoftwareOnly(Vec<AdapterSummary>),
 }
 
 /// The precision of a run on `adapter`: the requested one if the adapter supports it
@@ -113,6 +164,45 @@ pub fn choose_precision(
     }
 }
 
+/// Every adapter wgpu can reach as handles, best first.
+fn sorted_adapters() -> Vec<wgpu::Adapter> {
+    let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    adapters.sort_by_key(rank);
+    adapters
+}
+
+/// The error when no adapter exists at all.
+fn no_adapter() -> Error {
+    Error::Gpu("no GPU adapter found (install a Vulkan driver; lavapipe runs on the CPU)".into())
+}
+
+/// The first of `adapters` (best first) whose name contains the selector's pattern,
+/// case-insensitive; an error naming the selector's source and listing them otherwise.
+fn select(adapters: Vec<wgpu::Adapter>, selector: &AdapterSelector) -> Result<wgpu::Adapter> {
+    let available: Vec<String> = adapters
+        .iter()
+        .map(|a| AdapterSummary::of(a).describe())
+        .collect();
+    let needle = selector.pattern.to_lowercase();
+    adapters
+        .into_iter()
+        .find(|a| a.get_info().name.to_lowercase().contains(&needle))
+        .ok_or_else(|| {
+            Error::invalid(
+                selector.source,
+                format!(
+                    "no adapter name contains {:?}; available: {}",
+                    selector.pattern,
+                    if available.is_empty() {
+                        "none".into()
+                    } else {
+                        available.join(", ")
+                    }
+                ),
+            )
+        })
+}
+
 /// A device and queue on the chosen adapter, with its compiled kernels.
 pub struct GpuContext {
     pub adapter: AdapterSummary,
@@ -125,41 +215,48 @@ pub struct GpuContext {
 
 impl GpuContext {
     /// Opens the best adapter, or the one whose name contains `selector`
-    /// (case-insensitive). `precision` None means f64 where supported, else f32.
+    /// (case-insensitive). `precision` None means f64 where supported, else f32. A
+    /// selector that matches nothing is an error naming `HARBOR_ADAPTER` when the pattern is
+    /// that variable's value and `--adapter` otherwise; [`GpuContext::open_with`] takes the
+    /// origin explicitly.
     pub fn open(selector: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
-        let mut adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
-        adapters.sort_by_key(rank);
-        let available: Vec<String> = adapters
-            .iter()
-            .map(|a| AdapterSummary::of(a).describe())
-            .collect();
+        let selector = selector.map(AdapterSelector::inferred);
+        Self::open_with(selector.as_ref(), precision)
+    }
+
+    /// Opens the best adapter, or the one whose name contains `selector.pattern`
+    /// (case-insensitive); an error names `selector.source` when nothing matches.
+    pub fn open_with(
+        selector: Option<&AdapterSelector>,
+        precision: Option<Precision>,
+    ) -> Result<GpuContext> {
+        let adapters = sorted_adapters();
         let adapter = match selector {
-            Some(pattern) => {
-                let needle = pattern.to_lowercase();
-                adapters
-                    .into_iter()
-                    .find(|a| a.get_info().name.to_lowercase().contains(&needle))
-                    .ok_or_else(|| {
-                        Error::invalid(
-                            "--adapter",
-                            format!(
-                                "no adapter name contains {pattern:?}; available: {}",
-                                if available.is_empty() {
-                                    "none".into()
-                                } else {
-                                    available.join(", ")
-                                }
-                            ),
-                        )
-                    })?
-            }
-            None => adapters.into_iter().next().ok_or_else(|| {
-                Error::Gpu(
-                    "no GPU adapter found (install a Vulkan driver; lavapipe runs on the CPU)"
-                        .into(),
-                )
-            })?,
+            Some(selector) => select(adapters, selector)?,
+            None => adapters.into_iter().next().ok_or_else(no_adapter)?,
         };
+        Self::on(adapter, precision)
+    }
+
+    /// For `--backend auto`: the best adapter when it is a hardware one; when every adapter
+    /// is a software rasteriser (llvmpipe, lavapipe, WARP) nothing is opened and their
+    /// summaries come back instead.
+    pub fn open_hardware(precision: Option<Precision>) -> Result<AutoAdapter> {
+        let mut adapters = sorted_adapters();
+        let Some(best) = adapters.first() else {
+            return Err(no_adapter());
+        };
+        // Ranked best first, so the first adapter is software only when all are.
+        if AdapterSummary::of(best).software {
+            let summaries = adapters.iter().map(AdapterSummary::of).collect();
+            return Ok(AutoAdapter::SoftwareOnly(summaries));
+        }
+        let best = adapters.swap_remove(0);
+        Ok(AutoAdapter::Hardware(Box::new(Self::on(best, precision)?)))
+    }
+
+    /// A device and queue on `adapter` in the requested (or best supported) precision.
+    fn on(adapter: wgpu::Adapter, precision: Option<Precision>) -> Result<GpuContext> {
         let summary = AdapterSummary::of(&adapter);
         let precision = choose_precision(&summary, precision)?;
         let mut features = wgpu::Features::empty();

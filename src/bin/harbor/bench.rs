@@ -2,13 +2,16 @@
 
 use std::path::Path;
 
-use harbor::backend::gpu::context::adapter_selector;
+use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::bench::Workload;
 use harbor::{Error, Result};
 
 use crate::{BenchFamily, PrecisionArg};
 
+/// Measures every (precision, state size, ensemble size) case on the CPU path and, where
+/// an adapter opens in that precision, the GPU path; prints one row per case and writes
+/// them as JSON to `json_path` if given, saying where.
 #[expect(clippy::too_many_arguments, reason = "one per command-line option")]
 pub fn bench(
     family: BenchFamily,
@@ -33,12 +36,12 @@ pub fn bench(
     for &n in states {
         workload.check_size(n)?;
     }
-    let selector = adapter_selector(adapter);
+    let selector = AdapterSelector::resolve(adapter);
     let mut rows = Vec::new();
     let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
     for &precision in precisions {
         let precision = Precision::from(precision);
-        let gpu = match GpuContext::open(selector.as_deref(), Some(precision)) {
+        let gpu = match GpuContext::open_with(selector.as_ref(), Some(precision)) {
             Ok(ctx) => {
                 eprintln!("GPU: {} ({})", ctx.adapter.describe(), precision.name());
                 Some(ctx)
@@ -73,6 +76,7 @@ pub fn bench(
     if let Some(path) = json_path {
         let text = serde_json::to_string_pretty(&rows).expect("rows serialise");
         std::fs::write(path, text + "\n").map_err(|e| Error::io(path, e))?;
+        say!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -55,13 +55,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Print a collocation Butcher table (c, a, b, order) with the mass matrix M of its
-    /// Lagrange basis.
+    /// Lagrange basis, or both tables of the Lobatto IIIA/IIIB pair.
     Tableau {
-        /// gauss (s = 1…8), lobatto-iiia or lobatto-iiib (s = 2…6).
+        /// gauss (s = 1…8), lobatto-iiia or lobatto-iiib (s = 2…6), or lobatto-pair (s =
+        /// 2…6: IIIA on positions with IIIB on momenta, as scheme.family = "lobatto-pair").
         family: String,
         /// Number of stages s.
         stages: usize,
-        /// Print JSON {"family","stages","order","c","b","a","m"} instead of a table.
+        /// Print JSON {"family","stages","order","c","b","a","m"} instead of a table
+        /// (lobatto-pair: "a_positions" and "a_momenta" instead of "a").
         #[arg(long)]
         json: bool,
     },
@@ -81,6 +83,8 @@ enum Command {
     },
     /// Integrate the system of a config file and write summary.json plus NPY arrays.
     Simulate {
+        /// The TOML config file: [system], [[input]], [scheme], [output], [ensemble]
+        /// (README, "Configuration").
         config: PathBuf,
         /// Output directory (created; files in it are replaced only when the run succeeds).
         #[arg(long)]
@@ -91,9 +95,7 @@ enum Command {
         /// summary.json under `nonfinite`. Without it such a run writes nothing and fails.
         #[arg(long)]
         keep_nonfinite: bool,
-        /// Override a config value by dotted path, the value written as TOML
-        /// (--set system.x0=[0.0,-1.0]); repeatable.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
     /// List every GPU adapter with backend, type, driver, f64 support and limits.
@@ -113,15 +115,15 @@ enum Command {
         /// Composition of the contact cases.
         #[arg(long, default_value = "strang")]
         composition: String,
-        /// Ensemble sizes N.
-        #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
+        /// Ensemble sizes N, space- or comma-separated.
+        #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
         members: Vec<usize>,
         /// State sizes n of the linear-PH chains (even: n/2 masses), or degrees of freedom
-        /// of the contact chains.
-        #[arg(long, value_delimiter = ',', default_values_t = [2usize, 8, 32])]
+        /// of the contact chains; space- or comma-separated.
+        #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [2usize, 8, 32])]
         states: Vec<usize>,
-        /// GPU precisions.
-        #[arg(long, value_delimiter = ',', value_enum, default_values_t = [PrecisionArg::F32, PrecisionArg::F64])]
+        /// GPU precisions, space- or comma-separated.
+        #[arg(long, num_args = 1.., value_delimiter = ',', value_enum, default_values_t = [PrecisionArg::F32, PrecisionArg::F64])]
         precision: Vec<PrecisionArg>,
         /// Steps per case.
         #[arg(long, default_value_t = 100)]
@@ -132,7 +134,7 @@ enum Command {
         /// Skip GPU cases whose step operators exceed this many GiB.
         #[arg(long, default_value_t = 2.0)]
         max_operator_gib: f64,
-        /// Also write the rows as JSON to this file.
+        /// Also write the rows as JSON to this file (its path is printed).
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -149,16 +151,17 @@ enum Study {
     /// N): final-state error, energy error and energy-balance residual. Writes
     /// precision_drift.csv.
     PrecisionDrift {
+        /// The TOML config of a linear-PH or mechanical system (README, "Configuration").
         config: PathBuf,
-        #[arg(long)]
+        #[arg(long, help = STUDY_OUT_HELP)]
         out: PathBuf,
-        /// Step counts N.
-        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]
+        /// Step counts N, space- or comma-separated.
+        #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]
         steps: Vec<usize>,
         /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
         #[arg(long)]
         adapter: Option<String>,
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
     /// The damped oscillator as a contact system over an ensemble of damping coefficients
@@ -166,29 +169,41 @@ enum Study {
     /// Störmer–Verlet with the damping as a force, against the exact solution. Writes
     /// contact_energy.csv and contact_energy.svg.
     ContactEnergy {
+        /// The TOML config of a contact system with constant damping (README,
+        /// "Configuration").
         config: PathBuf,
-        #[arg(long)]
+        #[arg(long, help = STUDY_OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
     /// Relative errors of total supplied and stored energy over a sweep of h against the
     /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
-    /// Fig. 3/5). Writes energy_order.csv, energy_order_slopes.csv, energy_order.svg.
+    /// Fig. 3/5). Runs on the CPU (the f64 reference path on all cores). Writes
+    /// energy_order.csv, energy_order_slopes.csv, energy_order.svg.
     EnergyOrder {
+        /// The TOML config of a linear-PH or mechanical system; its [study] table sets the
+        /// schemes and step sizes (README, "Configuration").
         config: PathBuf,
-        #[arg(long)]
+        #[arg(long, help = STUDY_OUT_HELP)]
         out: PathBuf,
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
 }
 
+/// Help of every `--set`.
+const SET_HELP: &str = "Override a config value by dotted path, the value written as TOML (--set system.x0=[0.0,-1.0], --set scheme.family=gauss); repeatable";
+
+/// Help of every study's `--out`.
+const STUDY_OUT_HELP: &str = "Output directory for the study's files (created; files in it are replaced only when the study succeeds)";
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BackendArg {
-    /// The best GPU adapter, else the CPU path.
+    /// The best hardware GPU adapter, else the CPU path (also when the only adapters are
+    /// software rasterisers such as llvmpipe, which are slower than it).
     Auto,
     /// The GPU path; fails when no adapter is usable.
     Gpu,
@@ -219,6 +234,7 @@ impl From<PrecisionArg> for Precision {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _runtime_dir = quiet_wayland_probe();
     install_interrupt_cleanup();
     let outcome = match cli.command {
         Command::Tableau {
@@ -293,10 +309,38 @@ fn main() -> ExitCode {
     }
 }
 
+/// Points `XDG_RUNTIME_DIR` at a fresh private directory when it is unset or not an
+/// absolute path, and returns that directory (removed when dropped).
+///
+/// Opening a Vulkan instance makes Mesa probe for a Wayland display, and libwayland prints
+/// `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` for every probe
+/// without a valid one — lines that read like harbor's own errors. With an empty private
+/// directory the probe finds no display and stays quiet; a valid setting is left alone.
+fn quiet_wayland_probe() -> Option<tempfile::TempDir> {
+    if !cfg!(all(unix, not(target_os = "macos"))) {
+        return None;
+    }
+    let valid = std::env::var_os("XDG_RUNTIME_DIR")
+        .is_some_and(|dir| std::path::Path::new(&dir).is_absolute());
+    if valid {
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("harbor-runtime-")
+        .tempdir()
+        .ok()?;
+    // SAFETY: called from `main` right after argument parsing, before anything (the
+    // interrupt handler, rayon, wgpu) has started a thread, so no other thread can read or
+    // write the environment concurrently.
+    unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
+    Some(dir)
+}
+
 /// Which backend, adapter and precision the user asked for.
 #[derive(clap::Args)]
 struct DeviceArgs {
-    /// Where to run: auto picks the best GPU adapter, else the CPU path, and says which.
+    /// Where to run: auto picks the best hardware GPU adapter, else the CPU path (also over
+    /// a software rasteriser such as llvmpipe), and says which.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
     /// Pick the GPU adapter whose name contains this (case-insensitive); also read from

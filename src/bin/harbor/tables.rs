@@ -1,15 +1,23 @@
 //! `harbor tableau`, `harbor splitting`, `harbor devices`: tables printed from the library.
 
 use harbor::backend::gpu::list_adapters;
-use harbor::tableau::{Composition, Family as TableauFamily, Tableau};
+use harbor::tableau::{Composition, Family as TableauFamily, LobattoPair, Tableau};
 use harbor::{Error, Result};
 use serde_json::json;
 
+/// `harbor tableau FAMILY STAGES`: the Butcher table with its mass matrix M as text or
+/// JSON; `lobatto-pair` prints both tables of the pair (IIIA on positions, IIIB on momenta,
+/// which share c, b and M).
 pub fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
+    if family == "lobatto-pair" {
+        return lobatto_pair(stages, as_json);
+    }
     let family = TableauFamily::parse(family).ok_or_else(|| {
         Error::invalid(
             "family",
-            format!("unknown family {family:?}: expected gauss, lobatto-iiia or lobatto-iiib"),
+            format!(
+                "unknown family {family:?}: expected gauss, lobatto-iiia, lobatto-iiib or lobatto-pair"
+            ),
         )
     })?;
     let t = Tableau::new(family, stages)?;
@@ -35,7 +43,57 @@ pub fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
         t.stages,
         t.order
     );
-    let cell = |v: f64| format!("{:>24}", format!("{v:.17e}"));
+    print_butcher(&t);
+    print_mass(&t);
+    Ok(())
+}
+
+/// The Lobatto IIIA/IIIB pair as configs mean `scheme.family = "lobatto-pair"`.
+fn lobatto_pair(stages: usize, as_json: bool) -> Result<()> {
+    let pair = LobattoPair::new(stages).map_err(|e| match e {
+        Error::Invalid { field, problem } => {
+            Error::invalid(field, problem.replace("lobatto-iiia", "lobatto-pair"))
+        }
+        other => other,
+    })?;
+    let (positions, momenta) = (&pair.positions, &pair.momenta);
+    if as_json {
+        let doc = json!({
+            "family": "lobatto-pair",
+            "stages": pair.stages(),
+            "order": pair.order(),
+            "c": positions.c,
+            "b": positions.b,
+            "a_positions": positions.a_rows(),
+            "a_momenta": momenta.a_rows(),
+            "m": positions.m_rows(),
+        });
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("JSON values always serialise")
+        );
+        return Ok(());
+    }
+    say!(
+        "lobatto-pair with s = {}, order {}: lobatto-iiia on the positions q, lobatto-iiib on the momenta p (same c, b and M)\n",
+        pair.stages(),
+        pair.order()
+    );
+    say!("positions q: lobatto-iiia");
+    print_butcher(positions);
+    say!("\nmomenta p: lobatto-iiib");
+    print_butcher(momenta);
+    print_mass(positions);
+    Ok(())
+}
+
+/// Width of one printed coefficient.
+fn cell(v: f64) -> String {
+    format!("{:>24}", format!("{v:.17e}"))
+}
+
+/// The c | a rows and the b row of `t`.
+fn print_butcher(t: &Tableau) {
     say!("{:>24} |{:>24}", "c", "a");
     for i in 0..t.stages {
         let row: String = (0..t.stages).map(|j| cell(t.a[(i, j)])).collect();
@@ -46,6 +104,10 @@ pub fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
         "b",
         t.b.iter().map(|&v| cell(v)).collect::<String>()
     );
+}
+
+/// The mass matrix M of `t`'s Lagrange basis, after a blank line.
+fn print_mass(t: &Tableau) {
     say!("\nM (m_ij = ∫₀¹ ℓ_i ℓ_j)");
     for i in 0..t.stages {
         say!(
@@ -54,9 +116,9 @@ pub fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
             (0..t.stages).map(|j| cell(t.m[(i, j)])).collect::<String>()
         );
     }
-    Ok(())
 }
 
+/// `harbor splitting`: one composition's coefficients, or the list of all.
 pub fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
     if list {
         let all = Composition::all();
@@ -105,6 +167,7 @@ pub fn splitting(name: Option<&str>, as_json: bool, list: bool) -> Result<()> {
     Ok(())
 }
 
+/// `harbor devices`: every adapter, best first, and which one each backend choice takes.
 pub fn devices(as_json: bool) -> Result<()> {
     let adapters = list_adapters();
     if as_json {
@@ -146,9 +209,14 @@ pub fn devices(as_json: bool) -> Result<()> {
             a.max_compute_workgroups_per_dimension
         );
     }
-    say!(
-        "
-auto picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
-    );
+    if adapters[0].software {
+        say!(
+            "\nevery adapter is a software rasteriser, slower than the CPU path: auto runs the CPU path, --backend gpu picks #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
+        );
+    } else {
+        say!(
+            "\nauto and --backend gpu pick #0; choose another with --adapter <substring> or HARBOR_ADAPTER"
+        );
+    }
     Ok(())
 }
