@@ -56,6 +56,11 @@ fn live_staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Adds `dir` (a private temporary directory of this process) to what an interrupt removes.
+pub fn remove_on_interrupt(dir: &Path) {
+    live_staging().push(dir.to_path_buf());
+}
+
 /// Removes this process's staging directories and exits with 130 on SIGINT or SIGTERM.
 /// Call once, early, from a binary.
 pub fn install_interrupt_cleanup() {

@@ -1,7 +1,7 @@
 //! The time grid of a run: N steps of size h from t = 0, with a record every
 //! `record_every` steps and at the last step.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 
 /// N steps of size h, recorded every `record_every` steps (the final step always).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,13 +16,13 @@ pub fn step_count(h: f64, t_end: f64) -> Result<usize> {
     if !(h.is_finite() && h > 0.0) {
         return Err(Error::invalid(
             "scheme.h",
-            format!("must be a finite number > 0, got {h}"),
+            format!("must be a finite number > 0, got {}", Num(h)),
         ));
     }
     if !(t_end.is_finite() && t_end > 0.0) {
         return Err(Error::invalid(
             "scheme.t_end",
-            format!("must be a finite number > 0, got {t_end}"),
+            format!("must be a finite number > 0, got {}", Num(t_end)),
         ));
     }
     let ratio = t_end / h;
@@ -30,13 +30,23 @@ pub fn step_count(h: f64, t_end: f64) -> Result<usize> {
     if (ratio - steps).abs() > 1e-9 * ratio.max(1.0) || steps < 1.0 {
         return Err(Error::invalid(
             "scheme.h",
-            format!("t_end / h must be a whole number of steps: {t_end} / {h} = {ratio}"),
+            format!(
+                "t_end / h must be a whole number of steps: {} / {} = {}",
+                Num(t_end),
+                Num(h),
+                Num(ratio)
+            ),
         ));
     }
     if steps > u32::MAX as f64 {
         return Err(Error::invalid(
-            "scheme.h",
-            format!("{steps} steps exceed the supported 2³² − 1"),
+            "scheme.t_end",
+            format!(
+                "t_end / h = {} / {} = {} steps exceed the supported 2³² − 1; shorten scheme.t_end or lengthen scheme.h",
+                Num(t_end),
+                Num(h),
+                Num(steps)
+            ),
         ));
     }
     Ok(steps as usize)
@@ -89,6 +99,14 @@ impl StepGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_many_steps_are_refused_briefly_naming_both_settings() {
+        let error = step_count(0.01, 1e300).unwrap_err().to_string();
+        assert!(error.starts_with("scheme.t_end: "), "{error}");
+        assert!(error.contains("1e300 / 0.01 = 1e302 steps"), "{error}");
+        assert!(error.len() < 200, "{error}");
+    }
 
     #[test]
     fn record_count_matches_the_points() {

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use harbor::Result;
 use harbor::backend::gpu::Precision;
 use harbor::backend::{Backend, BackendKind, BackendRequest};
-use harbor::io::output_target::install_interrupt_cleanup;
+use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
 use harbor::plan::MemoryBudget;
 
 /// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
@@ -234,8 +234,11 @@ impl From<PrecisionArg> for Precision {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let _runtime_dir = quiet_wayland_probe();
+    let runtime_dir = quiet_wayland_probe();
     install_interrupt_cleanup();
+    if let Some(dir) = &runtime_dir {
+        remove_on_interrupt(dir.path());
+    }
     let outcome = match cli.command {
         Command::Tableau {
             family,
