@@ -33,6 +33,7 @@ pub fn run_into_within<F: Family>(
     result_budget: usize,
     sink: &mut dyn ResultSink,
 ) -> Result<()> {
+    family.check_stream()?;
     let grid = family.grid();
     let chunk = chunk_members(family, result_budget);
     let total = family.member_count();

@@ -391,6 +391,10 @@ impl Family for ContactPlan {
         self.stream()
     }
 
+    fn check_stream(&self) -> Result<()> {
+        ContactPlan::check_stream(self)
+    }
+
     fn constants(&self) -> Vec<f64> {
         let mut values = vec![self.grid().h];
         values.extend(self.gammas());

@@ -91,6 +91,13 @@ pub trait Family: Sync {
     fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
     /// Values shared by all members per step (uploaded dispatch by dispatch).
     fn shared_stream(&self) -> &SharedStream;
+    /// Checks the shared stream's values (finite, no certain overflow). Plans check a
+    /// stream kept in memory when they are built; a longer one, sampled per window, costs a
+    /// pass over all steps, so the backends check it here once the run's resources have been
+    /// checked, before any work.
+    fn check_stream(&self) -> Result<()> {
+        Ok(())
+    }
     /// The `constants` buffer, in the order of [`KernelSource::constants_layout`].
     fn constants(&self) -> Vec<f64>;
     /// Appends one record slot of one member to its result.

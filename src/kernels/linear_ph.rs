@@ -356,6 +356,10 @@ impl Family for LinearPhPlan {
         &self.inputs
     }
 
+    fn check_stream(&self) -> Result<()> {
+        self.check_inputs()
+    }
+
     fn constants(&self) -> Vec<f64> {
         vec![self.grid.h]
     }

@@ -50,6 +50,15 @@ impl MemoryBudget {
             .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
             .unwrap_or(trimmed.len());
         let (number, unit) = trimmed.split_at(split);
+        let not_a_size = || {
+            Error::invalid(
+                field,
+                format!("`{text}` is not a size (write e.g. 512MiB, 2GiB or 1e9)"),
+            )
+        };
+        if number.trim().is_empty() {
+            return Err(not_a_size());
+        }
         let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
             "" | "b" => 1.0,
             "k" | "kib" => 1024.0,
@@ -69,12 +78,7 @@ impl MemoryBudget {
                 ));
             }
         };
-        let value: f64 = number.trim().parse().map_err(|_| {
-            Error::invalid(
-                field,
-                format!("`{text}` is not a size (write e.g. 512MiB, 2GiB or 1e9)"),
-            )
-        })?;
+        let value: f64 = number.trim().parse().map_err(|_| not_a_size())?;
         let bytes = value * scale;
         if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
             return Err(Error::invalid(

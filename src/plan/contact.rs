@@ -246,15 +246,6 @@ impl ContactPlan {
             grid.steps,
             move |t, out| sampled.time_functions(t, out),
         );
-        if let Some((step, point, _, value)) = stream.first_nonfinite() {
-            return Err(Error::invalid(
-                "system",
-                format!(
-                    "a forcing or damping signal is {value} at t = {}",
-                    (step as f64 + offsets[point]) * h
-                ),
-            ));
-        }
         let n = system.dof();
         let records = RecordSpec {
             state_width: 2 * n + 1,
@@ -276,6 +267,11 @@ impl ContactPlan {
             time_channels,
             records,
         };
+        // A long stream is checked by the backends, after the run's resources (see
+        // `Family::check_stream`).
+        if plan.stream.is_cached() {
+            plan.check_stream()?;
+        }
         // Every member must be valid; drawn ones are checked as they are drawn, the first
         // here so that a bad spec fails before any work.
         plan.member(0)?;
@@ -304,6 +300,22 @@ impl ContactPlan {
     /// The time functions sampled at the method's sub-step times.
     pub fn stream(&self) -> &SharedStream {
         &self.stream
+    }
+
+    /// Refuses forcing or damping signals that are not finite at a sub-step time (a pass
+    /// over every sub-step time).
+    pub fn check_stream(&self) -> Result<()> {
+        let offsets = self.method.offsets();
+        match self.stream.first_nonfinite() {
+            Some((step, point, _, value)) => Err(Error::invalid(
+                "system",
+                format!(
+                    "a forcing or damping signal is {value} at t = {}",
+                    (step as f64 + offsets[point]) * self.grid.h
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Which time functions the stream carries.

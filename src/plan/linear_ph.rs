@@ -220,7 +220,11 @@ impl LinearPhPlan {
                     *value = signal.value(t);
                 }
             });
-        check_inputs(&inputs, &checked[0].system, signals.len())?;
+        // A long stream is checked by the backends, after the run's resources (see
+        // `Family::check_stream`).
+        if inputs.is_cached() {
+            check_inputs(&inputs, &checked[0].system, signals.len())?;
+        }
         let prototype = &ensemble.prototype().system;
         let (n, m, s) = (prototype.states(), prototype.inputs(), scheme.stages);
         let records = RecordSpec {
@@ -263,6 +267,13 @@ impl LinearPhPlan {
     /// sums of [`ENERGIES`]), the `outputs` channel (y^k, s × m) and the energy totals.
     pub fn record_spec(&self) -> &RecordSpec {
         &self.records
+    }
+
+    /// Refuses inputs that are not finite at a stage time, or whose product with B
+    /// overflows (a pass over every stage time).
+    pub fn check_inputs(&self) -> Result<()> {
+        let prototype = &self.ensemble.prototype().system;
+        check_inputs(&self.inputs, prototype, prototype.inputs())
     }
 
     /// State size n.

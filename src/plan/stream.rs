@@ -101,6 +101,11 @@ impl SharedStream {
         self.points() * self.channels
     }
 
+    /// Whether every value is kept in memory (the stream fits [`STREAM_CACHE_BYTES`]).
+    pub fn is_cached(&self) -> bool {
+        self.cached.is_some()
+    }
+
     /// Host bytes the stream keeps (0 when it is sampled per window).
     pub fn cached_bytes(&self) -> usize {
         self.cached.as_ref().map_or(0, |v| 8 * v.len())

@@ -217,6 +217,7 @@ pub fn run_into<F: Family>(
     let total = family.member_count();
     let record_points = grid.record_points();
     let (bound, plan) = plan_chunks(ctx, family, options)?;
+    family.check_stream()?;
     let mut stats = GpuRunStats {
         flops_per_step: bound.flops_per_step,
         ..Default::default()

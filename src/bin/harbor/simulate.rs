@@ -21,11 +21,11 @@ pub fn simulate(
     keep_nonfinite: bool,
     overrides: &[String],
 ) -> Result<()> {
+    let budget = device.budget()?;
     let config = Config::load(config_path, overrides)?;
     let plan = config.run_plan()?;
     // The output location is checked (and its staging directory made) before any work.
     let target = OutputTarget::prepare(out)?;
-    let budget = device.budget()?;
     let backend = device.open(false)?;
     plan.visit(Simulate {
         out,
