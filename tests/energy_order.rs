@@ -228,3 +228,69 @@ fn progress_reaches_the_total() {
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "not monotone");
     assert_eq!(seen.last().copied(), Some(total));
 }
+
+fn point(scheme: &str, h: f64, supplied_error: f64, stored_error: f64) -> energy_order::OrderPoint {
+    energy_order::OrderPoint {
+        scheme: scheme.into(),
+        order: 4,
+        h,
+        steps: 10,
+        supplied_total: 1.0,
+        stored_total: 1.0,
+        supplied_error,
+        stored_error,
+        fitted: false,
+    }
+}
+
+/// An error of exactly zero cannot sit on the log axis: it is drawn as a triangle at the
+/// floor min(1e-17, smallest non-zero error / 10), in a series of its own, and left off the
+/// line.
+#[test]
+fn zero_errors_are_drawn_at_the_floor() {
+    use harbor::io::plot::Marker;
+    let study = energy_order::EnergyOrderStudy {
+        reference_energy_change: 1.0,
+        points: vec![
+            point("gauss-2", 0.1, 1e-8, 1e-8),
+            point("gauss-2", 0.05, 0.0, 4e-18),
+        ],
+        fits: Vec::new(),
+    };
+    assert!(study.has_zero_errors());
+    let floor = study.zero_error_floor();
+    assert_eq!(floor, 4e-18 / 10.0);
+    let panels = study.panels();
+    let series = &panels[0].series;
+    let supplied = series
+        .iter()
+        .find(|s| s.label == "gauss-2 supplied")
+        .unwrap();
+    assert_eq!(supplied.points, vec![(0.1, 1e-8)]);
+    let zeros = series
+        .iter()
+        .find(|s| s.label.starts_with("gauss-2 supplied = 0"))
+        .unwrap();
+    assert_eq!(zeros.points, vec![(0.05, floor)]);
+    assert_eq!(zeros.marker, Marker::Triangle);
+    assert!(zeros.label.contains("drawn at 4e-19"), "{}", zeros.label);
+    assert!(
+        !series
+            .iter()
+            .any(|s| s.label.starts_with("gauss-2 stored = 0")),
+        "the stored error has no zero"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plot.svg");
+    study.svg(&path, "zero errors").unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("gauss-2 supplied = 0, drawn at 4e-19"));
+    // Without zero errors the floor is the fixed 1e-17 and no extra series appears.
+    let clean = energy_order::EnergyOrderStudy {
+        points: vec![point("gauss-2", 0.1, 1e-8, 1e-8)],
+        ..study
+    };
+    assert!(!clean.has_zero_errors());
+    assert_eq!(clean.zero_error_floor(), energy_order::ZERO_ERROR_FLOOR);
+    assert_eq!(clean.panels()[0].series.len(), 2);
+}

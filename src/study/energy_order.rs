@@ -546,11 +546,45 @@ impl EnergyOrderStudy {
     }
 }
 
+/// Which relative error of a point a plot series shows.
+type ErrorOf = fn(&OrderPoint) -> f64;
+
+/// The highest level at which an error of exactly zero is drawn on the log axis: below the
+/// f64 round-off of a relative error (ε = 2.2e-16), so it reads as "below round-off".
+pub const ZERO_ERROR_FLOOR: f64 = 1e-17;
+
 impl EnergyOrderStudy {
+    /// Whether some point has a supplied or stored error of exactly zero.
+    pub fn has_zero_errors(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| p.supplied_error == 0.0 || p.stored_error == 0.0)
+    }
+
+    /// Where errors of exactly zero are drawn on the log axis,
+    ///
+    /// ```text
+    ///   floor = min(ZERO_ERROR_FLOOR, min_{ε ≠ 0} |ε| / 10),
+    /// ```
+    ///
+    /// a decade below every non-zero error shown, so they stay distinguishable.
+    pub fn zero_error_floor(&self) -> f64 {
+        let smallest = self
+            .points
+            .iter()
+            .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
+            .filter(|e| *e > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        ZERO_ERROR_FLOOR.min(smallest / 10.0)
+    }
+
     /// The log–log plot of Kotyczka & Lefèvre Fig. 3/5: one panel per scheme family, the
-    /// relative supplied-energy error as thick lines with circles and the stored-energy
-    /// error as thin lines with crosses (errors of exactly zero are left out).
+    /// relative supplied-energy error |ε̃| as thick lines with circles and the stored-energy
+    /// error |ε̄| as thin lines with crosses. A log axis cannot show an error of exactly
+    /// zero, so such points are left off the lines and drawn as triangles at
+    /// [`Self::zero_error_floor`], in a series of their own labelled "= 0, drawn at …".
     pub fn panels(&self) -> Vec<Panel> {
+        let floor = self.zero_error_floor();
         let mut families: Vec<String> = Vec::new();
         for p in &self.points {
             let family = p
@@ -573,27 +607,37 @@ impl EnergyOrderStudy {
                 schemes.dedup();
                 let mut series = Vec::new();
                 for (color, scheme) in schemes.iter().enumerate() {
-                    let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
+                    // (h, |ε|) of the non-zero errors, and (h, floor) of the zero ones.
+                    let curve = |f: ErrorOf, zero: bool| -> Vec<(f64, f64)> {
                         self.points
                             .iter()
-                            .filter(|p| p.scheme == *scheme)
-                            .map(|p| (p.h, f(p).abs()))
+                            .filter(|p| p.scheme == *scheme && (f(p) == 0.0) == zero)
+                            .map(|p| (p.h, if zero { floor } else { f(p).abs() }))
                             .collect()
                     };
-                    series.push(Series {
-                        label: format!("{scheme} supplied"),
-                        points: curve(&|p| p.supplied_error),
-                        color,
-                        width: 2,
-                        marker: Marker::Circle,
-                    });
-                    series.push(Series {
-                        label: format!("{scheme} stored"),
-                        points: curve(&|p| p.stored_error),
-                        color,
-                        width: 1,
-                        marker: Marker::Cross,
-                    });
+                    let kinds: [(&str, ErrorOf, u32, Marker); 2] = [
+                        ("supplied", |p| p.supplied_error, 2, Marker::Circle),
+                        ("stored", |p| p.stored_error, 1, Marker::Cross),
+                    ];
+                    for (what, f, width, marker) in kinds {
+                        series.push(Series {
+                            label: format!("{scheme} {what}"),
+                            points: curve(f, false),
+                            color,
+                            width,
+                            marker,
+                        });
+                        let zeros = curve(f, true);
+                        if !zeros.is_empty() {
+                            series.push(Series {
+                                label: format!("{scheme} {what} = 0, drawn at {floor:.0e}"),
+                                points: zeros,
+                                color,
+                                width: 0,
+                                marker: Marker::Triangle,
+                            });
+                        }
+                    }
                 }
                 Panel {
                     title: family.clone(),

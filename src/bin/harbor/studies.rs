@@ -93,10 +93,18 @@ pub fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) 
     let study = prepared.run(&mut |p| progress.update(p.done, p.stage))?;
     drop(progress);
     let title = format!(
-        "{}: relative energy errors, CPU f64 (supplied ●, stored ×)",
+        "{}: relative energy errors, CPU f64 (supplied ●, stored ×{})",
         config_path
             .file_stem()
-            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned())
+            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned()),
+        if study.has_zero_errors() {
+            format!(
+                ", error exactly 0 ▲ drawn at {:.0e}",
+                study.zero_error_floor()
+            )
+        } else {
+            String::new()
+        }
     );
     target.write(|dir| {
         let write = |name: &str, text: String| {
