@@ -90,3 +90,83 @@ fn damped_oscillator_matches_the_closed_form() {
         );
     }
 }
+
+/// The node bound and, when `count` is set, the exact node count of the pulse oscillator's
+/// reference with `overrides`.
+fn flow_work(overrides: &[&str], t_end: f64, count: bool) -> (f64, u64) {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let cfg = Config::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join("oscillator_pulse.toml"),
+        &overrides,
+    )
+    .unwrap();
+    let member = cfg.member().unwrap();
+    let signals = cfg.signals().unwrap();
+    let flow = LinearFlow::new(&member.system, &signals);
+    let nodes = if count { flow.nodes(t_end) } else { 0 };
+    (flow.node_bound(t_end), nodes)
+}
+
+fn flow_nodes(overrides: &[&str], t_end: f64) -> (f64, u64) {
+    flow_work(overrides, t_end, true)
+}
+
+/// The work bound that studies check before running the reference is an upper bound of the
+/// nodes the reference visits, and grows with ‖(J − R)Q‖, with t_end, with the input
+/// frequency and with the number of square-wave edges.
+#[test]
+fn node_bound_bounds_the_work_and_grows_with_its_drivers() {
+    let mut previous = 0.0;
+    for q in ["1.0", "10.0", "100.0", "1000.0"] {
+        let set = format!("system.Q=[[{q}, 0.0], [0.0, {q}]]");
+        let (bound, nodes) = flow_nodes(&[&set], 18.0);
+        assert!(
+            nodes as f64 <= bound,
+            "Q = {q}: {nodes} nodes > bound {bound}"
+        );
+        assert!(bound > previous, "Q = {q}: bound {bound} ≤ {previous}");
+        previous = bound;
+    }
+    let (short, _) = flow_nodes(&[], 9.0);
+    let (long, _) = flow_nodes(&[], 18.0);
+    assert!(long > short, "t_end 18: {long}, t_end 9: {short}");
+    let mut previous = 0.0;
+    for f in ["1.0", "10.0", "100.0"] {
+        for kind in ["sine", "square"] {
+            let set = format!("input=[{{kind = '{kind}', frequency = {f}}}]");
+            let (bound, nodes) = flow_nodes(&[&set], 18.0);
+            assert!(
+                nodes as f64 <= bound,
+                "{kind} {f} Hz: {nodes} nodes > bound {bound}"
+            );
+            if kind == "sine" {
+                assert!(bound > previous, "{f} Hz: bound {bound} ≤ {previous}");
+                previous = bound;
+            }
+        }
+    }
+    // A square wave too fast to list its edges (3.6e13 of them) is bounded without listing
+    // them.
+    let (bound, _) = flow_work(
+        &["input=[{kind = 'square', frequency = 1e12}]"],
+        18.0,
+        false,
+    );
+    assert!(bound > 1e13, "square 1e12 Hz: bound {bound}");
+}
+
+/// The progress of the reference counts every node, ending at `nodes`.
+#[test]
+fn reference_progress_ends_at_the_node_count() {
+    let cfg = config("oscillator_pulse.toml");
+    let member = cfg.member().unwrap();
+    let signals = cfg.signals().unwrap();
+    let flow = LinearFlow::new(&member.system, &signals);
+    let mut reports = Vec::new();
+    let dh = flow.energy_change_with_progress(&member.x0, 18.0, &mut |done| reports.push(done));
+    assert_eq!(dh, flow.energy_change(&member.x0, 18.0));
+    assert!(reports.windows(2).all(|w| w[0] < w[1]), "not increasing");
+    assert_eq!(reports.last().copied(), Some(flow.nodes(18.0)));
+}

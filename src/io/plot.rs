@@ -23,6 +23,9 @@ pub enum Marker {
     None,
     Circle,
     Cross,
+    /// An open triangle: a point drawn somewhere other than its value (e.g. an error of
+    /// exactly zero placed at a floor on a log axis).
+    Triangle,
 }
 
 /// One line.
@@ -146,11 +149,25 @@ pub fn panels_svg(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
                         .draw_series(points.iter().map(|&p| Cross::new(p, 5, style)))
                         .map_err(|e| plot_error(e.to_string()))?,
                 ),
+                Marker::Triangle => Some(
+                    chart
+                        .draw_series(points.iter().map(|&p| TriangleMarker::new(p, 6, style)))
+                        .map_err(|e| plot_error(e.to_string()))?,
+                ),
             };
             if let (true, Some(drawn)) = (labelled, drawn) {
-                drawn
-                    .label(series.label.as_str())
-                    .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+                let drawn = drawn.label(series.label.as_str());
+                match marker {
+                    Marker::Cross => {
+                        drawn.legend(move |(x, y)| Cross::new((x + 9, y), 5, style));
+                    }
+                    Marker::Triangle => {
+                        drawn.legend(move |(x, y)| TriangleMarker::new((x + 9, y), 6, style));
+                    }
+                    _ => {
+                        drawn.legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+                    }
+                }
             }
         }
         chart

@@ -9,15 +9,32 @@
 //! least-squares slope of log|ε| over log h in the asymptotic regime: over the finest
 //! `fit_decades` decades of h whose errors (both of them) exceed `fit_floor`, below which
 //! rounding dominates.
+//!
+//! Everything runs on the CPU in f64 (the reference stepper of the collocation schemes),
+//! one system at a time. [`prepare`] checks the whole sweep and bounds its work before any
+//! of it is done; [`Prepared::run`] then does it, reporting progress.
 
 use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::io::plot::{Marker, Panel, Series, panels_svg};
 use crate::kernels::CpuPath;
-use crate::plan::{EnergyTotals, MemberResult};
+use crate::model::Signal;
+use crate::plan::{EnergyTotals, Member, MemberResult, step_count};
 use crate::reference::LinearFlow;
+use crate::reference::linear_flow::QUADRATURE_POINTS;
 use crate::tableau::Scheme;
+
+/// The most reference work a study may take, in quadrature nodes of a 2-state system: the
+/// reference flow's node bound ([`LinearFlow::node_bound`]) weighted by max(1, (n/2)³),
+/// since each node costs one n×n matrix exponential. Measured at n = 2: about 1.5–2 µs per
+/// node on one core, so the cap is a few minutes of reference work.
+pub const MAX_REFERENCE_WORK: f64 = 1e8;
+
+/// The most scheme steps a study may take, summed over every (scheme, h) point. At n = 2 a
+/// step takes well under a microsecond; the inputs sampled for one point take
+/// steps × stages × inputs × 8 bytes, so this also bounds the memory of a point.
+pub const MAX_SWEEP_STEPS: u64 = 10_000_000;
 
 /// One (scheme, h) point.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,78 +80,373 @@ pub fn slope(x: &[f64], y: &[f64]) -> f64 {
     sxy / sxx
 }
 
-/// Runs the sweep of `config.study` on the CPU reference path.
+/// The work of a study, bounded before any of it is done.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkEstimate {
+    /// State size n.
+    pub states: usize,
+    /// ‖(J − R) Q‖_∞.
+    pub drift_norm: f64,
+    /// The highest input frequency f_max in Hz.
+    pub max_frequency: f64,
+    /// The longest reference piece δ_max = min(1/(4‖L‖_∞), 1/20, 1/(20 f_max)).
+    pub piece_max: f64,
+    /// Upper bound of the reference flow's quadrature nodes, 16 (t_end/δ_max + b + 1).
+    pub reference_nodes: f64,
+    /// `reference_nodes` × max(1, (n/2)³), compared with [`MAX_REFERENCE_WORK`].
+    pub reference_work: f64,
+    /// Scheme steps Σ_schemes Σ_h t_end / h, compared with [`MAX_SWEEP_STEPS`].
+    pub sweep_steps: u64,
+    /// Number of (scheme, h) points.
+    pub points: usize,
+}
+
+impl WorkEstimate {
+    /// The estimate of `flow` over [0, t_end] and a sweep of `points` points taking
+    /// `sweep_steps` steps in all.
+    pub fn of(
+        flow: &LinearFlow,
+        states: usize,
+        t_end: f64,
+        sweep_steps: u64,
+        points: usize,
+    ) -> Self {
+        let reference_nodes = flow.node_bound(t_end);
+        WorkEstimate {
+            states,
+            drift_norm: flow.drift_norm(),
+            max_frequency: flow.max_frequency(t_end),
+            piece_max: flow.piece_max(t_end),
+            reference_nodes,
+            reference_work: reference_nodes * (states as f64 / 2.0).powi(3).max(1.0),
+            sweep_steps,
+            points,
+        }
+    }
+}
+
+/// Progress of a running study: `done` of `total` work units (reference quadrature nodes,
+/// then scheme steps), and what is being done.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub done: u64,
+    pub total: u64,
+    pub stage: &'a str,
+}
+
+/// A study whose whole sweep has been checked and whose work is within the caps.
+#[derive(Debug, Clone)]
+pub struct Prepared<'c> {
+    config: &'c Config,
+    member: Member,
+    signals: Vec<Signal>,
+    schemes: Vec<Scheme>,
+    steps: Vec<usize>,
+    /// The bound of the work, as checked against the caps.
+    pub estimate: WorkEstimate,
+    /// The exact number of reference quadrature nodes (≤ `estimate.reference_nodes`).
+    pub reference_nodes: u64,
+}
+
+/// Runs the sweep of `config.study` on the CPU (f64) reference path: [`prepare`] then
+/// [`Prepared::run`] without progress reports.
 pub fn run(config: &Config) -> Result<EnergyOrderStudy> {
+    prepare(config)?.run(&mut |_| {})
+}
+
+/// Checks everything the study needs before any work, in this order, and refuses:
+///
+/// - an `[ensemble]` section. The study measures one system's energy errors against the
+///   exact flow of that same system ([`LinearFlow`] of `[system]`); with an ensemble, the
+///   integrated member 0 is a perturbed system and the "error" is the perturbation, a
+///   constant that looks like a converged error of slope 0. Studying the nominal system
+///   instead would silently ignore part of the config, so the section is refused;
+/// - an invalid system or input, `study.schemes` empty, fewer than two `study.h`, a
+///   non-finite or negative `study.fit_floor`, a non-positive `study.fit_decades`;
+/// - every `study.h[i]` that is not finite and positive, does not divide `scheme.t_end`
+///   into a whole number of steps (at most 2³² − 1), or repeats an earlier one; every
+///   `study.schemes[i]` with unsupported stages or listed twice;
+/// - work beyond the caps ([`WorkEstimate`]): the reference flow's bound over
+///   [`MAX_REFERENCE_WORK`], or the sweep's scheme steps over [`MAX_SWEEP_STEPS`];
+/// - every (scheme, h) point whose plan does not assemble (e.g. the Lobatto pair on a
+///   system not in canonical form, inputs that are not finite at some stage time).
+pub fn prepare(config: &Config) -> Result<Prepared<'_>> {
+    if let Some(ensemble) = &config.ensemble {
+        let members = ensemble
+            .get("members")
+            .map_or_else(|| "an unknown number of".to_string(), |m| m.to_string());
+        return Err(Error::invalid(
+            "ensemble",
+            format!(
+                "energy-order studies exactly one system, the [system] whose exact flow is the reference, but [ensemble] draws {members} perturbed member(s); member 0 would be compared with the flow of the unperturbed system — remove the [ensemble] section"
+            ),
+        ));
+    }
     let member = config.member()?;
     let signals = config.signals()?;
     let t_end = config.scheme.t_end;
+    let study = &config.study;
+    if study.schemes.is_empty() {
+        return Err(Error::invalid(
+            "study.schemes",
+            "is empty; list at least one scheme",
+        ));
+    }
+    if study.h.len() < 2 {
+        return Err(Error::invalid(
+            "study.h",
+            format!(
+                "has {} step size(s); the slope fit needs at least two",
+                study.h.len()
+            ),
+        ));
+    }
+    if !(study.fit_floor.is_finite() && study.fit_floor >= 0.0) {
+        return Err(Error::invalid(
+            "study.fit_floor",
+            format!("must be finite and ≥ 0, got {}", study.fit_floor),
+        ));
+    }
+    if !(study.fit_decades.is_finite() && study.fit_decades > 0.0) {
+        return Err(Error::invalid(
+            "study.fit_decades",
+            format!("must be finite and > 0, got {}", study.fit_decades),
+        ));
+    }
+    let mut steps = Vec::with_capacity(study.h.len());
+    for (i, &h) in study.h.iter().enumerate() {
+        let count = step_count(h, t_end).map_err(|e| match e {
+            Error::Invalid { field, problem } if field == "scheme.h" => {
+                Error::invalid(format!("study.h[{i}]"), problem)
+            }
+            other => other,
+        })?;
+        if let Some(first) = study.h[..i].iter().position(|&g| g == h) {
+            return Err(Error::invalid(
+                format!("study.h[{i}]"),
+                format!("h = {h} repeats study.h[{first}]"),
+            ));
+        }
+        steps.push(count);
+    }
+    let mut schemes = Vec::with_capacity(study.schemes.len());
+    for (i, choice) in study.schemes.iter().enumerate() {
+        let scheme = Scheme::new(choice.family, choice.stages).map_err(|e| match e {
+            Error::Invalid { problem, .. } => {
+                Error::invalid(format!("study.schemes[{i}].stages"), problem)
+            }
+            other => other,
+        })?;
+        if let Some(first) = study.schemes[..i].iter().position(|c| c == choice) {
+            return Err(Error::invalid(
+                format!("study.schemes[{i}]"),
+                format!("{} repeats study.schemes[{first}]", scheme.label()),
+            ));
+        }
+        schemes.push(scheme);
+    }
+    let sweep_steps = schemes.len() as u64 * steps.iter().map(|&n| n as u64).sum::<u64>();
     let flow = LinearFlow::new(&member.system, &signals);
-    let reference = flow.energy_change(&member.x0, t_end);
-    if reference.abs() < 1e-300 {
-        return Err(Error::invalid(
-            "study",
-            "the exact energy change ΔH_tot is zero, so relative energy errors are undefined",
-        ));
-    }
-    if config.study.schemes.is_empty() || config.study.h.len() < 2 {
-        return Err(Error::invalid(
-            "study",
-            "needs at least one scheme and two step sizes",
-        ));
-    }
-    let mut points = Vec::new();
-    let mut fits = Vec::new();
-    for choice in &config.study.schemes {
-        let scheme = Scheme::new(choice.family, choice.stages)?;
-        let mut scheme_points = Vec::new();
-        for &h in &config.study.h {
-            let mut plan = config.plan_with(choice.family, choice.stages, h)?;
-            plan.grid.record_every = plan.grid.steps;
-            let mut results: Vec<MemberResult> = Vec::new();
-            cpu::run_into(&plan, CpuPath::Reference, &mut results)?;
-            let totals = EnergyTotals::of(&results[0]);
-            let supplied_error = (totals.supplied - reference) / reference;
-            let stored_error = (totals.stored - reference) / reference;
-            scheme_points.push(OrderPoint {
-                scheme: scheme.label(),
-                order: scheme.order,
-                h,
-                steps: plan.grid.steps,
-                supplied_total: totals.supplied,
-                stored_total: totals.stored,
-                supplied_error,
-                stored_error,
-                fitted: false,
-            });
+    let estimate = WorkEstimate::of(
+        &flow,
+        member.system.states(),
+        t_end,
+        sweep_steps,
+        schemes.len() * steps.len(),
+    );
+    check_work(&estimate, &signals, &study.h, &steps, t_end)?;
+    let reference_nodes = flow.nodes(t_end);
+    // Every point's plan is assembled (and dropped) now, so a point that cannot run is
+    // reported before the first one runs.
+    for (i, (choice, scheme)) in study.schemes.iter().zip(&schemes).enumerate() {
+        for &h in &study.h {
+            config
+                .plan_with(choice.family, choice.stages, h)
+                .map_err(|e| match e {
+                    Error::Invalid { field, problem } => Error::invalid(
+                        field,
+                        format!(
+                            "{problem} (needed by study.schemes[{i}] = {}; remove it from study.schemes or change the system)",
+                            scheme.label()
+                        ),
+                    ),
+                    other => other,
+                })?;
         }
-        mark_fit_window(
-            &mut scheme_points,
-            config.study.fit_floor,
-            config.study.fit_decades,
-        );
-        let used: Vec<&OrderPoint> = scheme_points.iter().filter(|p| p.fitted).collect();
-        if used.len() >= 2 {
-            let log_h: Vec<f64> = used.iter().map(|p| p.h.ln()).collect();
-            let log = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<f64> {
-                used.iter().map(|p| f(p).abs().ln()).collect()
-            };
-            fits.push(OrderFit {
-                scheme: scheme.label(),
-                expected_order: scheme.order,
-                supplied_slope: slope(&log_h, &log(&|p| p.supplied_error)),
-                stored_slope: slope(&log_h, &log(&|p| p.stored_error)),
-                points: used.len(),
-                h_min: used.iter().map(|p| p.h).fold(f64::INFINITY, f64::min),
-                h_max: used.iter().map(|p| p.h).fold(0.0, f64::max),
-            });
-        }
-        points.extend(scheme_points);
     }
-    Ok(EnergyOrderStudy {
-        reference_energy_change: reference,
-        points,
-        fits,
+    Ok(Prepared {
+        config,
+        member,
+        signals,
+        schemes,
+        steps,
+        estimate,
+        reference_nodes,
     })
+}
+
+/// Refuses an estimate over a cap, naming the setting that drives it.
+fn check_work(
+    estimate: &WorkEstimate,
+    signals: &[Signal],
+    h: &[f64],
+    steps: &[usize],
+    t_end: f64,
+) -> Result<()> {
+    let e = estimate;
+    if e.reference_work.is_nan() || e.reference_work > MAX_REFERENCE_WORK {
+        // What sets δ_max: the drift, an input's frequency, or only the 1/20 ceiling.
+        let drift_limited = 0.25 / e.drift_norm.max(1e-300) <= e.piece_max;
+        let fastest = signals
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                a.1.max_frequency(t_end)
+                    .total_cmp(&b.1.max_frequency(t_end))
+            })
+            .map(|(i, _)| i);
+        let field = match fastest {
+            _ if drift_limited => "system".to_string(),
+            Some(i) if e.max_frequency > 0.0 && 0.05 / e.max_frequency <= e.piece_max => {
+                format!("input[{i}]")
+            }
+            _ if e.reference_nodes > 2.0 * QUADRATURE_POINTS as f64 * t_end / e.piece_max => {
+                "input".to_string()
+            }
+            _ => "scheme.t_end".to_string(),
+        };
+        return Err(Error::invalid(
+            field,
+            format!(
+                "the exact reference flow would take up to {:.3e} quadrature nodes (each a {n}×{n} matrix exponential; work {:.3e} with weight max(1, (n/2)³)), above the cap of {MAX_REFERENCE_WORK:.0e} (energy_order::MAX_REFERENCE_WORK, minutes of CPU time): pieces may be at most δ_max = min(1/(4‖(J − R)Q‖_∞), 1/20, 1/(20 f_max)) = {:.3e} with ‖(J − R)Q‖_∞ = {:.3e} and the highest input frequency f_max = {:.3e} Hz, over t_end = {t_end}; reduce scheme.t_end, the scale of system.J/R/Q, the input frequency, or the number of input breakpoints",
+                e.reference_nodes,
+                e.reference_work,
+                e.piece_max,
+                e.drift_norm,
+                e.max_frequency,
+                n = e.states,
+            ),
+        ));
+    }
+    if e.sweep_steps > MAX_SWEEP_STEPS {
+        let (finest, finest_steps) = h
+            .iter()
+            .zip(steps)
+            .min_by(|a, b| a.0.total_cmp(b.0))
+            .map_or((f64::NAN, 0), |(&h, &n)| (h, n));
+        return Err(Error::invalid(
+            "study.h",
+            format!(
+                "the sweep would take {} scheme steps in all (Σ over {} point(s) of t_end / h; the finest h = {finest} alone takes {finest_steps} per scheme), above the cap of {MAX_SWEEP_STEPS} (energy_order::MAX_SWEEP_STEPS); drop the smallest step sizes from study.h or shorten scheme.t_end",
+                e.sweep_steps, e.points
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Prepared<'_> {
+    /// Total work units of [`Self::run`]: reference quadrature nodes plus scheme steps.
+    pub fn total_work(&self) -> u64 {
+        self.reference_nodes + self.estimate.sweep_steps
+    }
+
+    /// Computes the reference ΔH_tot, then every (scheme, h) point on the CPU reference
+    /// path in f64, calling `progress` as work units complete.
+    pub fn run(&self, progress: &mut dyn FnMut(Progress)) -> Result<EnergyOrderStudy> {
+        let config = self.config;
+        let t_end = config.scheme.t_end;
+        let total = self.total_work();
+        let flow = LinearFlow::new(&self.member.system, &self.signals);
+        let reference = flow.energy_change_with_progress(&self.member.x0, t_end, &mut |done| {
+            progress(Progress {
+                done,
+                total,
+                stage: "exact reference flow",
+            })
+        });
+        if !reference.is_finite() {
+            return Err(Error::Numerical {
+                context: "exact reference flow".into(),
+                problem: format!(
+                    "ΔH_tot = {reference}: the exact solution overflows f64 over t_end = {t_end}"
+                ),
+            });
+        }
+        if reference.abs() < 1e-300 {
+            return Err(Error::invalid(
+                "study",
+                format!(
+                    "the exact energy change ΔH_tot is {reference:e}, so relative energy errors are undefined"
+                ),
+            ));
+        }
+        let mut done = self.reference_nodes;
+        let mut points = Vec::new();
+        let mut fits = Vec::new();
+        for (choice, scheme) in config.study.schemes.iter().zip(&self.schemes) {
+            let mut scheme_points = Vec::new();
+            for (&h, &steps) in config.study.h.iter().zip(&self.steps) {
+                let stage = format!("{} h = {h}", scheme.label());
+                progress(Progress {
+                    done,
+                    total,
+                    stage: &stage,
+                });
+                let mut plan = config.plan_with(choice.family, choice.stages, h)?;
+                plan.grid.record_every = plan.grid.steps;
+                let mut results: Vec<MemberResult> = Vec::new();
+                cpu::run_into(&plan, CpuPath::Reference, &mut results)?;
+                done += steps as u64;
+                let totals = EnergyTotals::of(&results[0]);
+                let supplied_error = (totals.supplied - reference) / reference;
+                let stored_error = (totals.stored - reference) / reference;
+                scheme_points.push(OrderPoint {
+                    scheme: scheme.label(),
+                    order: scheme.order,
+                    h,
+                    steps: plan.grid.steps,
+                    supplied_total: totals.supplied,
+                    stored_total: totals.stored,
+                    supplied_error,
+                    stored_error,
+                    fitted: false,
+                });
+            }
+            mark_fit_window(
+                &mut scheme_points,
+                config.study.fit_floor,
+                config.study.fit_decades,
+            );
+            let used: Vec<&OrderPoint> = scheme_points.iter().filter(|p| p.fitted).collect();
+            if used.len() >= 2 {
+                let log_h: Vec<f64> = used.iter().map(|p| p.h.ln()).collect();
+                let log = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<f64> {
+                    used.iter().map(|p| f(p).abs().ln()).collect()
+                };
+                fits.push(OrderFit {
+                    scheme: scheme.label(),
+                    expected_order: scheme.order,
+                    supplied_slope: slope(&log_h, &log(&|p| p.supplied_error)),
+                    stored_slope: slope(&log_h, &log(&|p| p.stored_error)),
+                    points: used.len(),
+                    h_min: used.iter().map(|p| p.h).fold(f64::INFINITY, f64::min),
+                    h_max: used.iter().map(|p| p.h).fold(0.0, f64::max),
+                });
+            }
+            points.extend(scheme_points);
+        }
+        progress(Progress {
+            done,
+            total,
+            stage: "done",
+        });
+        Ok(EnergyOrderStudy {
+            reference_energy_change: reference,
+            points,
+            fits,
+        })
+    }
 }
 
 /// Marks the points of one scheme that enter the fit: both errors above `floor`, and h
@@ -155,7 +467,10 @@ fn mark_fit_window(points: &mut [OrderPoint], floor: f64, decades: f64) {
 impl EnergyOrderStudy {
     /// The table printed by the command: one row per point, then the fitted slopes.
     pub fn table(&self) -> String {
-        let mut out = format!("exact ΔH_tot = {:.15e}\n\n", self.reference_energy_change);
+        let mut out = format!(
+            "CPU f64 reference path; exact ΔH_tot = {:.15e}\n\n",
+            self.reference_energy_change
+        );
         out += &format!(
             "{:<16} {:>8} {:>7} {:>12} {:>12} {:>4}\n",
             "scheme", "h", "steps", "|ε̃| supplied", "|ε̄| stored", "fit"
@@ -231,11 +546,45 @@ impl EnergyOrderStudy {
     }
 }
 
+/// Which relative error of a point a plot series shows.
+type ErrorOf = fn(&OrderPoint) -> f64;
+
+/// The highest level at which an error of exactly zero is drawn on the log axis: below the
+/// f64 round-off of a relative error (ε = 2.2e-16), so it reads as "below round-off".
+pub const ZERO_ERROR_FLOOR: f64 = 1e-17;
+
 impl EnergyOrderStudy {
+    /// Whether some point has a supplied or stored error of exactly zero.
+    pub fn has_zero_errors(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| p.supplied_error == 0.0 || p.stored_error == 0.0)
+    }
+
+    /// Where errors of exactly zero are drawn on the log axis,
+    ///
+    /// ```text
+    ///   floor = min(ZERO_ERROR_FLOOR, min_{ε ≠ 0} |ε| / 10),
+    /// ```
+    ///
+    /// a decade below every non-zero error shown, so they stay distinguishable.
+    pub fn zero_error_floor(&self) -> f64 {
+        let smallest = self
+            .points
+            .iter()
+            .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
+            .filter(|e| *e > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        ZERO_ERROR_FLOOR.min(smallest / 10.0)
+    }
+
     /// The log–log plot of Kotyczka & Lefèvre Fig. 3/5: one panel per scheme family, the
-    /// relative supplied-energy error as thick lines with circles and the stored-energy
-    /// error as thin lines with crosses (errors of exactly zero are left out).
+    /// relative supplied-energy error |ε̃| as thick lines with circles and the stored-energy
+    /// error |ε̄| as thin lines with crosses. A log axis cannot show an error of exactly
+    /// zero, so such points are left off the lines and drawn as triangles at
+    /// [`Self::zero_error_floor`], in a series of their own labelled "= 0, drawn at …".
     pub fn panels(&self) -> Vec<Panel> {
+        let floor = self.zero_error_floor();
         let mut families: Vec<String> = Vec::new();
         for p in &self.points {
             let family = p
@@ -258,27 +607,37 @@ impl EnergyOrderStudy {
                 schemes.dedup();
                 let mut series = Vec::new();
                 for (color, scheme) in schemes.iter().enumerate() {
-                    let curve = |f: &dyn Fn(&OrderPoint) -> f64| -> Vec<(f64, f64)> {
+                    // (h, |ε|) of the non-zero errors, and (h, floor) of the zero ones.
+                    let curve = |f: ErrorOf, zero: bool| -> Vec<(f64, f64)> {
                         self.points
                             .iter()
-                            .filter(|p| p.scheme == *scheme)
-                            .map(|p| (p.h, f(p).abs()))
+                            .filter(|p| p.scheme == *scheme && (f(p) == 0.0) == zero)
+                            .map(|p| (p.h, if zero { floor } else { f(p).abs() }))
                             .collect()
                     };
-                    series.push(Series {
-                        label: format!("{scheme} supplied"),
-                        points: curve(&|p| p.supplied_error),
-                        color,
-                        width: 2,
-                        marker: Marker::Circle,
-                    });
-                    series.push(Series {
-                        label: format!("{scheme} stored"),
-                        points: curve(&|p| p.stored_error),
-                        color,
-                        width: 1,
-                        marker: Marker::Cross,
-                    });
+                    let kinds: [(&str, ErrorOf, u32, Marker); 2] = [
+                        ("supplied", |p| p.supplied_error, 2, Marker::Circle),
+                        ("stored", |p| p.stored_error, 1, Marker::Cross),
+                    ];
+                    for (what, f, width, marker) in kinds {
+                        series.push(Series {
+                            label: format!("{scheme} {what}"),
+                            points: curve(f, false),
+                            color,
+                            width,
+                            marker,
+                        });
+                        let zeros = curve(f, true);
+                        if !zeros.is_empty() {
+                            series.push(Series {
+                                label: format!("{scheme} {what} = 0, drawn at {floor:.0e}"),
+                                points: zeros,
+                                color,
+                                width: 0,
+                                marker: Marker::Triangle,
+                            });
+                        }
+                    }
                 }
                 Panel {
                     title: family.clone(),

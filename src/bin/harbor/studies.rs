@@ -1,6 +1,9 @@
 //! `harbor study …`: numerical studies written atomically, then printed.
 
 use std::path::Path;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
@@ -73,12 +76,35 @@ pub fn study_contact_energy(
 pub fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let target = OutputTarget::prepare(out)?;
-    let study = energy_order::run(&config)?;
+    // The whole sweep is checked and its work bounded before any of it runs.
+    let prepared = energy_order::prepare(&config)?;
+    let estimate = &prepared.estimate;
+    eprintln!(
+        "energy-order runs on the CPU in f64 (reference path, no GPU): {} point(s) of {} scheme(s) × {} step size(s), {} scheme steps in all; exact reference flow: {} quadrature nodes (‖(J − R)Q‖_∞ = {:.3e}, f_max = {:.3e} Hz)",
+        estimate.points,
+        config.study.schemes.len(),
+        config.study.h.len(),
+        estimate.sweep_steps,
+        prepared.reference_nodes,
+        estimate.drift_norm,
+        estimate.max_frequency
+    );
+    let progress = LateProgress::new(prepared.total_work());
+    let study = prepared.run(&mut |p| progress.update(p.done, p.stage))?;
+    drop(progress);
     let title = format!(
-        "{}: relative energy errors (supplied ●, stored ×)",
+        "{}: relative energy errors, CPU f64 (supplied ●, stored ×{})",
         config_path
             .file_stem()
-            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned())
+            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned()),
+        if study.has_zero_errors() {
+            format!(
+                ", error exactly 0 ▲ drawn at {:.0e}",
+                study.zero_error_floor()
+            )
+        } else {
+            String::new()
+        }
     );
     target.write(|dir| {
         let write = |name: &str, text: String| {
@@ -95,4 +121,46 @@ pub fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) 
         out.display()
     );
     Ok(())
+}
+
+/// A progress bar on stderr that appears only once the work has taken more than a second,
+/// as the simulate command's does.
+struct LateProgress {
+    bar: ProgressBar,
+    started: Instant,
+    shown: std::cell::Cell<bool>,
+}
+
+impl LateProgress {
+    fn new(total: u64) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% {human_pos}/{human_len} work units (reference nodes, then scheme steps), eta {eta} — {msg}",
+            )
+            .expect("the template is valid"),
+        );
+        LateProgress {
+            bar,
+            started: Instant::now(),
+            shown: std::cell::Cell::new(false),
+        }
+    }
+
+    fn update(&self, done: u64, stage: &str) {
+        if !self.shown.get() && self.started.elapsed().as_secs_f64() > 1.0 {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown.set(true);
+        }
+        if self.bar.message() != stage {
+            self.bar.set_message(stage.to_string());
+        }
+        self.bar.set_position(done);
+    }
+}
+
+impl Drop for LateProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
 }
