@@ -166,6 +166,29 @@ pub struct Case {
     pub target: Option<String>,
 }
 
+impl Case {
+    /// A plain CPU case: `config` into a fresh `--out`.
+    pub fn new(index: usize, example: &str, config: Vec<u8>) -> Case {
+        Case {
+            index,
+            class: Class::Valid,
+            example: example.to_string(),
+            kinds: Vec::new(),
+            log: Vec::new(),
+            config,
+            files: Vec::new(),
+            sets: Vec::new(),
+            extra_args: Vec::new(),
+            keep_nonfinite: false,
+            gpu: false,
+            out: OutSetup::Fresh,
+            config_arg: ConfigArg::File,
+            large: false,
+            target: None,
+        }
+    }
+}
+
 const EXTREME_FLOATS: [f64; 23] = [
     0.0,
     -0.0,
@@ -424,21 +447,8 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
         shadow: V::table(),
         family: example.family,
         case: Case {
-            index,
-            class: Class::Valid,
-            example: example.name.clone(),
-            kinds: Vec::new(),
-            log: Vec::new(),
-            config: Vec::new(),
-            files: Vec::new(),
-            sets: Vec::new(),
-            extra_args: Vec::new(),
-            keep_nonfinite: false,
             gpu,
-            out: OutSetup::Fresh,
-            config_arg: ConfigArg::File,
-            large: false,
-            target: None,
+            ..Case::new(index, &example.name, Vec::new())
         },
         targets: Vec::new(),
     };
