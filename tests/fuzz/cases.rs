@@ -1799,13 +1799,18 @@ impl Gen {
     // ---- overflow-prone valid parameters ----
 
     fn nonfinite_case(&mut self) {
-        let huge = self.pick(&[
-            1.7976931348623157e308,
-            1e300,
-            1e200,
-            1.3407807929942596e154,
-            1e20,
-        ]);
+        // Fixed extremes, or any magnitude where squares, sums or products start to overflow.
+        let huge = if self.rng.random_bool(0.5) {
+            self.pick(&[
+                1.7976931348623157e308,
+                1e300,
+                1e200,
+                1.3407807929942596e154,
+                1e20,
+            ])
+        } else {
+            10f64.powf(self.rng.random_range(100.0..308.0))
+        };
         let what = match self.family {
             Family::LinearPh => match self.rng.random_range(0..5) {
                 0 => {

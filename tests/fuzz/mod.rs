@@ -166,7 +166,24 @@ pub fn fuzz(settings: &Settings) {
             text.push_str(&describe_failure(settings, record));
         }
         if failures.len() > 25 {
-            let _ = writeln!(text, "… and {} more", failures.len() - 25);
+            let _ = writeln!(text, "\n… and {} more:", failures.len() - 25);
+            for record in failures.iter().skip(25).take(500) {
+                let _ = writeln!(
+                    text,
+                    "  #{} {} {}: {} [{}]",
+                    record.case.index,
+                    record.case.class.name(),
+                    record.case.example,
+                    record.verdict.problems.join("; "),
+                    record
+                        .case
+                        .log
+                        .join(" | ")
+                        .chars()
+                        .take(200)
+                        .collect::<String>()
+                );
+            }
         }
     }
     if let Ok(path) = std::env::var("HARBOR_FUZZ_LOG") {
