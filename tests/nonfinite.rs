@@ -52,6 +52,47 @@ fn linear_ph_members_report_their_first_nonfinite_step_on_every_path() {
     assert!(!reference.members[0].totals.last().unwrap().is_finite());
 }
 
+/// Quantities observed only at record points count too: a constant input of 1.34e154
+/// keeps the damped oscillator's state finite (x ~ 1e154) while its stored energy sum
+/// overflows; a stiff quartic potential overflows H of a finite contact state. Both are
+/// flagged on every path, at the record step where the value is first seen.
+#[test]
+fn recorded_values_and_totals_that_overflow_flag_the_member() {
+    let linear = common::example(
+        "oscillator_damped.toml",
+        &[
+            "input.0={kind=\"constant\",value=1.3407807929942596e154}",
+            "scheme.t_end=1.87",
+        ],
+    )
+    .plan()
+    .unwrap();
+    let contact = common::example(
+        "contact_damped_oscillator.toml",
+        &[
+            "system.potential=[{kind=\"quartic\",beta=1e20}]",
+            "scheme.t_end=0.02",
+        ],
+    )
+    .contact_plan()
+    .unwrap();
+    let gpu = common::gpu_context(Precision::F64);
+    for path in [CpuPath::Reference, CpuPath::Twin] {
+        let linear_cpu = Backend::Cpu(path).run(&linear).unwrap();
+        assert!(linear_cpu.members[0].final_state.iter().all(|v| v.is_finite()));
+        assert!(statuses(&linear_cpu)[0].is_some(), "{path:?}");
+        let contact_cpu = Backend::Cpu(path).run(&contact).unwrap();
+        assert_eq!(statuses(&contact_cpu), vec![Some(2)], "{path:?}");
+    }
+    let linear_gpu = run(gpu, &linear, &GpuRunOptions::default()).unwrap();
+    assert_eq!(
+        statuses(&linear_gpu),
+        statuses(&Backend::Cpu(CpuPath::Twin).run(&linear).unwrap())
+    );
+    let contact_gpu = run(gpu, &contact, &GpuRunOptions::default()).unwrap();
+    assert_eq!(statuses(&contact_gpu), vec![Some(2)]);
+}
+
 /// Softening Duffing oscillators H = p²/2 + x²/2 + (β/4)x⁴ + αz with β < 0 escape over the
 /// barrier and blow up in finite time; the others stay finite. The GPU reports the same
 /// step as the CPU twin (the same arithmetic), the reference the same or a neighbouring one.

@@ -42,7 +42,9 @@ pub fn run_into_within<F: Family>(
             .into_par_iter()
             .map(|i| {
                 let member = family.member(i)?;
-                family.integrate(&member, path)
+                let mut result = family.integrate(&member, path)?;
+                result.complete_status(grid, family.record_spec());
+                Ok(result)
             })
             .collect::<Result<Vec<_>>>()?;
         let done = first + results.len();

@@ -3,6 +3,7 @@
 //! end. Both backends fill the same [`MemberResult`], so tests compare them member by
 //! member, and sinks write any family's records without knowing the family.
 
+use super::StepGrid;
 use crate::error::Result;
 
 /// A quantity recorded per member at every record point.
@@ -84,6 +85,50 @@ impl MemberResult {
             totals: Vec::with_capacity(spec.totals.len()),
             nonfinite_step: None,
         }
+    }
+}
+
+impl MemberResult {
+    /// Completes the status with what is observed only at record points: when the state
+    /// and the step quantities stayed finite but a recorded value (a trajectory sample, a
+    /// channel row) or a total is not — an energy sum that overflowed, H of a finite state
+    /// that overflows — the member is marked non-finite from the record step where that
+    /// value first appears (the last step for totals and the final state; step 1 for a
+    /// value at t = 0).
+    pub fn complete_status(&mut self, grid: &StepGrid, spec: &RecordSpec) {
+        if self.nonfinite_step.is_some() {
+            return;
+        }
+        let record_step = |row: usize| ((row + 1) * grid.record_every).min(grid.steps);
+        let first_bad_row = |values: &[f64], width: usize| {
+            values
+                .chunks(width.max(1))
+                .position(|row| row.iter().any(|v| !v.is_finite()))
+        };
+        let step_of = |row: usize, at_start: bool| match (at_start, row) {
+            (true, 0) => 1,
+            (true, row) => record_step(row - 1),
+            (false, row) => record_step(row),
+        };
+        let mut first: Option<usize> = None;
+        let mut note = |step: usize| first = Some(first.map_or(step, |f| f.min(step)));
+        if let Some(row) = first_bad_row(&self.trajectory, spec.state_width) {
+            note(step_of(row, true));
+        }
+        for (channel, values) in spec.channels.iter().zip(&self.channels) {
+            if let Some(row) = first_bad_row(values, channel.width()) {
+                note(step_of(row, channel.at_start));
+            }
+        }
+        if self
+            .totals
+            .iter()
+            .chain(&self.final_state)
+            .any(|v| !v.is_finite())
+        {
+            note(grid.steps);
+        }
+        self.nonfinite_step = first.map(|step| step.max(1) as u64);
     }
 }
 

@@ -408,6 +408,7 @@ pub fn run_into<F: Family>(
             };
             family.decode_final(&view, result);
             result.nonfinite_step = nonfinite_step(view.get("status", 0));
+            result.complete_status(&grid, family.record_spec());
         }
         sink.accept(chunk_start, results)?;
     }
