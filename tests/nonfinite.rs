@@ -79,7 +79,12 @@ fn recorded_values_and_totals_that_overflow_flag_the_member() {
     let gpu = common::gpu_context(Precision::F64);
     for path in [CpuPath::Reference, CpuPath::Twin] {
         let linear_cpu = Backend::Cpu(path).run(&linear).unwrap();
-        assert!(linear_cpu.members[0].final_state.iter().all(|v| v.is_finite()));
+        assert!(
+            linear_cpu.members[0]
+                .final_state
+                .iter()
+                .all(|v| v.is_finite())
+        );
         assert!(statuses(&linear_cpu)[0].is_some(), "{path:?}");
         let contact_cpu = Backend::Cpu(path).run(&contact).unwrap();
         assert_eq!(statuses(&contact_cpu), vec![Some(2)], "{path:?}");

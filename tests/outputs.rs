@@ -232,3 +232,27 @@ fn the_next_run_removes_what_a_killed_run_left() {
     common::assert_mentions(&stderr, &[&stale[0], "left by an interrupted harbor run"]);
     assert_eq!(entries(dir.path()), ["run"]);
 }
+
+/// A run that fails after its output location was prepared removes the parent directories
+/// it created for it, and leaves the ones that were there.
+#[test]
+fn a_failed_run_removes_the_parents_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a").join("b").join("run");
+    let output = simulate(
+        "oscillator_pulse.toml",
+        &out,
+        &["--set", "input.0.amplitude=1.7976931348623157e308"],
+    );
+    assert!(!output.status.success());
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    let output = simulate(
+        "oscillator_pulse.toml",
+        &out,
+        &["--set", "input.0.amplitude=1.7976931348623157e308"],
+    );
+    assert!(!output.status.success());
+    assert_eq!(entries(dir.path()), ["a"]);
+    assert_eq!(entries(&dir.path().join("a")), Vec::<String>::new());
+}

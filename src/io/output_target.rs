@@ -76,7 +76,34 @@ pub fn install_interrupt_cleanup() {
 /// A checked output location with its staging directory.
 pub struct OutputTarget {
     out: PathBuf,
-    staging: tempfile::TempDir,
+    /// `None` once committed.
+    staging: Option<tempfile::TempDir>,
+    /// Ancestors of `--out` this run created, deepest first: removed again (when empty) if
+    /// the run fails, so a failed run leaves the file system as it found it.
+    created_parents: Vec<PathBuf>,
+}
+
+impl Drop for OutputTarget {
+    fn drop(&mut self) {
+        if let Some(staging) = self.staging.take() {
+            live_staging().retain(|p| p != staging.path());
+            drop(staging);
+            for dir in &self.created_parents {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
+fn missing_ancestors(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// Whether process `pid` is alive (Linux: /proc; elsewhere assumed alive, so nothing is
@@ -182,6 +209,7 @@ impl OutputTarget {
             }
             replaceable(out)?;
         }
+        let created_parents = missing_ancestors(&parent);
         std::fs::create_dir_all(&parent).map_err(|e| {
             Error::invalid(
                 "--out",
@@ -204,19 +232,27 @@ impl OutputTarget {
         live_staging().push(staging.path().to_path_buf());
         Ok(OutputTarget {
             out: out.to_path_buf(),
-            staging,
+            staging: Some(staging),
+            created_parents,
         })
     }
 
     /// The staging directory the run writes into.
     pub fn dir(&self) -> &Path {
-        self.staging.path()
+        self.staging
+            .as_ref()
+            .expect("a target is staged until it is committed")
+            .path()
     }
 
     /// Moves the staging directory into place, replacing an existing output directory all
     /// at once.
-    pub fn commit(self) -> Result<()> {
-        let OutputTarget { out, staging } = self;
+    pub fn commit(mut self) -> Result<()> {
+        let out = self.out.clone();
+        let staging = self
+            .staging
+            .take()
+            .expect("a target is staged until it is committed");
         let marker = staging.path().join(OUTPUT_MARKER);
         std::fs::write(&marker, "written by harbor\n").map_err(|e| Error::io(&marker, e))?;
         let staged = staging.keep();
