@@ -332,3 +332,38 @@ fn tableau_command_rejects_bad_arguments() {
         &["stages", "lobatto-iiib supports 2..=6 stages, got 7"],
     );
 }
+
+/// A CSV column must be an index ≥ 0 or a header name; the message says which it got.
+#[test]
+fn csv_columns_are_indices_or_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("u.csv");
+    std::fs::write(&csv, "t,u\n0.0,1.0\n20.0,2.0\n").unwrap();
+    let path = csv.display().to_string();
+    let set =
+        |column: &str| format!("input.0={{kind = \"csv\", path = \"{path}\", column = {column}}}");
+    let e = simulate_fails(&[&set("-1")]);
+    assert_mentions(&e, &["input[0]", "column index -1 is negative"]);
+    let e = simulate_fails(&[&set("1.0")]);
+    assert_mentions(
+        &e,
+        &[
+            "input[0]",
+            "floating point `1.0`",
+            "zero-based column index",
+        ],
+    );
+}
+
+/// A drawn initial state that overflows is blamed on ensemble.x0, not on Q.
+#[test]
+fn an_overflowing_initial_state_draw_names_ensemble_x0() {
+    let e = simulate_fails_with(
+        &common::example_path("oscillator_ensemble.toml"),
+        &[
+            "ensemble.x0={kind=\"perturb\",sigma=1.79e308}",
+            "ensemble.members=4",
+        ],
+    );
+    assert_mentions(&e, &["ensemble.x0:", "overflows the initial state"]);
+}

@@ -60,10 +60,26 @@ fn parse_value(key: &str, raw: &str) -> Result<Value> {
         };
         return Err(Error::invalid(
             key,
-            format!("the --set value {raw:?} is not valid TOML ({why}){hint}"),
+            format!(
+                "the --set value {:?} is not valid TOML ({why}){hint}",
+                shortened(raw)
+            ),
         ));
     }
     Ok(Value::String(raw.to_string()))
+}
+
+/// Longest value quoted whole in an error message.
+const SHOWN_VALUE_CHARS: usize = 120;
+
+/// `raw`, cut to its first [`SHOWN_VALUE_CHARS`] characters with the total length noted.
+fn shortened(raw: &str) -> String {
+    let count = raw.chars().count();
+    if count <= SHOWN_VALUE_CHARS {
+        return raw.to_string();
+    }
+    let head: String = raw.chars().take(SHOWN_VALUE_CHARS).collect();
+    format!("{head}… ({count} characters)")
 }
 
 /// Whether `raw` is a decimal integer (optional sign, digits, `_` separators).
@@ -159,6 +175,14 @@ fn child<'a>(node: &'a mut Value, segment: &str, dotted: &str) -> Result<&'a mut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_malformed_values_are_shown_shortened() {
+        let raw = "[".repeat(50_000);
+        let error = parse_value("system.x0", &raw).unwrap_err().to_string();
+        assert!(error.len() < 400, "{} bytes", error.len());
+        assert!(error.contains("(50000 characters)"), "{error}");
+    }
 
     fn value(text: &str) -> Result<Value> {
         parse_override(text).map(|(_, v)| v)

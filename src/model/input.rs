@@ -34,11 +34,44 @@ pub enum Outside {
 }
 
 /// A CSV value column, by zero-based index or by header name.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ColumnRef {
     Index(usize),
     Name(String),
+}
+
+impl<'de> Deserialize<'de> for ColumnRef {
+    /// An integer ≥ 0 (an index) or a string (a header name); anything else is an error
+    /// that says so and shows the value.
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ColumnRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a zero-based column index (an integer ≥ 0) or a header name (a string)",
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<ColumnRef, E> {
+                usize::try_from(v).map(ColumnRef::Index).map_err(|_| {
+                    E::custom(format!(
+                        "column index {v} is negative: give a zero-based index (≥ 0) or a header name"
+                    ))
+                })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<ColumnRef, E> {
+                usize::try_from(v)
+                    .map(ColumnRef::Index)
+                    .map_err(|_| E::custom(format!("column index {v} is out of range")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ColumnRef, E> {
+                Ok(ColumnRef::Name(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// An input signal as written in a config (`[[input]]` tables, selected by `kind`).

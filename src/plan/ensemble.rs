@@ -234,6 +234,15 @@ impl DrawnEnsemble {
             }
         };
         let prefix = format!("ensemble member {index}");
+        if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                "ensemble.x0",
+                format!(
+                    "draws x0[{i}] = {} for member {index}: the draw's sigma or scale overflows the initial state",
+                    x0[i]
+                ),
+            ));
+        }
         let system = LinearPh::new(&prefix, j, r, q, b)?;
         let member = Member { system, x0 };
         super::linear_ph::check_initial_energy(&prefix, &member)?;
