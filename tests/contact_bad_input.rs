@@ -716,3 +716,16 @@ fn csv_forcing_signal_must_cover_the_run() {
         &["system.damping.signal", "cover [0, 5]", "needs [0, 10]"],
     );
 }
+
+/// A million degrees of freedom (a long x0) is refused before its dense n × n kinetic
+/// matrix is allocated, rather than aborting on the allocation.
+#[test]
+fn degrees_of_freedom_beyond_the_dense_limit_are_refused() {
+    let n = 1_000_000;
+    let zeros = vec!["0.0"; n].join(",");
+    let text = format!(
+        "[system]\nkind = \"contact\"\nx0 = [{zeros}]\np0 = [{zeros}]\npotential = [{{kind = \"quartic\", beta = 1.0}}]\n[scheme]\nfamily = \"splitting\"\ncomposition = \"strang\"\nh = 0.01\nt_end = 0.1\n"
+    );
+    let e = simulate_fails_text(&text, &[]);
+    assert_mentions(&e, &["system.x0", "n = 1000000", "at most n = 4096", "7.28 TiB"]);
+}

@@ -84,6 +84,10 @@ pub enum DampingSpec {
     Tidal { eta: f64, eccentricity: f64 },
 }
 
+/// Most degrees of freedom of a contact system: its kinetic matrix P is dense, n² values
+/// (128 MiB at the limit).
+pub const MAX_CONTACT_DOF: usize = 4096;
+
 /// Validates the spec into a member; `prefix` names it in errors.
 pub fn build_contact_member(
     prefix: &str,
@@ -95,6 +99,15 @@ pub fn build_contact_member(
         return Err(Error::invalid(
             format!("{prefix}.x0"),
             "must have at least one entry",
+        ));
+    }
+    if n > MAX_CONTACT_DOF {
+        return Err(Error::invalid(
+            format!("{prefix}.x0"),
+            format!(
+                "has n = {n} entries; contact systems support at most n = {MAX_CONTACT_DOF} degrees of freedom (the kinetic matrix P is a dense n × n matrix: {} here)",
+                crate::plan::format_bytes((n as u64).saturating_mul(n as u64).saturating_mul(8))
+            ),
         ));
     }
     let why = format!("n = {n} from {prefix}.x0");

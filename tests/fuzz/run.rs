@@ -675,8 +675,9 @@ fn check_summary(case: &Case, out: &Path, summary: &Value, problems: &mut Vec<St
         problems.push("summary.json is not an object".into());
         return false;
     };
+    check_statistics(summary, members, case.keep_nonfinite, problems);
     for (name, value) in top {
-        if name == "nonfinite" || name == "files" {
+        if name == "nonfinite" || name == "files" || name == "statistics" {
             continue;
         }
         let per_member = name == "final_state"
@@ -696,7 +697,82 @@ fn check_summary(case: &Case, out: &Path, summary: &Value, problems: &mut Vec<St
         }
     }
     check_arrays(out, members, &|m| allowed(Some(m)), problems);
+    check_status_file(out, members, nonfinite, &listed, problems);
     nonfinite > 0
+}
+
+/// Every column of `statistics` counts each member once (finite values plus non-finite
+/// ones); min, max, mean and quantiles are null only without finite values, which only
+/// `--keep-nonfinite` allows.
+fn check_statistics(summary: &Value, members: u64, keep: bool, problems: &mut Vec<String>) {
+    let Some(groups) = summary["statistics"].as_object() else {
+        problems.push("summary.json lacks `statistics`".into());
+        return;
+    };
+    let mut columns = Vec::new();
+    for (group, value) in groups {
+        match value {
+            Value::Object(map) => {
+                columns.extend(map.iter().map(|(k, v)| (format!("{group}.{k}"), v)));
+            }
+            Value::Array(items) => columns.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("{group}[{i}]"), v)),
+            ),
+            _ => {}
+        }
+    }
+    for (name, column) in columns {
+        let (count, nonfinite) = (column["count"].as_u64(), column["nonfinite"].as_u64());
+        if count.zip(nonfinite).map(|(c, n)| c + n) != Some(members) {
+            problems.push(format!(
+                "statistics.{name}: count {count:?} + nonfinite {nonfinite:?} ≠ {members} members"
+            ));
+        }
+        let mut nulls = Vec::new();
+        find_nulls(column, name.clone(), None, &mut nulls);
+        if !nulls.is_empty() && !(keep && count == Some(0)) {
+            problems.push(format!(
+                "exit 0 with a null statistic at statistics.{}",
+                nulls[0].0
+            ));
+        }
+    }
+}
+
+/// nonfinite_step.npy (int64) is non-zero exactly for the non-finite members.
+fn check_status_file(
+    out: &Path,
+    members: u64,
+    nonfinite: u64,
+    listed: &BTreeSet<u64>,
+    problems: &mut Vec<String>,
+) {
+    let path = out.join("nonfinite_step.npy");
+    let status: ndarray::ArrayD<i64> = match ndarray_npy::read_npy(&path) {
+        Ok(a) => a,
+        Err(e) => {
+            problems.push(format!("nonfinite_step.npy does not read as int64: {e}"));
+            return;
+        }
+    };
+    if status.len() as u64 != members {
+        problems.push(format!(
+            "nonfinite_step.npy has {} entries for {members} members",
+            status.len()
+        ));
+    }
+    let flagged: Vec<u64> = (0..status.len() as u64)
+        .filter(|&m| status.as_slice().is_some_and(|s| s[m as usize] != 0))
+        .collect();
+    if flagged.len() as u64 != nonfinite || flagged.iter().take(1000).any(|m| !listed.contains(m)) {
+        problems.push(format!(
+            "nonfinite_step.npy flags {} member(s), summary.json counts {nonfinite}",
+            flagged.len()
+        ));
+    }
 }
 
 /// Paths of nulls under `value`, each with the first array index on its way.
@@ -740,6 +816,9 @@ fn check_arrays(
         .collect();
     names.sort();
     for name in names {
+        if name == "nonfinite_step.npy" {
+            continue; // int64, checked by check_status_file
+        }
         let path = out.join(&name);
         if std::fs::metadata(&path).map_or(0, |m| m.len()) > 64 << 20 {
             continue;
