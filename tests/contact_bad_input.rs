@@ -727,5 +727,8 @@ fn degrees_of_freedom_beyond_the_dense_limit_are_refused() {
         "[system]\nkind = \"contact\"\nx0 = [{zeros}]\np0 = [{zeros}]\npotential = [{{kind = \"quartic\", beta = 1.0}}]\n[scheme]\nfamily = \"splitting\"\ncomposition = \"strang\"\nh = 0.01\nt_end = 0.1\n"
     );
     let e = simulate_fails_text(&text, &[]);
-    assert_mentions(&e, &["system.x0", "n = 1000000", "at most n = 4096", "7.28 TiB"]);
+    assert_mentions(
+        &e,
+        &["system.x0", "n = 1000000", "at most n = 4096", "7.28 TiB"],
+    );
 }

@@ -35,10 +35,22 @@ fn the_oracle_catches_each_kind_of_failure() {
     use fuzz::cases::Case;
     use fuzz::run::{Limits, Outcome, run_case};
 
-    // `$4` is the --out directory (simulate CONFIG --out OUT …).
+    // `$4` is the --out directory (simulate CONFIG --out OUT …). A finite member's status
+    // file (int64 zero), copied in by the fake binary.
+    let status_dir = tempfile::tempdir().unwrap();
+    let status = status_dir.path().join("nonfinite_step.npy");
+    let mut stream = harbor::io::npy_stream::NpyStream::create_of(
+        &status,
+        &[1],
+        harbor::io::npy_stream::Element::I64,
+    )
+    .unwrap();
+    stream.write_rows_i64(0, &[0]).unwrap();
+    stream.finish().unwrap();
     let summary = |energy: &str| {
         format!(
-            r#"mkdir "$4" && printf '%s' '{{"members": 1, "energy": {{"stored_total": [{energy}]}}, "final_state": [[1.0]], "nonfinite": {{"members": 0, "first": []}}}}' > "$4/summary.json""#
+            r#"mkdir "$4" && cp '{}' "$4/" && printf '%s' '{{"members": 1, "energy": {{"stored_total": [{energy}]}}, "final_state": [[1.0]], "statistics": {{"energy": {{"stored_total": {{"count": 1, "nonfinite": 0, "min": 1.5}}}}, "final_state": [{{"count": 1, "nonfinite": 0}}]}}, "nonfinite": {{"members": 0, "first": []}}}}' > "$4/summary.json""#,
+            status.display()
         )
     };
     let cases: Vec<(&str, String, bool, Outcome, &str)> = vec![
