@@ -213,7 +213,7 @@ impl SimulationWriter {
     }
 
     /// Members received so far.
-    pub fn members(&self) -> usize {
+    pub fn members_received(&self) -> usize {
         self.received
     }
 

@@ -733,7 +733,7 @@ fn check_statistics(summary: &Value, members: u64, keep: bool, problems: &mut Ve
         }
         let mut nulls = Vec::new();
         find_nulls(column, name.clone(), None, &mut nulls);
-        if !nulls.is_empty() && !(keep && count == Some(0)) {
+        if !(nulls.is_empty() || keep && count == Some(0)) {
             problems.push(format!(
                 "exit 0 with a null statistic at statistics.{}",
                 nulls[0].0

@@ -71,7 +71,7 @@ impl FamilyVisitor for Simulate<'_> {
         if let (count, Some((member, step))) = writer.nonfinite() {
             let what = format!(
                 "{count} of {} member(s) became non-finite (NaN or ±inf; first: member {member} after step {step})",
-                writer.members()
+                writer.members_received()
             );
             if !self.keep_nonfinite {
                 return Err(Error::Numerical {
@@ -89,7 +89,7 @@ impl FamilyVisitor for Simulate<'_> {
             family,
             &label,
             precision,
-            writer.members(),
+            writer.members_received(),
             writer.first_totals(),
             seconds,
         );
