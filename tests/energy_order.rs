@@ -65,8 +65,14 @@ fn slope_of_exact_power_laws() {
 }
 
 /// The error of `prepare` on the pulse example with `overrides`, as text.
+/// Some values (a negative or NaN `study.h`, zero stages) are refused already when the
+/// config is loaded, the others by `prepare`; either way before any work.
 fn refusal(example: &str, overrides: &[&str]) -> String {
-    let config = common::example(example, overrides);
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let config = match harbor::io::Config::load(&common::example_path(example), &overrides) {
+        Ok(config) => config,
+        Err(e) => return e.to_string(),
+    };
     match energy_order::prepare(&config) {
         Ok(_) => panic!("{example} {overrides:?} was accepted"),
         Err(e) => e.to_string(),

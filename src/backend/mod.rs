@@ -198,20 +198,7 @@ mod tests {
     use super::*;
 
     fn software(name: &str) -> AdapterSummary {
-        AdapterSummary {
-            name: name.into(),
-            backend: "Vulkan".into(),
-            device_type: "Cpu".into(),
-            software: true,
-            driver: String::new(),
-            driver_info: String::new(),
-            shader_f64: true,
-            max_storage_buffer_binding_size: 1 << 27,
-            max_buffer_size: 1 << 30,
-            max_compute_workgroups_per_dimension: 65535,
-            max_compute_invocations_per_workgroup: 256,
-            max_compute_workgroup_storage_size: 16384,
-        }
+        AdapterSummary::for_tests(name, true, true)
     }
 
     #[test]

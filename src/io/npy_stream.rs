@@ -101,28 +101,28 @@ impl NpyStream {
         Ok(())
     }
 
-    /// Writes `values` (whole rows of the first axis) starting at row `first_row`.
-    pub fn write_rows(&mut self, first_row: usize, values: &[f64]) -> Result<()> {
-        debug_assert_eq!(self.element, Element::F64);
+    /// Writes the 8-byte little-endian `values` (whole rows of the first axis) starting at
+    /// row `first_row`.
+    fn write_le(&mut self, first_row: usize, values: impl Iterator<Item = [u8; 8]>) -> Result<()> {
         self.seek_row(first_row)?;
-        for v in values {
+        for bytes in values {
             self.file
-                .write_all(&v.to_le_bytes())
+                .write_all(&bytes)
                 .map_err(|e| Error::io(&self.path, e))?;
         }
         Ok(())
     }
 
+    /// Writes `values` (whole rows of the first axis) starting at row `first_row`.
+    pub fn write_rows(&mut self, first_row: usize, values: &[f64]) -> Result<()> {
+        debug_assert_eq!(self.element, Element::F64);
+        self.write_le(first_row, values.iter().map(|v| v.to_le_bytes()))
+    }
+
     /// Writes integer `values` (whole rows) starting at row `first_row`.
     pub fn write_rows_i64(&mut self, first_row: usize, values: &[i64]) -> Result<()> {
         debug_assert_eq!(self.element, Element::I64);
-        self.seek_row(first_row)?;
-        for v in values {
-            self.file
-                .write_all(&v.to_le_bytes())
-                .map_err(|e| Error::io(&self.path, e))?;
-        }
-        Ok(())
+        self.write_le(first_row, values.iter().map(|v| v.to_le_bytes()))
     }
 
     /// Flushes everything to disk.

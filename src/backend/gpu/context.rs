@@ -305,15 +305,15 @@ impl GpuContext {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn adapter(shader_f64: bool) -> AdapterSummary {
+impl AdapterSummary {
+    /// A Vulkan adapter with typical limits, for unit tests: a discrete GPU, or a CPU
+    /// (software) one.
+    pub(crate) fn for_tests(name: &str, software: bool, shader_f64: bool) -> Self {
         AdapterSummary {
-            name: "Test GPU".into(),
+            name: name.into(),
             backend: "Vulkan".into(),
-            device_type: "DiscreteGpu".into(),
-            software: false,
+            device_type: if software { "Cpu" } else { "DiscreteGpu" }.into(),
+            software,
             driver: String::new(),
             driver_info: String::new(),
             shader_f64,
@@ -323,6 +323,15 @@ mod tests {
             max_compute_invocations_per_workgroup: 256,
             max_compute_workgroup_storage_size: 16384,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(shader_f64: bool) -> AdapterSummary {
+        AdapterSummary::for_tests("Test GPU", false, shader_f64)
     }
 
     #[test]
