@@ -255,4 +255,9 @@ fn a_failed_run_removes_the_parents_it_created() {
     assert!(!output.status.success());
     assert_eq!(entries(dir.path()), ["a"]);
     assert_eq!(entries(&dir.path().join("a")), Vec::<String>::new());
+    // A parent that cannot be created (a 300-byte name) leaves none of those before it.
+    let long = dir.path().join("new").join("x".repeat(300)).join("run");
+    let output = simulate("oscillator_pulse.toml", &long, &[]);
+    assert!(!output.status.success());
+    assert_eq!(entries(dir.path()), ["a"]);
 }

@@ -29,7 +29,7 @@ use ndarray_npy::write_npy;
 use serde_json::{Map, Value, json};
 
 use super::npy_stream::{Element, NpyStream, npy_file_bytes, read_rows};
-use super::statistics::ColumnStatistics;
+use super::statistics::{ColumnStatistics, MAX_COLUMN_BYTES};
 use crate::error::{Error, Result};
 use crate::kernels::Family;
 use crate::plan::{MemberResult, RecordSpec, ResultSink};
@@ -56,6 +56,16 @@ pub fn write_json(path: &Path, value: &Value) -> Result<()> {
 /// Ensembles up to this many members list their totals and final states in summary.json;
 /// larger ones give aggregate statistics there and the per-member values in NPY files only.
 pub const SUMMARY_MEMBER_LIMIT: usize = 4096;
+
+/// Final-state components with statistics in summary.json (the first ones; all of them are
+/// in final_state.npy).
+pub const STATISTICS_STATE_COMPONENTS: usize = 64;
+
+/// Bytes of summary.json per column of statistics (12 pretty-printed numbers with keys).
+const SUMMARY_BYTES_PER_STATISTIC: u64 = 640;
+
+/// Write buffer of each array file.
+const NPY_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Members listed under `nonfinite.first` in summary.json.
 const NONFINITE_LISTED: usize = 1000;
@@ -98,6 +108,11 @@ pub struct SimulationWriter {
     shown: bool,
 }
 
+/// Columns with statistics: every total and the first state components.
+fn statistics_columns(spec: &RecordSpec) -> usize {
+    spec.totals.len() + spec.state_width.min(STATISTICS_STATE_COMPONENTS)
+}
+
 /// The array files of a run: name and shape.
 fn array_shapes<F: Family>(family: &F) -> Vec<(String, Vec<usize>)> {
     let members = family.member_count();
@@ -137,7 +152,21 @@ impl SimulationWriter {
             0
         };
         let nonfinite = (NONFINITE_LISTED.min(members) as u64) * 64;
-        arrays.saturating_add(SUMMARY_BASE_BYTES + SUMMARY_BYTES_PER_VALUE * listed + nonfinite)
+        let statistics = SUMMARY_BYTES_PER_STATISTIC * statistics_columns(spec) as u64;
+        arrays.saturating_add(
+            SUMMARY_BASE_BYTES + SUMMARY_BYTES_PER_VALUE * listed + nonfinite + statistics,
+        )
+    }
+
+    /// Host bytes the writer holds at most: the listed members' values, the statistics'
+    /// bins, the files' write buffers.
+    pub fn host_bytes<F: Family>(family: &F) -> u64 {
+        let spec = family.record_spec();
+        let listed = family.member_count().min(SUMMARY_MEMBER_LIMIT) as u64;
+        let per_listed = 8 * (spec.totals.len() + spec.state_width) as u64 + 2 * 48;
+        let statistics = (statistics_columns(spec) * MAX_COLUMN_BYTES) as u64;
+        let files = array_shapes(family).len() as u64;
+        listed * per_listed + statistics + files * NPY_BUFFER_BYTES
     }
 
     /// Creates the array files of `family`'s run in `dir`.
@@ -187,7 +216,9 @@ impl SimulationWriter {
             final_state_file,
             status_file,
             totals_statistics: ColumnStatistics::new(spec.totals.len()),
-            state_statistics: ColumnStatistics::new(spec.state_width),
+            state_statistics: ColumnStatistics::new(
+                spec.state_width.min(STATISTICS_STATE_COMPONENTS),
+            ),
             listed_totals: Vec::with_capacity(listed),
             listed_final_states: Vec::with_capacity(listed),
             nonfinite_count: 0,
@@ -244,20 +275,21 @@ impl SimulationWriter {
         self.totals_file.finish()?;
         self.final_state_file.finish()?;
         self.status_file.finish()?;
-        for (statistics, file, width) in [
-            (
-                &mut self.totals_statistics,
-                "totals.npy",
-                self.spec.totals.len(),
-            ),
+        let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
+        let columns = state.min(STATISTICS_STATE_COMPONENTS);
+        for (statistics, file, width, used) in [
+            (&mut self.totals_statistics, "totals.npy", totals, totals),
             (
                 &mut self.state_statistics,
                 "final_state.npy",
-                self.spec.state_width,
+                state,
+                columns,
             ),
         ] {
             while statistics.end_pass() {
-                read_rows(&self.dir.join(file), width, |row| statistics.observe(row))?;
+                read_rows(&self.dir.join(file), width, |row| {
+                    statistics.observe(&row[..used]);
+                })?;
             }
         }
         let grid = family.grid();
@@ -296,13 +328,14 @@ impl SimulationWriter {
         for (index, name) in self.spec.totals.iter().enumerate() {
             totals_statistics.insert((*name).into(), self.totals_statistics.summary(index));
         }
-        let state_statistics: Vec<Value> = (0..self.spec.state_width)
+        let state_statistics: Vec<Value> = (0..columns)
             .map(|index| self.state_statistics.summary(index))
             .collect();
         summary.insert(
             "statistics".into(),
             json!({
                 "listed_members_up_to": SUMMARY_MEMBER_LIMIT,
+                "final_state_components": columns,
                 group: totals_statistics,
                 "final_state": state_statistics,
             }),
@@ -393,7 +426,9 @@ impl ResultSink for SimulationWriter {
                 }
             }
             self.totals_statistics.observe(&member.totals);
-            self.state_statistics.observe(&member.final_state);
+            let columns = member.final_state.len().min(STATISTICS_STATE_COMPONENTS);
+            self.state_statistics
+                .observe(&member.final_state[..columns]);
             if self.listed_totals.len() < keep {
                 self.listed_totals.push(member.totals);
                 self.listed_final_states.push(member.final_state);

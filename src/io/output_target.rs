@@ -56,17 +56,30 @@ fn live_staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Directories this process created on the way to an output location, deepest first;
+/// removed on SIGINT/SIGTERM after the staging directories, if empty.
+static LIVE_PARENTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live_parents() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE_PARENTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Adds `dir` (a private temporary directory of this process) to what an interrupt removes.
 pub fn remove_on_interrupt(dir: &Path) {
     live_staging().push(dir.to_path_buf());
 }
 
-/// Removes this process's staging directories and exits with 130 on SIGINT or SIGTERM.
-/// Call once, early, from a binary.
+/// Removes this process's staging directories (and the parents it created for them) and
+/// exits with 130 on SIGINT or SIGTERM. Call once, early, from a binary.
 pub fn install_interrupt_cleanup() {
     let _ = ctrlc::set_handler(|| {
         for dir in live_staging().drain(..) {
             let _ = std::fs::remove_dir_all(&dir);
+        }
+        for dir in live_parents().drain(..) {
+            let _ = std::fs::remove_dir(&dir);
         }
         eprintln!("interrupted: no output was written");
         std::process::exit(130);
@@ -76,23 +89,38 @@ pub fn install_interrupt_cleanup() {
 /// A checked output location with its staging directory.
 pub struct OutputTarget {
     out: PathBuf,
-    /// `None` once committed.
+    /// `None` once committed. (Fields drop in order: the staging directory goes before
+    /// the parents that held it.)
     staging: Option<tempfile::TempDir>,
-    /// Ancestors of `--out` this run created, deepest first: removed again (when empty) if
-    /// the run fails, so a failed run leaves the file system as it found it.
-    created_parents: Vec<PathBuf>,
+    created_parents: CreatedParents,
 }
 
-impl Drop for OutputTarget {
+/// Ancestors of `--out` this run created, deepest first: removed again (when empty) unless
+/// the run commits, so a failed run leaves the file system as it found it.
+struct CreatedParents(Vec<PathBuf>);
+
+impl CreatedParents {
+    /// Creates `dir` and its missing ancestors, remembering which were missing.
+    fn create(dir: &Path) -> std::io::Result<Self> {
+        let created = CreatedParents(missing_ancestors(dir));
+        live_parents().extend(created.0.iter().cloned());
+        std::fs::create_dir_all(dir)?;
+        Ok(created)
+    }
+
+    /// Keeps the directories (the run committed into them).
+    fn keep(mut self) {
+        let kept = std::mem::take(&mut self.0);
+        live_parents().retain(|p| !kept.contains(p));
+    }
+}
+
+impl Drop for CreatedParents {
     fn drop(&mut self) {
-        if let Some(staging) = self.staging.take() {
-            live_staging().retain(|p| p != staging.path());
-            drop(staging);
-            for dir in &self.created_parents {
-                if std::fs::remove_dir(dir).is_err() {
-                    break;
-                }
-            }
+        live_parents().retain(|p| !self.0.contains(p));
+        // remove_dir takes only empty directories; one that never came to be is skipped.
+        for dir in &self.0 {
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }
@@ -209,8 +237,7 @@ impl OutputTarget {
             }
             replaceable(out)?;
         }
-        let created_parents = missing_ancestors(&parent);
-        std::fs::create_dir_all(&parent).map_err(|e| {
+        let created_parents = CreatedParents::create(&parent).map_err(|e| {
             Error::invalid(
                 "--out",
                 format!(
@@ -247,15 +274,18 @@ impl OutputTarget {
 
     /// Moves the staging directory into place, replacing an existing output directory all
     /// at once.
-    pub fn commit(mut self) -> Result<()> {
-        let out = self.out.clone();
-        let staging = self
-            .staging
-            .take()
-            .expect("a target is staged until it is committed");
+    pub fn commit(self) -> Result<()> {
+        let OutputTarget {
+            out,
+            staging,
+            created_parents,
+        } = self;
+        let staging = staging.expect("a target is staged until it is committed");
         let marker = staging.path().join(OUTPUT_MARKER);
         std::fs::write(&marker, "written by harbor\n").map_err(|e| Error::io(&marker, e))?;
         let staged = staging.keep();
+        // From here the results are on disk (staged or in place): their parents stay.
+        created_parents.keep();
         live_staging().retain(|p| p != &staged);
         let parent = staged
             .parent()

@@ -36,6 +36,8 @@ pub fn free_disk(path: &Path) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEstimate {
     pub footprint: Footprint,
+    /// Host bytes the result sink (the files' writer) holds besides the backend's.
+    pub sink_bytes: u64,
     pub budget: MemoryBudget,
     pub output_bytes: u64,
     pub available_memory: Option<u64>,
@@ -47,17 +49,24 @@ impl RunEstimate {
     /// available memory and free disk measured now.
     pub fn measure(
         footprint: Footprint,
+        sink_bytes: u64,
         budget: MemoryBudget,
         output_bytes: u64,
         output_dir: &Path,
     ) -> Self {
         RunEstimate {
             footprint,
+            sink_bytes,
             budget,
             output_bytes,
             available_memory: available_memory(),
             free_disk: free_disk(output_dir),
         }
+    }
+
+    /// Host bytes of the whole run: the backend's and the sink's.
+    pub fn host_bytes(&self) -> u64 {
+        self.footprint.host_bytes.saturating_add(self.sink_bytes)
     }
 
     /// Refuses a run whose output does not fit the free disk space, or whose planned host
@@ -80,13 +89,13 @@ impl RunEstimate {
             }
         }
         if let Some(available) = self.available_memory
-            && self.footprint.host_bytes > available
+            && self.host_bytes() > available
         {
             return Err(Error::invalid(
                 "--memory-budget",
                 format!(
                     "the run plans {} of host memory within a budget of {} but only {} is available; lower --memory-budget (or HARBOR_MEMORY_BUDGET)",
-                    format_bytes(self.footprint.host_bytes),
+                    format_bytes(self.host_bytes()),
                     format_bytes(self.budget.bytes()),
                     format_bytes(available)
                 ),
@@ -98,7 +107,7 @@ impl RunEstimate {
     /// Whether the run is large enough to print its estimate before it starts.
     pub fn is_large(&self) -> bool {
         self.output_bytes >= REPORTED_BYTES
-            || self.footprint.host_bytes >= REPORTED_BYTES
+            || self.host_bytes() >= REPORTED_BYTES
             || self.footprint.member_steps() >= REPORTED_MEMBER_STEPS
     }
 
@@ -114,7 +123,7 @@ impl RunEstimate {
             "{:.3e} member-steps in chunks of {} member(s): {} of host memory (budget {}){device}; writes {}{disk}",
             self.footprint.member_steps() as f64,
             self.footprint.members_per_chunk,
-            format_bytes(self.footprint.host_bytes),
+            format_bytes(self.host_bytes()),
             format_bytes(self.budget.bytes()),
             format_bytes(self.output_bytes),
         )

@@ -273,29 +273,26 @@ impl ContactSystem {
     /// (the tidal (a/r)⁶ ḟ last), c(t), then (a/r)³ cos 2f and (a/r)³ sin 2f.
     /// `out` has exactly [`TimeChannels::count`] entries.
     pub fn time_functions(&self, t: f64, out: &mut [f64]) {
-        let mut values = out.iter_mut();
-        let mut push = |v: f64| *values.next().expect("one slot per time channel") = v;
-        for term in &self.potential {
-            if let Potential::Forcing { signal, .. } = term {
-                push(signal.value(t));
-            }
-        }
-        if let Damping::Tidal { orbit, .. } = &self.damping {
-            push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
-        }
-        match &self.damping {
-            Damping::None => {}
-            Damping::Constant { .. } => push(1.0),
-            Damping::Signal { signal, .. } => push(signal.value(t)),
-            Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
-        }
-        for term in &self.potential {
-            if let Potential::SpinOrbit { orbit, .. } = term {
-                let cube = orbit.radius(t).recip().powi(3);
-                let two_f = 2.0 * orbit.true_anomaly(t);
-                push(cube * two_f.cos());
-                push(cube * two_f.sin());
-            }
+        time_functions(&self.potential, &self.damping, t, out);
+    }
+
+    /// The terms that depend on time (forcing, spin–orbit, damping), owned: what a shared
+    /// stream needs to sample [`ContactSystem::time_functions`] without the system's
+    /// matrices.
+    pub fn time_terms(&self) -> TimeTerms {
+        TimeTerms {
+            potential: self
+                .potential
+                .iter()
+                .filter(|term| {
+                    matches!(
+                        term,
+                        Potential::Forcing { .. } | Potential::SpinOrbit { .. }
+                    )
+                })
+                .cloned()
+                .collect(),
+            damping: self.damping.clone(),
         }
     }
 
@@ -479,5 +476,48 @@ impl ContactMember {
         let mut y: Vec<f64> = self.x0.iter().chain(self.p0.iter()).copied().collect();
         y.push(self.z0);
         y
+    }
+}
+
+/// The time-dependent terms of a contact system (see [`ContactSystem::time_terms`]).
+#[derive(Debug, Clone)]
+pub struct TimeTerms {
+    potential: Vec<Potential>,
+    damping: Damping,
+}
+
+impl TimeTerms {
+    /// [`ContactSystem::time_functions`] of the system these terms came from.
+    pub fn time_functions(&self, t: f64, out: &mut [f64]) {
+        time_functions(&self.potential, &self.damping, t, out);
+    }
+}
+
+/// The time functions of `potential` and `damping` at t (see
+/// [`ContactSystem::time_functions`]); terms without time dependence contribute nothing.
+fn time_functions(potential: &[Potential], damping: &Damping, t: f64, out: &mut [f64]) {
+    let mut values = out.iter_mut();
+    let mut push = |v: f64| *values.next().expect("one slot per time channel") = v;
+    for term in potential {
+        if let Potential::Forcing { signal, .. } = term {
+            push(signal.value(t));
+        }
+    }
+    if let Damping::Tidal { orbit, .. } = damping {
+        push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
+    }
+    match damping {
+        Damping::None => {}
+        Damping::Constant { .. } => push(1.0),
+        Damping::Signal { signal, .. } => push(signal.value(t)),
+        Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
+    }
+    for term in potential {
+        if let Potential::SpinOrbit { orbit, .. } = term {
+            let cube = orbit.radius(t).recip().powi(3);
+            let two_f = 2.0 * orbit.true_anomaly(t);
+            push(cube * two_f.cos());
+            push(cube * two_f.sin());
+        }
     }
 }

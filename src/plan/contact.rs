@@ -238,7 +238,7 @@ impl ContactPlan {
         system.check_signals_cover("system", t_end)?;
         let time_channels = system.time_channels();
         let offsets = method.offsets();
-        let sampled = system.clone();
+        let sampled = system.time_terms();
         let stream = SharedStream::sample(
             &offsets,
             time_channels.count(),

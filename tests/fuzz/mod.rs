@@ -42,7 +42,8 @@ fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
 impl Settings {
     /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
     /// fresh), `HARBOR_FUZZ_JOBS` (default: all cores), `HARBOR_FUZZ_GPU_CASES` (default 8),
-    /// `HARBOR_FUZZ_ONLY` (comma-separated case indices), `HARBOR_FUZZ_TIMEOUT_S` (default
+    /// `HARBOR_FUZZ_ONLY` (comma-separated case indices), `HARBOR_FUZZ_BINARY` (the binary
+    /// to run, default this build's), `HARBOR_FUZZ_TIMEOUT_S` (default
     /// 20), `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5); `HARBOR_FUZZ_LOG` names a file that
     /// gets one line per case (read in [`fuzz`]).
     pub fn from_env() -> Settings {
@@ -96,7 +97,12 @@ struct Record {
 /// Runs the fuzzer; panics with a report when any case fails.
 pub fn fuzz(settings: &Settings) {
     let examples = Example::load_all();
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_harbor"));
+    // A long campaign can run a copy of the binary (HARBOR_FUZZ_BINARY), so that rebuilding
+    // meanwhile does not swap it under the running cases.
+    let bin = std::env::var_os("HARBOR_FUZZ_BINARY").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_harbor")),
+        PathBuf::from,
+    );
     let root = tempfile::Builder::new()
         .prefix("harbor-fuzz-")
         .tempdir()

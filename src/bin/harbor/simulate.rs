@@ -54,6 +54,7 @@ impl FamilyVisitor for Simulate<'_> {
         // What the run needs, against what the machine has, before any work.
         let estimate = RunEstimate::measure(
             self.backend.footprint(family, &self.budget)?,
+            SimulationWriter::host_bytes(family),
             self.budget,
             SimulationWriter::planned_bytes(family),
             self.target.dir(),
