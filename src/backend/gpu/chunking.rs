@@ -35,6 +35,8 @@ pub struct ChunkLimits {
     pub loop_iterations: Option<usize>,
     /// Members whose results fit the host's result budget.
     pub host_members: usize,
+    /// Values of the shared stream per step (its window per dispatch is one binding too).
+    pub stream_width: usize,
 }
 
 /// Chunk and dispatch sizes for `kernel` (the run's largest variant) over `members`
@@ -84,6 +86,18 @@ pub fn chunking(
     if let Some(cap) = options.max_steps_per_dispatch {
         steps_per_dispatch = steps_per_dispatch.min(cap.max(1));
     }
+    // The stream's window of a dispatch fits one binding.
+    let stream_step_bytes = limits.stream_width as u64 * size;
+    if stream_step_bytes > 0 {
+        let by_stream = (limits.binding_bytes / stream_step_bytes) as usize;
+        if by_stream == 0 {
+            return Err(Error::Gpu(format!(
+                "one step's shared values take {stream_step_bytes} bytes, more than the adapter's {}-byte storage binding",
+                limits.binding_bytes
+            )));
+        }
+        steps_per_dispatch = steps_per_dispatch.min(by_stream);
+    }
     // A window of L steps holds at most min(L, ⌈L / every⌉ + 1) records: ⌈L / every⌉
     // multiples of the cadence and the final step. With `capacity` ≥ 2 slots,
     // L ≤ (capacity − 1) · every keeps them in.
@@ -111,7 +125,36 @@ mod tests {
             binding_bytes,
             loop_iterations: Some(LOOP_ITERATIONS_PER_DISPATCH),
             host_members: usize::MAX,
+            stream_width: 0,
         }
+    }
+
+    /// A long single-member run with a wide stream: the stream window of a dispatch fits
+    /// the binding, so the dispatch is cut below what the work bound alone would allow.
+    #[test]
+    fn the_stream_window_fits_the_binding() {
+        let kernel = shape(2, 2, 0, 2, false);
+        let g = grid(1 << 24, 1 << 24);
+        let binding = 1 << 20;
+        let stream_width = 16;
+        let c = chunking(
+            &kernel,
+            Precision::F64,
+            1,
+            &g,
+            &ChunkLimits {
+                stream_width,
+                loop_iterations: None,
+                ..limits(binding)
+            },
+            &GpuRunOptions::default(),
+        )
+        .unwrap();
+        assert!(c.steps_per_dispatch * stream_width * 8 <= binding as usize);
+        assert_eq!(
+            c.steps_per_dispatch,
+            (binding as usize) / (stream_width * 8)
+        );
     }
 
     /// A one-degree-of-freedom contact kernel: its record slot is the widest buffer, so the

@@ -174,6 +174,7 @@ pub fn plan_chunks<F: Family>(
             .min(ctx.limits.max_buffer_size),
         loop_iterations: ctx.adapter.software.then_some(LOOP_ITERATIONS_PER_DISPATCH),
         host_members: members_within(result_budget, per_member),
+        stream_width: family.shared_stream().width(),
     };
     let plan = chunking(
         &bound,
