@@ -13,7 +13,8 @@
 //! `HARBOR_TEST_SEED`, else a fresh seed, printed), `HARBOR_FUZZ_JOBS` (default: all
 //! cores), `HARBOR_FUZZ_GPU_CASES` (default 8; they run `--backend gpu` and, like the other
 //! GPU tests, fail rather than skip without an adapter), `HARBOR_FUZZ_ONLY` (case indices to
-//! replay), `HARBOR_FUZZ_TIMEOUT_S` (default 20), `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5).
+//! replay), `HARBOR_FUZZ_BINARY` (run a copy of the binary, so that a rebuild during a long
+//! campaign does not swap it), `HARBOR_FUZZ_TIMEOUT_S` (default 20), `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5).
 //! The counts per outcome, class, mutation kind and example are printed and written to
 //! `target/tmp/fuzz_configs_report.txt`.
 

@@ -91,8 +91,9 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
-        /// Keep the results when members become non-finite (NaN or ±inf): they are listed in
-        /// summary.json under `nonfinite`. Without it such a run writes nothing and fails.
+        /// Keep the results when members become non-finite (NaN or ±inf): summary.json counts
+        /// them under `nonfinite` (the first 1000 listed) and nonfinite_step.npy gives each
+        /// member's first non-finite step. Without it such a run writes nothing and fails.
         #[arg(long)]
         keep_nonfinite: bool,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]

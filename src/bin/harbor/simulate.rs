@@ -78,7 +78,7 @@ impl FamilyVisitor for Simulate<'_> {
                 return Err(Error::Numerical {
                     context: "simulation".into(),
                     problem: format!(
-                        "{what}; nothing was written — rerun with --keep-nonfinite to keep the results, with those members listed in summary.json"
+                        "{what}; nothing was written — rerun with --keep-nonfinite to keep the results (summary.json counts those members, nonfinite_step.npy flags each)"
                     ),
                 });
             }
