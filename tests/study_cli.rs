@@ -60,3 +60,37 @@ fn energy_order_refuses_an_ensemble_and_writes_nothing() {
     );
     assert!(!out.exists(), "{} was written", out.display());
 }
+
+/// `study contact-energy` holds every member's records at once: beyond the memory budget it
+/// refuses before any work, naming the members, the bytes and the budget.
+#[test]
+fn contact_energy_refuses_what_it_cannot_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let config = common::example_path("contact_energy_sweep.toml");
+    let output = harbor(&[
+        "study",
+        "contact-energy",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--memory-budget",
+        "16MiB",
+        "--set",
+        "ensemble.members=100000",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    common::assert_mentions(
+        &stderr,
+        &[
+            "ensemble.members",
+            "100000 members",
+            "635.53 MiB",
+            "--memory-budget",
+        ],
+    );
+    assert!(!out.exists());
+}

@@ -9,6 +9,7 @@ use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::io::Config;
 use harbor::io::output_target::OutputTarget;
+use harbor::plan::format_bytes;
 use harbor::study::energy_order;
 use harbor::{Error, Result};
 
@@ -50,10 +51,27 @@ pub fn study_contact_energy(
     device: &DeviceArgs,
     overrides: &[String],
 ) -> Result<()> {
+    let budget = device.budget()?;
     let config = Config::load(config_path, overrides)?;
     let plan = config.contact_plan()?;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open(true)?;
+    // The study compares every member's whole record at once, so all of them must fit.
+    let footprint = backend.footprint(&plan, &budget)?;
+    let held = footprint.member_bytes as u64 * footprint.members as u64;
+    if held > budget.results() as u64 {
+        return Err(Error::invalid(
+            "ensemble.members",
+            format!(
+                "the study holds every member's records at once: {} members × {} = {}, more than the {} the memory budget of {} allows; run fewer members, record less often (output.every) or raise --memory-budget",
+                footprint.members,
+                format_bytes(footprint.member_bytes as u64),
+                format_bytes(held),
+                format_bytes(budget.results() as u64),
+                format_bytes(budget.bytes())
+            ),
+        ));
+    }
     let study = harbor::study::contact_energy::run(&plan, &backend)?;
     let title = format!(
         "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
