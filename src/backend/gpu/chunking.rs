@@ -88,8 +88,8 @@ pub fn chunking(
     }
     // The stream's window of a dispatch fits one binding.
     let stream_step_bytes = limits.stream_width as u64 * size;
-    if stream_step_bytes > 0 {
-        let by_stream = (limits.binding_bytes / stream_step_bytes) as usize;
+    if let Some(by_stream) = limits.binding_bytes.checked_div(stream_step_bytes) {
+        let by_stream = by_stream as usize;
         if by_stream == 0 {
             return Err(Error::Gpu(format!(
                 "one step's shared values take {stream_step_bytes} bytes, more than the adapter's {}-byte storage binding",
