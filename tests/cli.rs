@@ -9,11 +9,9 @@ use std::process::{Command, Output};
 use ndarray::{Array1, Array3, Array4};
 use ndarray_npy::read_npy;
 
+/// [`common::run_harbor`] that must succeed.
 fn harbor(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
-        .args(args)
-        .output()
-        .unwrap();
+    let output = common::run_harbor(args);
     assert!(
         output.status.success(),
         "harbor {args:?} failed: {}",

@@ -3,14 +3,7 @@
 
 mod common;
 
-use std::process::{Command, Output};
-
-fn harbor(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harbor"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::run_harbor as harbor;
 
 #[test]
 fn energy_order_says_it_runs_on_the_cpu_in_f64() {

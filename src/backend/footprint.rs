@@ -31,6 +31,26 @@ impl Footprint {
     pub fn member_steps(&self) -> u128 {
         self.members as u128 * self.steps as u128
     }
+
+    /// Refuses a run whose results are all held at once (collected rather than streamed)
+    /// when they exceed `budget`'s results share.
+    pub fn check_collected(&self, budget: &MemoryBudget) -> Result<()> {
+        let held = self.member_bytes as u64 * self.members as u64;
+        if held <= budget.results() as u64 {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "ensemble.members",
+            format!(
+                "all members' records are held at once: {} members × {} = {}, more than the {} the memory budget of {} allows; run fewer members, record less often (output.every) or raise --memory-budget",
+                self.members,
+                format_bytes(self.member_bytes as u64),
+                format_bytes(held),
+                format_bytes(budget.results() as u64),
+                format_bytes(budget.bytes())
+            ),
+        ))
+    }
 }
 
 /// Refuses a run in which one member's records alone exceed the result share of the
@@ -84,9 +104,7 @@ impl Backend {
         let (members_per_chunk, staging, device_bytes) = match self {
             Backend::Cpu(_) => (cpu::chunk_members(family, budget.results()), 0, None),
             Backend::Gpu(ctx, options) => {
-                let mut options = options.clone();
-                options.result_budget = Some(budget.results());
-                let (bound, plan) = plan_chunks(ctx, family, &options)?;
+                let (bound, plan) = plan_chunks(ctx, family, &options.within(budget))?;
                 let per_member_values = bound.params.entries() + bound.state.entries();
                 let records = plan.records_per_dispatch * bound.record.entries();
                 // f64 values and their conversion to the device's precision.

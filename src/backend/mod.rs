@@ -150,14 +150,27 @@ impl Backend {
         match self {
             Backend::Cpu(path) => cpu::run_into_within(family, *path, budget.results(), sink),
             Backend::Gpu(ctx, options) => {
-                let mut options = options.clone();
-                options.result_budget = Some(budget.results());
-                gpu::run_into(ctx, family, &options, sink).map(|_| ())
+                gpu::run_into(ctx, family, &options.within(budget), sink).map(|_| ())
             }
         }
     }
 
-    /// Runs every member of `family` and collects the results.
+    /// Runs every member of `family` and collects the results, after checking that all of
+    /// them fit `budget`'s results share at once (see [`Footprint::check_collected`]).
+    pub fn run_within<F: Family>(&self, family: &F, budget: &MemoryBudget) -> Result<Results> {
+        self.footprint(family, budget)?.check_collected(budget)?;
+        let mut members: Vec<MemberResult> = Vec::with_capacity(family.member_count());
+        self.run_into_within(family, budget, &mut members)?;
+        Ok(Results::new(
+            family,
+            &self.label(),
+            self.precision(),
+            members,
+        ))
+    }
+
+    /// Runs every member of `family` and collects the results (no budget check: for runs
+    /// whose size the caller knows).
     pub fn run<F: Family>(&self, family: &F) -> Result<Results> {
         let mut members: Vec<MemberResult> = Vec::with_capacity(family.member_count());
         self.run_into(family, &mut members)?;

@@ -127,13 +127,12 @@ fn check_inputs(inputs: &SharedStream, system: &LinearPh, channels: usize) -> Re
     if channels == 0 {
         return Ok(());
     }
-    if let Some((step, stage, channel, value)) = inputs.first_nonfinite() {
-        return Err(Error::invalid(
+    let largest = inputs.max_abs().map_err(|(step, stage, channel, value)| {
+        Error::invalid(
             format!("input[{channel}]"),
             format!("u is {value} at stage {stage} of step {step}"),
-        ));
-    }
-    let largest = inputs.max_abs();
+        )
+    })?;
     let coupling = system.b.amax();
     if !(largest * coupling).is_finite() {
         return Err(Error::invalid(

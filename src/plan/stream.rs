@@ -161,23 +161,21 @@ impl SharedStream {
         None
     }
 
-    /// The first value that is not finite, as (step, point, channel, value).
-    pub fn first_nonfinite(&self) -> Option<(usize, usize, usize, f64)> {
+    /// max |value| over the whole stream (0 when it is empty), or its first value that is
+    /// not finite as (step, point, channel, value): one pass either way.
+    pub fn max_abs(&self) -> Result<f64, (usize, usize, usize, f64)> {
         let channels = self.channels;
-        self.scan(|step, values| {
-            let index = values.iter().position(|v| !v.is_finite())?;
-            Some((step, index / channels, index % channels, values[index]))
-        })
-    }
-
-    /// max |value| over the whole stream (0 when it is empty).
-    pub fn max_abs(&self) -> f64 {
         let mut largest = 0.0_f64;
-        self.scan::<()>(|_, values| {
-            largest = values.iter().fold(largest, |m, v| m.max(v.abs()));
+        let first_nonfinite = self.scan(|step, values| {
+            for (index, &v) in values.iter().enumerate() {
+                if !v.is_finite() {
+                    return Some((step, index / channels, index % channels, v));
+                }
+                largest = largest.max(v.abs());
+            }
             None
         });
-        largest
+        first_nonfinite.map_or(Ok(largest), Err)
     }
 }
 
@@ -200,7 +198,7 @@ mod tests {
             stream.step(1, &mut scratch),
             &[0.1, -0.1, 1.5 * 0.1, -(1.5 * 0.1)]
         );
-        let (step, point, channel, value) = stream.first_nonfinite().unwrap();
+        let (step, point, channel, value) = stream.max_abs().unwrap_err();
         assert_eq!((step, point, channel), (2, 1, 1));
         assert!(value.is_nan());
     }
@@ -227,7 +225,7 @@ mod tests {
             assert_eq!(a, long.step(k, &mut scratch));
         }
         assert_eq!(cached.window(10, 20), long.window(10, 20));
-        assert_eq!(long.first_nonfinite(), None);
-        assert!(long.max_abs() <= 1.0 && long.max_abs() > 0.99);
+        let largest = long.max_abs().unwrap();
+        assert!(largest <= 1.0 && largest > 0.99);
     }
 }

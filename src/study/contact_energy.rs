@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::io::plot::{Marker, Panel, Series};
 use crate::model::{Damping, Potential};
 use crate::plan::ContactPlan;
+use crate::plan::MemoryBudget;
 
 /// One member's comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,12 +120,17 @@ fn oscillator(plan: &ContactPlan, index: usize) -> Result<(f64, f64, f64, f64)> 
     Ok((k, *alpha, member.x0[0], member.p0[0]))
 }
 
-/// Runs the plan on `backend` and compares every member's energy.
-pub fn run(plan: &ContactPlan, backend: &Backend) -> Result<ContactEnergyStudy> {
+/// Runs the plan on `backend` and compares every member's energy; all members' records are
+/// held at once, so they must fit `budget`.
+pub fn run(
+    plan: &ContactPlan,
+    backend: &Backend,
+    budget: &MemoryBudget,
+) -> Result<ContactEnergyStudy> {
     let params: Vec<_> = (0..plan.len())
         .map(|i| oscillator(plan, i))
         .collect::<Result<_>>()?;
-    let results = backend.run(plan)?;
+    let results = backend.run_within(plan, budget)?;
     let times = results.sample_times.clone();
     let (h, every) = (plan.grid().h, plan.grid().record_every);
     let energy = |k: f64, x: f64, p: f64| 0.5 * p * p + 0.5 * k * x * x;

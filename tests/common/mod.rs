@@ -88,6 +88,14 @@ pub fn gpu_context(
     })
 }
 
+/// Runs the harbor binary with `args` and returns what it did, success or not.
+pub fn run_harbor(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Runs `harbor simulate <config> --out <tmp>/run --backend cpu` with `--set` overrides.
 /// `Ok(stdout)` when it succeeds; on failure `Err(stderr)` after asserting that the binary
 /// reported an error rather than panicking and left nothing behind (no `run`, no staging

@@ -37,6 +37,16 @@ pub struct GpuRunOptions {
     pub result_budget: Option<usize>,
 }
 
+impl GpuRunOptions {
+    /// These options with results held within `budget`'s share.
+    pub fn within(&self, budget: &MemoryBudget) -> GpuRunOptions {
+        GpuRunOptions {
+            result_budget: Some(budget.results()),
+            ..self.clone()
+        }
+    }
+}
+
 /// Where a GPU run spent its time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GpuRunStats {

@@ -9,7 +9,6 @@ use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::io::Config;
 use harbor::io::output_target::OutputTarget;
-use harbor::plan::format_bytes;
 use harbor::study::energy_order;
 use harbor::{Error, Result};
 
@@ -56,23 +55,7 @@ pub fn study_contact_energy(
     let plan = config.contact_plan()?;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open(true)?;
-    // The study compares every member's whole record at once, so all of them must fit.
-    let footprint = backend.footprint(&plan, &budget)?;
-    let held = footprint.member_bytes as u64 * footprint.members as u64;
-    if held > budget.results() as u64 {
-        return Err(Error::invalid(
-            "ensemble.members",
-            format!(
-                "the study holds every member's records at once: {} members × {} = {}, more than the {} the memory budget of {} allows; run fewer members, record less often (output.every) or raise --memory-budget",
-                footprint.members,
-                format_bytes(footprint.member_bytes as u64),
-                format_bytes(held),
-                format_bytes(budget.results() as u64),
-                format_bytes(budget.bytes())
-            ),
-        ));
-    }
-    let study = harbor::study::contact_energy::run(&plan, &backend)?;
+    let study = harbor::study::contact_energy::run(&plan, &backend, &budget)?;
     let title = format!(
         "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
         plan.method().label(),
