@@ -17,24 +17,18 @@
 use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
-use crate::io::plot::{Marker, Panel, Series, panels_svg};
 use crate::kernels::CpuPath;
 use crate::model::Signal;
 use crate::plan::{EnergyTotals, Member, MemberResult, step_count};
 use crate::reference::LinearFlow;
-use crate::reference::linear_flow::QUADRATURE_POINTS;
 use crate::tableau::Scheme;
 
-/// The most reference work a study may take, in quadrature nodes of a 2-state system: the
-/// reference flow's node bound ([`LinearFlow::node_bound`]) weighted by max(1, (n/2)³),
-/// since each node costs one n×n matrix exponential. Measured at n = 2: about 1.5–2 µs per
-/// node on one core, so the cap is a few minutes of reference work.
-pub const MAX_REFERENCE_WORK: f64 = 1e8;
+mod report;
+mod work;
 
-/// The most scheme steps a study may take, summed over every (scheme, h) point. At n = 2 a
-/// step takes well under a microsecond; the inputs sampled for one point take
-/// steps × stages × inputs × 8 bytes, so this also bounds the memory of a point.
-pub const MAX_SWEEP_STEPS: u64 = 10_000_000;
+pub use report::ZERO_ERROR_FLOOR;
+use work::check_work;
+pub use work::{MAX_REFERENCE_WORK, MAX_SWEEP_STEPS, WorkEstimate};
 
 /// One (scheme, h) point.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,51 +72,6 @@ pub fn slope(x: &[f64], y: &[f64]) -> f64 {
     let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
     let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
     sxy / sxx
-}
-
-/// The work of a study, bounded before any of it is done.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkEstimate {
-    /// State size n.
-    pub states: usize,
-    /// ‖(J − R) Q‖_∞.
-    pub drift_norm: f64,
-    /// The highest input frequency f_max in Hz.
-    pub max_frequency: f64,
-    /// The longest reference piece δ_max = min(1/(4‖L‖_∞), 1/20, 1/(20 f_max)).
-    pub piece_max: f64,
-    /// Upper bound of the reference flow's quadrature nodes, 16 (t_end/δ_max + b + 1).
-    pub reference_nodes: f64,
-    /// `reference_nodes` × max(1, (n/2)³), compared with [`MAX_REFERENCE_WORK`].
-    pub reference_work: f64,
-    /// Scheme steps Σ_schemes Σ_h t_end / h, compared with [`MAX_SWEEP_STEPS`].
-    pub sweep_steps: u64,
-    /// Number of (scheme, h) points.
-    pub points: usize,
-}
-
-impl WorkEstimate {
-    /// The estimate of `flow` over [0, t_end] and a sweep of `points` points taking
-    /// `sweep_steps` steps in all.
-    pub fn of(
-        flow: &LinearFlow,
-        states: usize,
-        t_end: f64,
-        sweep_steps: u64,
-        points: usize,
-    ) -> Self {
-        let reference_nodes = flow.node_bound(t_end);
-        WorkEstimate {
-            states,
-            drift_norm: flow.drift_norm(),
-            max_frequency: flow.max_frequency(t_end),
-            piece_max: flow.piece_max(t_end),
-            reference_nodes,
-            reference_work: reference_nodes * (states as f64 / 2.0).powi(3).max(1.0),
-            sweep_steps,
-            points,
-        }
-    }
 }
 
 /// Progress of a running study: `done` of `total` work units (reference quadrature nodes,
@@ -285,66 +234,6 @@ pub fn prepare(config: &Config) -> Result<Prepared<'_>> {
     })
 }
 
-/// Refuses an estimate over a cap, naming the setting that drives it.
-fn check_work(
-    estimate: &WorkEstimate,
-    signals: &[Signal],
-    h: &[f64],
-    steps: &[usize],
-    t_end: f64,
-) -> Result<()> {
-    let e = estimate;
-    if e.reference_work.is_nan() || e.reference_work > MAX_REFERENCE_WORK {
-        // What sets δ_max: the drift, an input's frequency, or only the 1/20 ceiling.
-        let drift_limited = 0.25 / e.drift_norm.max(1e-300) <= e.piece_max;
-        let fastest = signals
-            .iter()
-            .enumerate()
-            .max_by(|a, b| {
-                a.1.max_frequency(t_end)
-                    .total_cmp(&b.1.max_frequency(t_end))
-            })
-            .map(|(i, _)| i);
-        let field = match fastest {
-            _ if drift_limited => "system".to_string(),
-            Some(i) if e.max_frequency > 0.0 && 0.05 / e.max_frequency <= e.piece_max => {
-                format!("input[{i}]")
-            }
-            _ if e.reference_nodes > 2.0 * QUADRATURE_POINTS as f64 * t_end / e.piece_max => {
-                "input".to_string()
-            }
-            _ => "scheme.t_end".to_string(),
-        };
-        return Err(Error::invalid(
-            field,
-            format!(
-                "the exact reference flow would take up to {:.3e} quadrature nodes (each a {n}×{n} matrix exponential; work {:.3e} with weight max(1, (n/2)³)), above the cap of {MAX_REFERENCE_WORK:.0e} (energy_order::MAX_REFERENCE_WORK, minutes of CPU time): pieces may be at most δ_max = min(1/(4‖(J − R)Q‖_∞), 1/20, 1/(20 f_max)) = {:.3e} with ‖(J − R)Q‖_∞ = {:.3e} and the highest input frequency f_max = {:.3e} Hz, over t_end = {t_end}; reduce scheme.t_end, the scale of system.J/R/Q, the input frequency, or the number of input breakpoints",
-                e.reference_nodes,
-                e.reference_work,
-                e.piece_max,
-                e.drift_norm,
-                e.max_frequency,
-                n = e.states,
-            ),
-        ));
-    }
-    if e.sweep_steps > MAX_SWEEP_STEPS {
-        let (finest, finest_steps) = h
-            .iter()
-            .zip(steps)
-            .min_by(|a, b| a.0.total_cmp(b.0))
-            .map_or((f64::NAN, 0), |(&h, &n)| (h, n));
-        return Err(Error::invalid(
-            "study.h",
-            format!(
-                "the sweep would take {} scheme steps in all (Σ over {} point(s) of t_end / h; the finest h = {finest} alone takes {finest_steps} per scheme), above the cap of {MAX_SWEEP_STEPS} (energy_order::MAX_SWEEP_STEPS); drop the smallest step sizes from study.h or shorten scheme.t_end",
-                e.sweep_steps, e.points
-            ),
-        ));
-    }
-    Ok(())
-}
-
 impl Prepared<'_> {
     /// Total work units of [`Self::run`]: reference quadrature nodes plus scheme steps.
     pub fn total_work(&self) -> u64 {
@@ -461,198 +350,5 @@ fn mark_fit_window(points: &mut [OrderPoint], floor: f64, decades: f64) {
     let coarsest = finest * 10f64.powf(decades) * (1.0 + 1e-12);
     for p in points.iter_mut() {
         p.fitted = above(p) && p.h <= coarsest;
-    }
-}
-
-impl EnergyOrderStudy {
-    /// The table printed by the command: one row per point, then the fitted slopes.
-    pub fn table(&self) -> String {
-        let mut out = format!(
-            "CPU f64 reference path; exact ΔH_tot = {:.15e}\n\n",
-            self.reference_energy_change
-        );
-        out += &format!(
-            "{:<16} {:>8} {:>7} {:>12} {:>12} {:>4}\n",
-            "scheme", "h", "steps", "|ε̃| supplied", "|ε̄| stored", "fit"
-        );
-        for p in &self.points {
-            out += &format!(
-                "{:<16} {:>8} {:>7} {:>12.3e} {:>12.3e} {:>4}\n",
-                p.scheme,
-                p.h,
-                p.steps,
-                p.supplied_error.abs(),
-                p.stored_error.abs(),
-                if p.fitted { "yes" } else { "no" }
-            );
-        }
-        out += &format!(
-            "\n{:<16} {:>6} {:>15} {:>13} {:>7} {:>16}\n",
-            "scheme", "order", "slope supplied", "slope stored", "points", "h range"
-        );
-        for f in &self.fits {
-            out += &format!(
-                "{:<16} {:>6} {:>15.3} {:>13.3} {:>7} {:>16}\n",
-                f.scheme,
-                f.expected_order,
-                f.supplied_slope,
-                f.stored_slope,
-                f.points,
-                format!("[{}, {}]", f.h_min, f.h_max)
-            );
-        }
-        out
-    }
-
-    /// CSV of the points.
-    pub fn points_csv(&self) -> String {
-        let mut out = String::from(
-            "scheme,order,h,steps,supplied_total,stored_total,supplied_rel_error,stored_rel_error,fitted\n",
-        );
-        for p in &self.points {
-            out += &format!(
-                "{},{},{},{},{:.17e},{:.17e},{:.17e},{:.17e},{}\n",
-                p.scheme,
-                p.order,
-                p.h,
-                p.steps,
-                p.supplied_total,
-                p.stored_total,
-                p.supplied_error,
-                p.stored_error,
-                p.fitted
-            );
-        }
-        out
-    }
-
-    /// CSV of the fitted slopes.
-    pub fn fits_csv(&self) -> String {
-        let mut out =
-            String::from("scheme,expected_order,supplied_slope,stored_slope,points,h_min,h_max\n");
-        for f in &self.fits {
-            out += &format!(
-                "{},{},{:.6},{:.6},{},{},{}\n",
-                f.scheme,
-                f.expected_order,
-                f.supplied_slope,
-                f.stored_slope,
-                f.points,
-                f.h_min,
-                f.h_max
-            );
-        }
-        out
-    }
-}
-
-/// Which relative error of a point a plot series shows.
-type ErrorOf = fn(&OrderPoint) -> f64;
-
-/// The highest level at which an error of exactly zero is drawn on the log axis: below the
-/// f64 round-off of a relative error (ε = 2.2e-16), so it reads as "below round-off".
-pub const ZERO_ERROR_FLOOR: f64 = 1e-17;
-
-impl EnergyOrderStudy {
-    /// Whether some point has a supplied or stored error of exactly zero.
-    pub fn has_zero_errors(&self) -> bool {
-        self.points
-            .iter()
-            .any(|p| p.supplied_error == 0.0 || p.stored_error == 0.0)
-    }
-
-    /// Where errors of exactly zero are drawn on the log axis,
-    ///
-    /// ```text
-    ///   floor = min(ZERO_ERROR_FLOOR, min_{ε ≠ 0} |ε| / 10),
-    /// ```
-    ///
-    /// a decade below every non-zero error shown, so they stay distinguishable.
-    pub fn zero_error_floor(&self) -> f64 {
-        let smallest = self
-            .points
-            .iter()
-            .flat_map(|p| [p.supplied_error.abs(), p.stored_error.abs()])
-            .filter(|e| *e > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        ZERO_ERROR_FLOOR.min(smallest / 10.0)
-    }
-
-    /// The log–log plot of Kotyczka & Lefèvre Fig. 3/5: one panel per scheme family, the
-    /// relative supplied-energy error |ε̃| as thick lines with circles and the stored-energy
-    /// error |ε̄| as thin lines with crosses. A log axis cannot show an error of exactly
-    /// zero, so such points are left off the lines and drawn as triangles at
-    /// [`Self::zero_error_floor`], in a series of their own labelled "= 0, drawn at …".
-    pub fn panels(&self) -> Vec<Panel> {
-        let floor = self.zero_error_floor();
-        let mut families: Vec<String> = Vec::new();
-        for p in &self.points {
-            let family = p
-                .scheme
-                .rsplit_once('-')
-                .map_or(p.scheme.clone(), |(f, _)| f.to_string());
-            if !families.contains(&family) {
-                families.push(family);
-            }
-        }
-        families
-            .iter()
-            .map(|family| {
-                let mut schemes: Vec<&str> = self
-                    .points
-                    .iter()
-                    .filter(|p| p.scheme.starts_with(&format!("{family}-")))
-                    .map(|p| p.scheme.as_str())
-                    .collect();
-                schemes.dedup();
-                let mut series = Vec::new();
-                for (color, scheme) in schemes.iter().enumerate() {
-                    // (h, |ε|) of the non-zero errors, and (h, floor) of the zero ones.
-                    let curve = |f: ErrorOf, zero: bool| -> Vec<(f64, f64)> {
-                        self.points
-                            .iter()
-                            .filter(|p| p.scheme == *scheme && (f(p) == 0.0) == zero)
-                            .map(|p| (p.h, if zero { floor } else { f(p).abs() }))
-                            .collect()
-                    };
-                    let kinds: [(&str, ErrorOf, u32, Marker); 2] = [
-                        ("supplied", |p| p.supplied_error, 2, Marker::Circle),
-                        ("stored", |p| p.stored_error, 1, Marker::Cross),
-                    ];
-                    for (what, f, width, marker) in kinds {
-                        series.push(Series {
-                            label: format!("{scheme} {what}"),
-                            points: curve(f, false),
-                            color,
-                            width,
-                            marker,
-                        });
-                        let zeros = curve(f, true);
-                        if !zeros.is_empty() {
-                            series.push(Series {
-                                label: format!("{scheme} {what} = 0, drawn at {floor:.0e}"),
-                                points: zeros,
-                                color,
-                                width: 0,
-                                marker: Marker::Triangle,
-                            });
-                        }
-                    }
-                }
-                Panel {
-                    title: family.clone(),
-                    x_label: "step size h".into(),
-                    y_label: "relative energy error".into(),
-                    log_x: true,
-                    log_y: true,
-                    series,
-                }
-            })
-            .collect()
-    }
-
-    /// Writes [`Self::panels`] to an SVG file.
-    pub fn svg(&self, path: &std::path::Path, title: &str) -> Result<()> {
-        panels_svg(path, title, &self.panels())
     }
 }
