@@ -34,7 +34,8 @@ use super::linear_ph_spec::{
     LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_mechanical_member,
 };
 use super::overrides::{apply_override, parse_override};
-use crate::error::{Error, Num, Result};
+pub use super::study_spec::{SchemeChoice, StudySpec};
+use crate::error::{Error, Result};
 use crate::model::{Signal, SignalSpec};
 use crate::plan::{ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
 use crate::tableau::{Composition, Scheme, SchemeFamily};
@@ -184,112 +185,6 @@ impl Default for OutputSpec {
     fn default() -> Self {
         OutputSpec {
             every: default_every(),
-        }
-    }
-}
-
-/// One scheme of a study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchemeChoice {
-    pub family: SchemeFamily,
-    pub stages: usize,
-}
-
-/// `[study]`: the schemes and step sizes swept by `harbor study energy-order`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StudySpec {
-    #[serde(default = "default_study_schemes")]
-    pub schemes: Vec<SchemeChoice>,
-    #[serde(default = "default_study_steps")]
-    pub h: Vec<f64>,
-    /// Relative errors at or below this are treated as round-off dominated and left out of
-    /// the slope fit (the measured round-off floor of the paper's experiments is ~5e-16).
-    #[serde(default = "default_fit_floor")]
-    pub fit_floor: f64,
-    /// The fit uses the finest points above the floor within this many decades of h.
-    #[serde(default = "default_fit_decades")]
-    pub fit_decades: f64,
-}
-
-fn default_fit_floor() -> f64 {
-    1e-13
-}
-
-fn default_fit_decades() -> f64 {
-    1.0
-}
-
-fn default_study_schemes() -> Vec<SchemeChoice> {
-    let gauss = (1..=3).map(|stages| SchemeChoice {
-        family: SchemeFamily::Gauss,
-        stages,
-    });
-    let pair = (3..=4).map(|stages| SchemeChoice {
-        family: SchemeFamily::LobattoPair,
-        stages,
-    });
-    gauss.chain(pair).collect()
-}
-
-/// Step sizes spanning [0.005, 0.5] that divide 2, 8, 10 and 18 (the pulse edges and the
-/// end times of the paper's experiments).
-fn default_study_steps() -> Vec<f64> {
-    vec![0.5, 0.25, 0.2, 0.1, 0.05, 0.04, 0.025, 0.02, 0.01, 0.005]
-}
-
-impl StudySpec {
-    /// Checks what `[study]` holds on its own (each step size finite and > 0, stage counts
-    /// in range, a finite fit floor ≥ 0 and fit window > 0), naming the entry at fault;
-    /// whether a step size divides `scheme.t_end` is checked by [`Config::study_plan`].
-    fn check(&self) -> Result<()> {
-        for (i, choice) in self.schemes.iter().enumerate() {
-            let range = choice.family.stage_range();
-            if !range.contains(&choice.stages) {
-                return Err(Error::invalid(
-                    format!("study.schemes[{i}].stages"),
-                    format!(
-                        "{} supports {}..={} stages, got {}",
-                        choice.family.name(),
-                        range.start(),
-                        range.end(),
-                        choice.stages
-                    ),
-                ));
-            }
-        }
-        for (i, &h) in self.h.iter().enumerate() {
-            if !(h.is_finite() && h > 0.0) {
-                return Err(Error::invalid(
-                    format!("study.h[{i}]"),
-                    format!("must be a finite number > 0, got {}", Num(h)),
-                ));
-            }
-        }
-        if !(self.fit_floor.is_finite() && self.fit_floor >= 0.0) {
-            return Err(Error::invalid(
-                "study.fit_floor",
-                format!("must be a finite number ≥ 0, got {}", Num(self.fit_floor)),
-            ));
-        }
-        if !(self.fit_decades.is_finite() && self.fit_decades > 0.0) {
-            return Err(Error::invalid(
-                "study.fit_decades",
-                format!("must be a finite number > 0, got {}", Num(self.fit_decades)),
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Default for StudySpec {
-    fn default() -> Self {
-        StudySpec {
-            schemes: default_study_schemes(),
-            h: default_study_steps(),
-            fit_floor: default_fit_floor(),
-            fit_decades: default_fit_decades(),
         }
     }
 }
@@ -480,20 +375,8 @@ impl Config {
     /// [`Config::plan_with`] but with a step size that does not fit `scheme.t_end` blamed on
     /// `study.h[index]` rather than `scheme.h`.
     pub fn study_plan(&self, choice: SchemeChoice, index: usize) -> Result<LinearPhPlan> {
-        let field = format!("study.h[{index}]");
-        let h = *self.study.h.get(index).ok_or_else(|| {
-            Error::invalid(
-                field.clone(),
-                format!("does not exist: study.h has {} entries", self.study.h.len()),
-            )
-        })?;
-        self.plan_with(choice.family, choice.stages, h)
-            .map_err(|e| match e {
-                Error::Invalid { field: f, problem } if f == "scheme.h" => {
-                    Error::invalid(field, problem)
-                }
-                other => other,
-            })
+        self.study.step_count(index, self.scheme.t_end)?;
+        self.plan_with(choice.family, choice.stages, self.study.h[index])
     }
 
     /// The plan of the configured family, exactly as configured.

@@ -11,6 +11,7 @@ pub mod overrides;
 pub mod plot;
 pub mod resources;
 pub mod statistics;
+pub mod study_spec;
 
 pub use config::Config;
 pub use families::{FamilyVisitor, RunPlan};

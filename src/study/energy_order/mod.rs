@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
 use crate::model::Signal;
-use crate::plan::{EnergyTotals, Member, MemberResult, step_count};
+use crate::plan::{EnergyTotals, Member, MemberResult};
 use crate::reference::LinearFlow;
 use crate::tableau::Scheme;
 
@@ -135,65 +135,16 @@ pub fn prepare(config: &Config) -> Result<Prepared<'_>> {
     let signals = config.signals()?;
     let t_end = config.scheme.t_end;
     let study = &config.study;
-    if study.schemes.is_empty() {
-        return Err(Error::invalid(
-            "study.schemes",
-            "is empty; list at least one scheme",
-        ));
-    }
-    if study.h.len() < 2 {
-        return Err(Error::invalid(
-            "study.h",
-            format!(
-                "has {} step size(s); the slope fit needs at least two",
-                study.h.len()
-            ),
-        ));
-    }
-    if !(study.fit_floor.is_finite() && study.fit_floor >= 0.0) {
-        return Err(Error::invalid(
-            "study.fit_floor",
-            format!("must be finite and ≥ 0, got {}", study.fit_floor),
-        ));
-    }
-    if !(study.fit_decades.is_finite() && study.fit_decades > 0.0) {
-        return Err(Error::invalid(
-            "study.fit_decades",
-            format!("must be finite and > 0, got {}", study.fit_decades),
-        ));
-    }
-    let mut steps = Vec::with_capacity(study.h.len());
-    for (i, &h) in study.h.iter().enumerate() {
-        let count = step_count(h, t_end).map_err(|e| match e {
-            Error::Invalid { field, problem } if field == "scheme.h" => {
-                Error::invalid(format!("study.h[{i}]"), problem)
-            }
-            other => other,
-        })?;
-        if let Some(first) = study.h[..i].iter().position(|&g| g == h) {
-            return Err(Error::invalid(
-                format!("study.h[{i}]"),
-                format!("h = {h} repeats study.h[{first}]"),
-            ));
-        }
-        steps.push(count);
-    }
-    let mut schemes = Vec::with_capacity(study.schemes.len());
-    for (i, choice) in study.schemes.iter().enumerate() {
-        let scheme = Scheme::new(choice.family, choice.stages).map_err(|e| match e {
-            Error::Invalid { problem, .. } => {
-                Error::invalid(format!("study.schemes[{i}].stages"), problem)
-            }
-            other => other,
-        })?;
-        if let Some(first) = study.schemes[..i].iter().position(|c| c == choice) {
-            return Err(Error::invalid(
-                format!("study.schemes[{i}]"),
-                format!("{} repeats study.schemes[{first}]", scheme.label()),
-            ));
-        }
-        schemes.push(scheme);
-    }
+    // `[study]` on its own was checked when the config was loaded (`StudySpec::check`);
+    // what depends on the system and t_end is checked here.
+    let steps = (0..study.h.len())
+        .map(|i| study.step_count(i, t_end))
+        .collect::<Result<Vec<_>>>()?;
+    let schemes = study
+        .schemes
+        .iter()
+        .map(|choice| Scheme::new(choice.family, choice.stages))
+        .collect::<Result<Vec<_>>>()?;
     let sweep_steps = schemes.len() as u64 * steps.iter().map(|&n| n as u64).sum::<u64>();
     let flow = LinearFlow::new(&member.system, &signals);
     let estimate = WorkEstimate::of(
@@ -208,9 +159,9 @@ pub fn prepare(config: &Config) -> Result<Prepared<'_>> {
     // Every point's plan is assembled (and dropped) now, so a point that cannot run is
     // reported before the first one runs.
     for (i, (choice, scheme)) in study.schemes.iter().zip(&schemes).enumerate() {
-        for &h in &study.h {
+        for index in 0..study.h.len() {
             config
-                .plan_with(choice.family, choice.stages, h)
+                .study_plan(*choice, index)
                 .map_err(|e| match e {
                     Error::Invalid { field, problem } => Error::invalid(
                         field,
@@ -275,14 +226,14 @@ impl Prepared<'_> {
         let mut fits = Vec::new();
         for (choice, scheme) in config.study.schemes.iter().zip(&self.schemes) {
             let mut scheme_points = Vec::new();
-            for (&h, &steps) in config.study.h.iter().zip(&self.steps) {
+            for (index, (&h, &steps)) in config.study.h.iter().zip(&self.steps).enumerate() {
                 let stage = format!("{} h = {h}", scheme.label());
                 progress(Progress {
                     done,
                     total,
                     stage: &stage,
                 });
-                let mut plan = config.plan_with(choice.family, choice.stages, h)?;
+                let mut plan = config.study_plan(*choice, index)?;
                 plan.grid.record_every = plan.grid.steps;
                 let mut results: Vec<MemberResult> = Vec::new();
                 cpu::run_into(&plan, CpuPath::Reference, &mut results)?;
