@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use super::sampled::{ColumnRef, Outside};
+use super::sampled::{default_column, interpolate, read_samples};
 use crate::error::{Error, Num, Result};
 
 fn one() -> f64 {
@@ -14,64 +16,6 @@ fn one() -> f64 {
 
 fn half() -> f64 {
     0.5
-}
-
-fn default_column() -> ColumnRef {
-    ColumnRef::Index(1)
-}
-
-/// How a CSV signal behaves outside its sampled time range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outside {
-    /// The simulated interval must lie inside the samples (checked when the plan is built).
-    #[default]
-    Error,
-    /// Hold the first / last sample.
-    Hold,
-    /// Zero outside the samples.
-    Zero,
-}
-
-/// A CSV value column, by zero-based index or by header name.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ColumnRef {
-    Index(usize),
-    Name(String),
-}
-
-impl<'de> Deserialize<'de> for ColumnRef {
-    /// An integer ≥ 0 (an index) or a string (a header name); anything else is an error
-    /// that says so and shows the value.
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = ColumnRef;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "a zero-based column index (an integer ≥ 0) or a header name (a string)",
-                )
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<ColumnRef, E> {
-                usize::try_from(v).map(ColumnRef::Index).map_err(|_| {
-                    E::custom(format!(
-                        "column index {v} is negative: give a zero-based index (≥ 0) or a header name"
-                    ))
-                })
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<ColumnRef, E> {
-                usize::try_from(v)
-                    .map(ColumnRef::Index)
-                    .map_err(|_| E::custom(format!("column index {v} is out of range")))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ColumnRef, E> {
-                Ok(ColumnRef::Name(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(Visitor)
-    }
 }
 
 /// An input signal as written in a config (`[[input]]` tables, selected by `kind`).
@@ -430,124 +374,4 @@ impl Signal {
         }
         Ok(())
     }
-}
-
-/// Piecewise-linear interpolation of (times, values) at t.
-fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f64) -> f64 {
-    let last = times.len() - 1;
-    if t < times[0] || t > times[last] {
-        return match outside {
-            Outside::Zero => 0.0,
-            Outside::Hold | Outside::Error => {
-                if t < times[0] {
-                    values[0]
-                } else {
-                    values[last]
-                }
-            }
-        };
-    }
-    let upper = times.partition_point(|&s| s <= t).clamp(1, last);
-    let (t0, t1) = (times[upper - 1], times[upper]);
-    let w = (t - t0) / (t1 - t0);
-    values[upper - 1] + w * (values[upper] - values[upper - 1])
-}
-
-/// Reads (time, value) samples; only the first row may be a header (a row whose first cell
-/// is not a number). Errors name the file and its line, counted from 1 with the header and
-/// `#` comments included.
-fn read_samples(field: &str, path: &Path, column: &ColumnRef) -> Result<(Vec<f64>, Vec<f64>)> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Error::invalid(
-            format!("{field}.path"),
-            format!("cannot open {}: {e}", path.display()),
-        )
-    })?;
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(file);
-    let bad = |line: u64, what: String| {
-        Error::invalid(
-            format!("{field}.path"),
-            format!("{} line {line}: {what}", path.display()),
-        )
-    };
-    let mut index = match column {
-        ColumnRef::Index(i) => Some(*i),
-        ColumnRef::Name(_) => None,
-    };
-    let (mut times, mut values) = (Vec::new(), Vec::new());
-    for (record_number, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, csv::Position::line);
-            bad(line, e.to_string())
-        })?;
-        let line = record.position().map_or(0, csv::Position::line);
-        let is_header =
-            record_number == 0 && record.get(0).is_some_and(|c| c.parse::<f64>().is_err());
-        if is_header {
-            if let ColumnRef::Name(name) = column {
-                index = record.iter().position(|h| h == name);
-                if index.is_none() {
-                    return Err(bad(line, format!("no column named {name:?} in the header")));
-                }
-            }
-            continue;
-        }
-        let col = index.ok_or_else(|| {
-            bad(
-                line,
-                "column given by name but the file has no header".into(),
-            )
-        })?;
-        let parse = |i: usize| -> Result<f64> {
-            let cell = record.get(i).ok_or_else(|| {
-                bad(
-                    line,
-                    format!("has {} columns, column {i} is missing", record.len()),
-                )
-            })?;
-            let v: f64 = cell.parse().map_err(|_| {
-                let hint = if i == 0 {
-                    " (only the first row may be a header)"
-                } else {
-                    ""
-                };
-                bad(line, format!("{cell:?} is not a number{hint}"))
-            })?;
-            if v.is_finite() {
-                Ok(v)
-            } else {
-                Err(bad(line, format!("value {} is not finite", Num(v))))
-            }
-        };
-        let (t, u) = (parse(0)?, parse(col)?);
-        if let Some(&previous) = times.last() {
-            if t <= previous {
-                return Err(bad(
-                    line,
-                    format!(
-                        "times must increase strictly: {} follows {}",
-                        Num(t),
-                        Num(previous)
-                    ),
-                ));
-            }
-        }
-        times.push(t);
-        values.push(u);
-    }
-    if times.len() < 2 {
-        return Err(Error::invalid(
-            format!("{field}.path"),
-            format!(
-                "{} holds {} samples, at least 2 are needed",
-                path.display(),
-                times.len()
-            ),
-        ));
-    }
-    Ok((times, values))
 }

@@ -6,6 +6,7 @@ pub mod input;
 pub mod linear_ph;
 pub mod mechanical;
 pub mod orbit;
+pub mod sampled;
 pub mod validate;
 
 pub use contact::{ContactMember, ContactSystem, Damping, Potential};
