@@ -18,6 +18,8 @@
 //! t shared by all members ([`ContactSystem::time_functions`]), so the planner can sample
 //! them once per sub-step for a whole ensemble.
 
+use super::contact_time::time_functions;
+pub use super::contact_time::{TimeChannels, TimeTerms};
 use nalgebra::{DMatrix, DVector};
 
 use super::input::Signal;
@@ -110,24 +112,6 @@ pub struct ContactMember {
     pub x0: DVector<f64>,
     pub p0: DVector<f64>,
     pub z0: f64,
-}
-
-/// Which scalar functions of t a system's time dependence goes through, in stream order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TimeChannels {
-    /// One per forcing term (the tidal forcing last, when present).
-    pub forcings: usize,
-    /// c(t) of C(t) = α c(t).
-    pub damping: bool,
-    /// (a/r)³ cos 2f and (a/r)³ sin 2f of the spin–orbit term.
-    pub spin_orbit: bool,
-}
-
-impl TimeChannels {
-    /// Total channel count.
-    pub fn count(&self) -> usize {
-        self.forcings + usize::from(self.damping) + 2 * usize::from(self.spin_orbit)
-    }
 }
 
 fn finite(field: &str, value: f64) -> Result<()> {
@@ -253,20 +237,7 @@ impl ContactSystem {
 
     /// The scalar functions of t this system needs.
     pub fn time_channels(&self) -> TimeChannels {
-        let forcings = self
-            .potential
-            .iter()
-            .filter(|t| matches!(t, Potential::Forcing { .. }))
-            .count()
-            + usize::from(matches!(self.damping, Damping::Tidal { .. }));
-        TimeChannels {
-            forcings,
-            damping: !matches!(self.damping, Damping::None),
-            spin_orbit: self
-                .potential
-                .iter()
-                .any(|t| matches!(t, Potential::SpinOrbit { .. })),
-        }
+        TimeChannels::of(&self.potential, &self.damping)
     }
 
     /// The time functions at t, in the order of [`TimeChannels`]: the forcing signals s_j(t)
@@ -280,20 +251,7 @@ impl ContactSystem {
     /// stream needs to sample [`ContactSystem::time_functions`] without the system's
     /// matrices.
     pub fn time_terms(&self) -> TimeTerms {
-        TimeTerms {
-            potential: self
-                .potential
-                .iter()
-                .filter(|term| {
-                    matches!(
-                        term,
-                        Potential::Forcing { .. } | Potential::SpinOrbit { .. }
-                    )
-                })
-                .cloned()
-                .collect(),
-            damping: self.damping.clone(),
-        }
+        TimeTerms::of(&self.potential, &self.damping)
     }
 
     /// The per-member coefficient of C(t) = α c(t) (α, or η for tidal damping; 0 if none).
@@ -476,48 +434,5 @@ impl ContactMember {
         let mut y: Vec<f64> = self.x0.iter().chain(self.p0.iter()).copied().collect();
         y.push(self.z0);
         y
-    }
-}
-
-/// The time-dependent terms of a contact system (see [`ContactSystem::time_terms`]).
-#[derive(Debug, Clone)]
-pub struct TimeTerms {
-    potential: Vec<Potential>,
-    damping: Damping,
-}
-
-impl TimeTerms {
-    /// [`ContactSystem::time_functions`] of the system these terms came from.
-    pub fn time_functions(&self, t: f64, out: &mut [f64]) {
-        time_functions(&self.potential, &self.damping, t, out);
-    }
-}
-
-/// The time functions of `potential` and `damping` at t (see
-/// [`ContactSystem::time_functions`]); terms without time dependence contribute nothing.
-fn time_functions(potential: &[Potential], damping: &Damping, t: f64, out: &mut [f64]) {
-    let mut values = out.iter_mut();
-    let mut push = |v: f64| *values.next().expect("one slot per time channel") = v;
-    for term in potential {
-        if let Potential::Forcing { signal, .. } = term {
-            push(signal.value(t));
-        }
-    }
-    if let Damping::Tidal { orbit, .. } = damping {
-        push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
-    }
-    match damping {
-        Damping::None => {}
-        Damping::Constant { .. } => push(1.0),
-        Damping::Signal { signal, .. } => push(signal.value(t)),
-        Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
-    }
-    for term in potential {
-        if let Potential::SpinOrbit { orbit, .. } = term {
-            let cube = orbit.radius(t).recip().powi(3);
-            let two_f = 2.0 * orbit.true_anomaly(t);
-            push(cube * two_f.cos());
-            push(cube * two_f.sin());
-        }
     }
 }

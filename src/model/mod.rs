@@ -2,6 +2,7 @@
 
 pub mod chain;
 pub mod contact;
+pub mod contact_time;
 pub mod input;
 pub mod linear_ph;
 pub mod mechanical;

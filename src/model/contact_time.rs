@@ -1,0 +1,99 @@
+//! The time dependence of a contact system: which scalar functions of t it goes through
+//! (forcing signals, the damping's c(t), the spin–orbit orbit terms), in the order a shared
+//! stream carries them, and their values.
+
+use super::contact::{Damping, Potential};
+
+/// Which scalar functions of t a system's time dependence goes through, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeChannels {
+    /// One per forcing term (the tidal forcing last, when present).
+    pub forcings: usize,
+    /// c(t) of C(t) = α c(t).
+    pub damping: bool,
+    /// (a/r)³ cos 2f and (a/r)³ sin 2f of the spin–orbit term.
+    pub spin_orbit: bool,
+}
+
+impl TimeChannels {
+    /// The channels of a system with `potential` and `damping`.
+    pub fn of(potential: &[Potential], damping: &Damping) -> Self {
+        let forcings = potential
+            .iter()
+            .filter(|t| matches!(t, Potential::Forcing { .. }))
+            .count()
+            + usize::from(matches!(damping, Damping::Tidal { .. }));
+        TimeChannels {
+            forcings,
+            damping: !matches!(damping, Damping::None),
+            spin_orbit: potential
+                .iter()
+                .any(|t| matches!(t, Potential::SpinOrbit { .. })),
+        }
+    }
+
+    /// Total channel count.
+    pub fn count(&self) -> usize {
+        self.forcings + usize::from(self.damping) + 2 * usize::from(self.spin_orbit)
+    }
+}
+
+/// The time-dependent terms of a contact system (see [`ContactSystem::time_terms`]).
+#[derive(Debug, Clone)]
+pub struct TimeTerms {
+    potential: Vec<Potential>,
+    damping: Damping,
+}
+
+impl TimeTerms {
+    /// The time-dependent terms among `potential` and `damping`, owned.
+    pub fn of(potential: &[Potential], damping: &Damping) -> Self {
+        TimeTerms {
+            potential: potential
+                .iter()
+                .filter(|term| {
+                    matches!(
+                        term,
+                        Potential::Forcing { .. } | Potential::SpinOrbit { .. }
+                    )
+                })
+                .cloned()
+                .collect(),
+            damping: damping.clone(),
+        }
+    }
+
+    /// [`ContactSystem::time_functions`] of the system these terms came from.
+    pub fn time_functions(&self, t: f64, out: &mut [f64]) {
+        time_functions(&self.potential, &self.damping, t, out);
+    }
+}
+
+/// The time functions of `potential` and `damping` at t (see
+/// [`ContactSystem::time_functions`]); terms without time dependence contribute nothing.
+pub(super) fn time_functions(potential: &[Potential], damping: &Damping, t: f64, out: &mut [f64]) {
+    let mut values = out.iter_mut();
+    let mut push = |v: f64| *values.next().expect("one slot per time channel") = v;
+    for term in potential {
+        if let Potential::Forcing { signal, .. } = term {
+            push(signal.value(t));
+        }
+    }
+    if let Damping::Tidal { orbit, .. } = damping {
+        push(orbit.radius(t).recip().powi(6) * orbit.true_anomaly_rate(t));
+    }
+    match damping {
+        Damping::None => {}
+        Damping::Constant { .. } => push(1.0),
+        Damping::Signal { signal, .. } => push(signal.value(t)),
+        Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
+    }
+    for term in potential {
+        if let Potential::SpinOrbit { orbit, .. } = term {
+            let cube = orbit.radius(t).recip().powi(3);
+            let two_f = 2.0 * orbit.true_anomaly(t);
+            push(cube * two_f.cos());
+            push(cube * two_f.sin());
+        }
+    }
+}
