@@ -6,7 +6,6 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use harbor::backend::Backend;
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::bench::{chain_plan, contact_chain_plan};
@@ -17,15 +16,13 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     let contexts: Vec<GpuContext> = [Precision::F32, Precision::F64]
         .into_iter()
-        .filter_map(
-            |p| match GpuContext::open(adapter_selector(None).as_deref(), Some(p)) {
-                Ok(ctx) => Some(ctx),
-                Err(e) => {
-                    eprintln!("GPU {} benchmarks skipped: {e}", p.name());
-                    None
-                }
-            },
-        )
+        .filter_map(|p| match GpuContext::open(None, Some(p)) {
+            Ok(ctx) => Some(ctx),
+            Err(e) => {
+                eprintln!("GPU {} benchmarks skipped: {e}", p.name());
+                None
+            }
+        })
         .collect();
     let steps = 100;
     for (states, members) in [(2usize, 1usize << 14), (8, 1 << 12), (32, 1 << 10)] {

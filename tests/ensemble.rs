@@ -3,7 +3,6 @@
 mod common;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
@@ -98,12 +97,9 @@ fn bad_ensemble_parameters_are_rejected() {
 }
 
 fn context() -> GpuContext {
-    let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(Precision::F64))
-        .unwrap_or_else(|e| {
-            panic!(
-                "this test needs a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers): {e}"
-            )
-        });
+    let ctx = GpuContext::open(None, Some(Precision::F64)).unwrap_or_else(|e| {
+        panic!("this test needs a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers): {e}")
+    });
     eprintln!("running on {}", ctx.adapter.describe());
     ctx
 }

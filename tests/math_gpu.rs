@@ -5,13 +5,11 @@
 
 mod math_points;
 
-use std::sync::{OnceLock, mpsc};
-
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::kernels::math::wgsl_library;
 use harbor::kernels::wgsl::validate;
 use math_points::{Func, cases, rng, specials, ulps};
+use std::sync::{OnceLock, mpsc};
 
 /// The requirement: within 2 ulp of std.
 const MAX_ULPS: u64 = 2;
@@ -21,13 +19,12 @@ const WORKGROUP: usize = 64;
 fn context() -> &'static GpuContext {
     static CONTEXT: OnceLock<GpuContext> = OnceLock::new();
     CONTEXT.get_or_init(|| {
-        let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(Precision::F64))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "the GPU math tests need an adapter with SHADER_F64 \
+        let ctx = GpuContext::open(None, Some(Precision::F64)).unwrap_or_else(|e| {
+            panic!(
+                "the GPU math tests need an adapter with SHADER_F64 \
                      (lavapipe: apt-get install mesa-vulkan-drivers): {e}"
-                )
-            });
+            )
+        });
         eprintln!("GPU math tests run on {}", ctx.adapter.describe());
         ctx
     })

@@ -61,7 +61,6 @@ pub fn random_linear_ph(
 pub fn gpu_context(
     precision: harbor::backend::gpu::Precision,
 ) -> &'static harbor::backend::gpu::GpuContext {
-    use harbor::backend::gpu::context::adapter_selector;
     use harbor::backend::gpu::{GpuContext, Precision};
     use std::sync::OnceLock;
     static F64: OnceLock<GpuContext> = OnceLock::new();
@@ -72,7 +71,7 @@ pub fn gpu_context(
         &F32
     };
     cell.get_or_init(|| {
-        let ctx = GpuContext::open(adapter_selector(None).as_deref(), Some(precision))
+        let ctx = GpuContext::open(None, Some(precision))
             .unwrap_or_else(|e| {
                 panic!(
                     "these tests need a GPU adapter with {} support (lavapipe: apt-get install mesa-vulkan-drivers); they never skip: {e}",

@@ -108,20 +108,6 @@ impl AdapterSelector {
             }),
         }
     }
-
-    /// A bare pattern whose origin is unknown: named `HARBOR_ADAPTER` when it is that
-    /// variable's value, `--adapter` otherwise.
-    fn inferred(pattern: &str) -> AdapterSelector {
-        let from_env = harbor_adapter_env().is_some_and(|env| env == pattern);
-        AdapterSelector {
-            pattern: pattern.to_string(),
-            source: if from_env {
-                "HARBOR_ADAPTER"
-            } else {
-                "--adapter"
-            },
-        }
-    }
 }
 
 /// `HARBOR_ADAPTER` when set and non-empty.
@@ -129,12 +115,6 @@ fn harbor_adapter_env() -> Option<String> {
     std::env::var("HARBOR_ADAPTER")
         .ok()
         .filter(|s| !s.is_empty())
-}
-
-/// The adapter name substring in force: the explicit one, else `HARBOR_ADAPTER` (the
-/// pattern of [`AdapterSelector::resolve`]).
-pub fn adapter_selector(explicit: Option<&str>) -> Option<String> {
-    AdapterSelector::resolve(explicit).map(|s| s.pattern)
 }
 
 /// What `--backend auto` found: a hardware adapter, opened, or only software rasterisers
@@ -214,14 +194,12 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Opens the best adapter, or the one whose name contains `selector`
-    /// (case-insensitive). `precision` None means f64 where supported, else f32. A
-    /// selector that matches nothing is an error naming `HARBOR_ADAPTER` when the pattern is
-    /// that variable's value and `--adapter` otherwise; [`GpuContext::open_with`] takes the
-    /// origin explicitly.
-    pub fn open(selector: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
-        let selector = selector.map(AdapterSelector::inferred);
-        Self::open_with(selector.as_ref(), precision)
+    /// Opens the adapter whose name contains `adapter` (from `--adapter`; case-insensitive),
+    /// else the one `HARBOR_ADAPTER` names, else the best one ([`AdapterSelector::resolve`]).
+    /// `precision` None means f64 where supported, else f32. A pattern that matches nothing
+    /// is an error naming where it came from.
+    pub fn open(adapter: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
+        Self::open_with(AdapterSelector::resolve(adapter).as_ref(), precision)
     }
 
     /// Opens the best adapter, or the one whose name contains `selector.pattern`

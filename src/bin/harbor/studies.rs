@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use harbor::backend::gpu::context::adapter_selector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::io::Config;
 use harbor::io::output_target::OutputTarget;
@@ -23,11 +22,10 @@ pub fn study_precision_drift(
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let target = OutputTarget::prepare(out)?;
-    let selector = adapter_selector(adapter);
-    let f32 = GpuContext::open(selector.as_deref(), Some(Precision::F32))?;
+    let f32 = GpuContext::open(adapter, Some(Precision::F32))?;
     eprintln!("GPU: {}", f32.adapter.describe());
     let f64 = if f32.adapter.shader_f64 {
-        Some(GpuContext::open(selector.as_deref(), Some(Precision::F64))?)
+        Some(GpuContext::open(adapter, Some(Precision::F64))?)
     } else {
         None
     };
