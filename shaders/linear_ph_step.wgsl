@@ -7,14 +7,17 @@
 //   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
 //
 // The engine prepends `alias real`, WG (workgroup size), the specialisation constants N
-// (states), S (stages), M (inputs), SM = S·M, SM_ARRAY = max(SM, 1), RANK (rows of W per
-// stage), P = N + SM, the STATE_*, RECORD_* and CONST_* offsets generated from the layouts
-// declared in src/kernels/linear_ph.rs, and the bindings (src/kernels/abi.rs).
+// (states), S (stages), M (inputs), SM = S·M, SM_ARRAY = max(SM, 1), Y_ROWS (rows of Y
+// applied: SM, or 0 when neither outputs nor energies are recorded), W_ROWS (rows of W: S
+// times the chunk's dissipation rank, 0 without energies), P = N + SM, the recording
+// switches TRAJECTORY, OUTPUTS, ENERGY (1 on, 0 off), the STATE_*, RECORD_*, PARAM_* and
+// CONST_* offsets generated from the layouts declared in src/kernels/linear_ph.rs, and the
+// bindings (src/kernels/abi.rs). A switched-off quantity is neither computed nor stored.
 // CPU twin: `linear_ph_step` in src/kernels/linear_ph_twin.rs.
 //
 // params are structure-of-arrays across the `members` of the chunk (entry e of member i at
 // e · members + i, so neighbouring invocations read neighbouring addresses):
-//   Δ (N·P) | Y (SM·P) | W (S·RANK·P) | Q (N·N), all row-major.
+//   Δ (N·P) | Y (Y_ROWS·P) | W (W_ROWS·P) | Q (N·N with energies), all row-major.
 #import records
 #import finite
 #import linear_ph_energy
@@ -43,7 +46,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         x[r] = state[(STATE_X + r) * members + i];
         carry[r] = state[(STATE_CARRY + r) * members + i];
     }
-    var sums = load_sums(i);
+    var sums: EnergySums;
+    if (ENERGY == 1u) {
+        sums = load_sums(i);
+    }
     // 0 while finite, else the first step after which x or the step energies were not.
     var status = state[STATE_STATUS * members + i];
 
@@ -52,6 +58,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var slot = 0u;
     for (var k = 0u; k < dispatch.step_count; k++) {
         let u0 = k * SM;
+        let done = dispatch.step_begin + k + 1u;
+        let record = records_step(done);
         // δ = Δ v.
         for (var r = 0u; r < N; r++) {
             var acc = real(0.0);
@@ -63,39 +71,43 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             delta[r] = acc;
         }
-        // y = Y v, port = yᵀ U.
+        // y = Y v, port = yᵀ U: every step with energies, else at record points only.
         var port = real(0.0);
-        for (var row = 0u; row < SM; row++) {
-            var acc = real(0.0);
-            for (var c = 0u; c < N; c++) {
-                acc += op(OFF_OUT + row * P + c, i) * x[c];
+        if (ENERGY == 1u || (OUTPUTS == 1u && record)) {
+            for (var row = 0u; row < Y_ROWS; row++) {
+                var acc = real(0.0);
+                for (var c = 0u; c < N; c++) {
+                    acc += op(OFF_OUT + row * P + c, i) * x[c];
+                }
+                for (var j = 0u; j < SM; j++) {
+                    acc += op(OFF_OUT + row * P + N + j, i) * stream[u0 + j];
+                }
+                y[row] = acc;
+                port += acc * stream[u0 + row];
             }
-            for (var j = 0u; j < SM; j++) {
-                acc += op(OFF_OUT + row * P + N + j, i) * stream[u0 + j];
-            }
-            y[row] = acc;
-            port += acc * stream[u0 + row];
         }
-        // ‖W v‖².
-        var dissipated = real(0.0);
-        for (var row = 0u; row < S * RANK; row++) {
-            var acc = real(0.0);
-            for (var c = 0u; c < N; c++) {
-                acc += op(OFF_DISS + row * P + c, i) * x[c];
-            }
-            for (var j = 0u; j < SM; j++) {
-                acc += op(OFF_DISS + row * P + N + j, i) * stream[u0 + j];
-            }
-            dissipated += acc * acc;
-        }
-        // stored = δᵀ Q (x + δ/2).
         var stored = real(0.0);
-        for (var r = 0u; r < N; r++) {
-            var q_mid = real(0.0);
-            for (var c = 0u; c < N; c++) {
-                q_mid += op(OFF_Q + r * N + c, i) * (x[c] + real(0.5) * delta[c]);
+        var dissipated = real(0.0);
+        if (ENERGY == 1u) {
+            // ‖W v‖².
+            for (var row = 0u; row < W_ROWS; row++) {
+                var acc = real(0.0);
+                for (var c = 0u; c < N; c++) {
+                    acc += op(OFF_DISS + row * P + c, i) * x[c];
+                }
+                for (var j = 0u; j < SM; j++) {
+                    acc += op(OFF_DISS + row * P + N + j, i) * stream[u0 + j];
+                }
+                dissipated += acc * acc;
             }
-            stored += delta[r] * q_mid;
+            // stored = δᵀ Q (x + δ/2).
+            for (var r = 0u; r < N; r++) {
+                var q_mid = real(0.0);
+                for (var c = 0u; c < N; c++) {
+                    q_mid += op(OFF_Q + r * N + c, i) * (x[c] + real(0.5) * delta[c]);
+                }
+                stored += delta[r] * q_mid;
+            }
         }
         // x ← x + δ, Kahan-compensated.
         for (var r = 0u; r < N; r++) {
@@ -105,11 +117,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         let port_h = h * port;
         let dissipated_h = h * dissipated;
-        sums = accumulate(sums, stored, port_h, dissipated_h);
+        if (ENERGY == 1u) {
+            sums = accumulate(sums, stored, port_h, dissipated_h);
+        }
 
-        let done = dispatch.step_begin + k + 1u;
         if (status == real(0.0)) {
-            var finite = is_finite(stored) && is_finite(port_h) && is_finite(dissipated_h);
+            var finite = ENERGY == 0u
+                || (is_finite(stored) && is_finite(port_h) && is_finite(dissipated_h));
             for (var r = 0u; r < N; r++) {
                 finite = finite && is_finite(x[r]);
             }
@@ -117,15 +131,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 status = real(done);
             }
         }
-        if (records_step(done)) {
+        if (record) {
             let base = slot * RECORD_ENTRIES;
-            for (var r = 0u; r < N; r++) {
-                records[(base + RECORD_X + r) * members + i] = x[r];
+            if (TRAJECTORY == 1u) {
+                for (var r = 0u; r < N; r++) {
+                    records[(base + RECORD_X + r) * members + i] = x[r];
+                }
             }
-            for (var row = 0u; row < SM; row++) {
-                records[(base + RECORD_Y + row) * members + i] = y[row];
+            if (OUTPUTS == 1u) {
+                for (var row = 0u; row < SM; row++) {
+                    records[(base + RECORD_Y + row) * members + i] = y[row];
+                }
             }
-            sums = record_window(sums, base, i);
+            if (ENERGY == 1u) {
+                sums = record_window(sums, base, i);
+            }
             slot += 1u;
         }
     }
@@ -135,5 +155,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         state[(STATE_CARRY + r) * members + i] = carry[r];
     }
     state[STATE_STATUS * members + i] = status;
-    store_sums(i, sums);
+    if (ENERGY == 1u) {
+        store_sums(i, sums);
+    }
 }

@@ -11,7 +11,8 @@
 //
 // The engine prepends what linear_ph_step.wgsl lists. params, per member (member-major,
 // offset member · OPS), column-major so that the threads of a workgroup read neighbouring
-// addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at OFF_Q + c·N + r.
+// addresses: [Δ; Y; W] (ROWS × P) at c·ROWS + row, then Q at OFF_Q + c·N + r (Y, W and Q
+// as far as the recording switches need them, see linear_ph_step.wgsl).
 #import records
 #import finite
 #import linear_ph_energy
@@ -19,7 +20,7 @@
 // The member-major, column-major arrangement of the PARAM layout's entries: the blocks
 // Δ, Y, W form one ROWS × P matrix stored by columns, then Q by columns; the block sizes
 // (and so PARAM_Q and PARAM_ENTRIES) are those of the declared layout.
-const ROWS: u32 = N + SM + S * RANK;
+const ROWS: u32 = N + Y_ROWS + W_ROWS;
 const OFF_Q: u32 = PARAM_Q;
 const OPS: u32 = PARAM_ENTRIES;
 
@@ -51,7 +52,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var status = real(0.0);
     var energies_finite = true;
     if (t == 0u) {
-        sums = load_sums(member);
+        if (ENERGY == 1u) {
+            sums = load_sums(member);
+        }
         status = state[STATE_STATUS * members + member];
     }
 
@@ -70,7 +73,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             if (row < N) {
                 delta[row] = acc;
-            } else if (row < N + SM) {
+            } else if (row < N + Y_ROWS) {
                 y[row - N] = acc;
                 part.x += acc * v[row];
             } else {
@@ -83,7 +86,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         // stored = δᵀ Q (x + δ/2), rows owned as above.
-        for (var r = t; r < N; r += WG) {
+        for (var r = t; r < N && ENERGY == 1u; r += WG) {
             var q_mid = real(0.0);
             for (var c = 0u; c < N; c++) {
                 q_mid += params[base + OFF_Q + c * N + r] * mid[c];
@@ -105,19 +108,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             let port_h = h * total.x;
             let dissipated_h = h * total.y;
-            sums = accumulate(sums, total.z, port_h, dissipated_h);
-            energies_finite = is_finite(total.z) && is_finite(port_h) && is_finite(dissipated_h);
+            if (ENERGY == 1u) {
+                sums = accumulate(sums, total.z, port_h, dissipated_h);
+                energies_finite = is_finite(total.z) && is_finite(port_h)
+                    && is_finite(dissipated_h);
+            }
         }
         let done = dispatch.step_begin + k + 1u;
         if (records_step(done)) {
             let rec = slot * RECORD_ENTRIES;
-            for (var r = t; r < N; r += WG) {
+            for (var r = t; r < N && TRAJECTORY == 1u; r += WG) {
                 records[(rec + RECORD_X + r) * members + member] = v[r];
             }
-            for (var j = t; j < SM; j += WG) {
+            for (var j = t; j < SM && OUTPUTS == 1u; j += WG) {
                 records[(rec + RECORD_Y + j) * members + member] = y[j];
             }
-            if (t == 0u) {
+            if (t == 0u && ENERGY == 1u) {
                 sums = record_window(sums, rec, member);
             }
             slot += 1u;
@@ -140,7 +146,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         state[(STATE_CARRY + r) * members + member] = carry[r];
     }
     if (t == 0u) {
-        store_sums(member, sums);
+        if (ENERGY == 1u) {
+            store_sums(member, sums);
+        }
         state[STATE_STATUS * members + member] = status;
     }
 }

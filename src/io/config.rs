@@ -37,7 +37,9 @@ use super::overrides::{apply_override, parse_override};
 pub use super::study_spec::{SchemeChoice, StudySpec};
 use crate::error::{Error, Result};
 use crate::model::{Signal, SignalSpec};
-use crate::plan::{ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member};
+use crate::plan::{
+    ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording,
+};
 use crate::tableau::{Composition, Scheme, SchemeFamily};
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
@@ -175,16 +177,45 @@ pub struct OutputSpec {
     /// steps.
     #[serde(default = "default_every")]
     pub every: usize,
+    /// Record the state at every record point (`trajectory.npy`); the final state is kept
+    /// either way.
+    #[serde(default = "on")]
+    pub trajectory: bool,
+    /// Keep the energy balance: per-window energies (`energy.npy`) and the compensated
+    /// totals (linear-ph).
+    #[serde(default = "on")]
+    pub energy: bool,
+    /// Record the discrete outputs y^k (`outputs.npy`, linear-ph).
+    #[serde(default = "on")]
+    pub outputs: bool,
 }
 
 fn default_every() -> usize {
     1
 }
 
+fn on() -> bool {
+    true
+}
+
 impl Default for OutputSpec {
     fn default() -> Self {
         OutputSpec {
             every: default_every(),
+            trajectory: true,
+            energy: true,
+            outputs: true,
+        }
+    }
+}
+
+impl OutputSpec {
+    /// The recording switches.
+    pub fn recording(&self) -> Recording {
+        Recording {
+            trajectory: self.trajectory,
+            energy: self.energy,
+            outputs: self.outputs,
         }
     }
 }
@@ -382,12 +413,30 @@ impl Config {
     /// The plan of the configured family, exactly as configured.
     pub fn run_plan(&self) -> Result<RunPlan> {
         Ok(match self.system {
-            SystemSpec::Contact(_) => RunPlan::Contact(Box::new(self.contact_plan()?)),
-            _ => RunPlan::LinearPh(Box::new(self.plan()?)),
+            SystemSpec::Contact(_) => {
+                let switched_off = [
+                    ("output.trajectory", self.output.trajectory),
+                    ("output.energy", self.output.energy),
+                    ("output.outputs", self.output.outputs),
+                ]
+                .into_iter()
+                .find(|(_, on)| !on);
+                if let Some((field, _)) = switched_off {
+                    return Err(Error::invalid(
+                        field,
+                        "is false, but contact runs always record their trajectory and H; the recording switches apply to linear-ph",
+                    ));
+                }
+                RunPlan::Contact(Box::new(self.contact_plan()?))
+            }
+            _ => RunPlan::LinearPh(Box::new(
+                self.plan()?.with_recording(self.output.recording()),
+            )),
         })
     }
 
-    /// The linear-PH plan exactly as configured.
+    /// The linear-PH plan as configured, recording everything (studies need every
+    /// quantity; `run_plan` applies the `[output]` switches).
     pub fn plan(&self) -> Result<LinearPhPlan> {
         let (family, stages) = self.collocation()?;
         self.plan_with(family, stages, self.scheme.h)

@@ -12,7 +12,8 @@
 //!   `nonfinite_step.npy` (members, int64: 0 while finite, else the first step after which
 //!   the member was not): the per-member values, always;
 //! - `times.npy` (samples): sample times, t = 0 first;
-//! - `trajectory.npy` (members × samples × state): states at the sample times;
+//! - `trajectory.npy` (members × samples × state): states at the sample times, unless
+//!   `output.trajectory = false`;
 //! - one `<channel>.npy` per declared channel (members × rows × channel shape); for linear
 //!   PH `energy.npy` (members × windows × 4) and `outputs.npy` (members × records × s × m).
 
@@ -87,7 +88,8 @@ pub struct SimulationWriter {
     dir: PathBuf,
     spec: RecordSpec,
     members: usize,
-    trajectory: NpyStream,
+    /// `None` when the run records no trajectory (`output.trajectory = false`).
+    trajectory: Option<NpyStream>,
     channels: Vec<NpyStream>,
     totals_file: NpyStream,
     final_state_file: NpyStream,
@@ -118,13 +120,13 @@ fn array_shapes<F: Family>(family: &F) -> Vec<(String, Vec<usize>)> {
     let members = family.member_count();
     let spec = family.record_spec();
     let records = family.grid().records();
-    let mut shapes = vec![
-        ("times.npy".to_string(), vec![records + 1]),
-        (
+    let mut shapes = vec![("times.npy".to_string(), vec![records + 1])];
+    if spec.trajectory {
+        shapes.push((
             "trajectory.npy".to_string(),
             vec![members, records + 1, spec.state_width],
-        ),
-    ];
+        ));
+    }
     for c in &spec.channels {
         let mut shape = vec![members, c.rows(records)];
         shape.extend(&c.shape);
@@ -197,7 +199,10 @@ impl SimulationWriter {
             let (name, shape) = shapes.next().expect("every array has a shape");
             NpyStream::create_of(&dir.join(name), &shape, element)
         };
-        let trajectory = next(Element::F64)?;
+        let trajectory = spec
+            .trajectory
+            .then(|| next(Element::F64))
+            .transpose()?;
         let channels = spec
             .channels
             .iter()
@@ -233,11 +238,10 @@ impl SimulationWriter {
 
     /// The names of the files this writer produces.
     pub fn file_names(&self) -> Vec<String> {
-        let mut names = vec![
-            "summary.json".to_string(),
-            "times.npy".into(),
-            "trajectory.npy".into(),
-        ];
+        let mut names = vec!["summary.json".to_string(), "times.npy".into()];
+        if self.spec.trajectory {
+            names.push("trajectory.npy".into());
+        }
         names.extend(self.spec.channels.iter().map(|c| format!("{}.npy", c.name)));
         names.extend(["totals.npy", "final_state.npy", "nonfinite_step.npy"].map(String::from));
         names
@@ -268,7 +272,9 @@ impl SimulationWriter {
         seconds: f64,
     ) -> Result<PathBuf> {
         self.progress.finish_and_clear();
-        self.trajectory.finish()?;
+        if let Some(trajectory) = self.trajectory {
+            trajectory.finish()?;
+        }
         for channel in self.channels {
             channel.finish()?;
         }
@@ -286,7 +292,7 @@ impl SimulationWriter {
                 columns,
             ),
         ] {
-            while statistics.end_pass() {
+            while width > 0 && statistics.end_pass() {
                 read_rows(&self.dir.join(file), width, |row| {
                     statistics.observe(&row[..used]);
                 })?;
@@ -355,13 +361,15 @@ impl SimulationWriter {
             "times.npy".into(),
             json!("sample times (samples), t = 0 first"),
         );
-        files.insert(
-            "trajectory.npy".into(),
-            json!(format!(
-                "states at the sample times (members × samples × {})",
-                self.spec.state_width
-            )),
-        );
+        if self.spec.trajectory {
+            files.insert(
+                "trajectory.npy".into(),
+                json!(format!(
+                    "states at the sample times (members × samples × {})",
+                    self.spec.state_width
+                )),
+            );
+        }
         for c in &self.spec.channels {
             files.insert(format!("{}.npy", c.name), json!(c.description));
         }
@@ -400,8 +408,9 @@ impl ResultSink for SimulationWriter {
                 .flat_map(|m| select(m).iter().copied())
                 .collect()
         };
-        self.trajectory
-            .write_rows(first, &rows(&|m| &m.trajectory))?;
+        if let Some(trajectory) = &mut self.trajectory {
+            trajectory.write_rows(first, &rows(&|m| &m.trajectory))?;
+        }
         for (index, stream) in self.channels.iter_mut().enumerate() {
             stream.write_rows(first, &rows(&|m| &m.channels[index]))?;
         }

@@ -22,7 +22,10 @@ use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
 use super::wgsl::WORKGROUP_SIZE;
 use crate::error::{Error, Result};
 use crate::method::StepOperators;
-use crate::plan::{LinearPhPlan, Member, MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::plan::{
+    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
+};
+use super::Precision;
 
 /// The per-invocation kernel.
 pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl");
@@ -49,9 +52,11 @@ pub struct LinearPhShape {
     pub states: usize,
     pub stages: usize,
     pub inputs: usize,
-    /// Rows of W per stage (the largest dissipation rank in the chunk).
+    /// Rows of W per stage (the largest dissipation rank in the chunk; 0 without energy).
     pub rank: usize,
     pub cooperative: bool,
+    /// What the kernel records; it computes only what that needs.
+    pub recording: Recording,
 }
 
 impl LinearPhShape {
@@ -60,22 +65,50 @@ impl LinearPhShape {
         self.states + self.stages * self.inputs
     }
 
-    /// Δ (n·p) + Y (sm·p) + W (s·r·p) + Q (n·n).
-    pub fn operator_entries(&self) -> usize {
-        let p = self.width();
-        (self.states + self.stages * self.inputs + self.stages * self.rank) * p
-            + self.states * self.states
+    /// Rows of Y the kernel applies: s·m when the outputs are recorded or the port energy
+    /// is needed, else 0.
+    pub fn output_rows(&self) -> usize {
+        if self.recording.energy || self.recording.outputs {
+            self.stages * self.inputs
+        } else {
+            0
+        }
     }
 
-    /// Δ (n·p), Y (sm·p), W (s·r·p), Q (n·n); the per-invocation kernel reads them
-    /// structure-of-arrays, the cooperative kernel member-major (see [`pack_operators`]).
+    /// Rows of W: s·rank with the energy balance, else 0.
+    pub fn dissipation_rows(&self) -> usize {
+        if self.recording.energy {
+            self.stages * self.rank
+        } else {
+            0
+        }
+    }
+
+    /// Entries of Q: n² with the energy balance, else 0.
+    pub fn q_entries(&self) -> usize {
+        if self.recording.energy {
+            self.states * self.states
+        } else {
+            0
+        }
+    }
+
+    /// Δ (n·p) + Y + W + Q, as far as the recording needs them.
+    pub fn operator_entries(&self) -> usize {
+        (self.states + self.output_rows() + self.dissipation_rows()) * self.width()
+            + self.q_entries()
+    }
+
+    /// Δ (n·p), Y, W (p columns each), Q (n·n), the last three as far as the recording needs
+    /// them; the per-invocation kernel reads them structure-of-arrays, the cooperative
+    /// kernel member-major (see [`pack_operators`]).
     pub fn param_layout(&self) -> Layout {
-        let (p, sm) = (self.width(), self.stages * self.inputs);
+        let p = self.width();
         Layout::new("PARAM")
             .field("delta", self.states * p)
-            .field("output", sm * p)
-            .field("dissipation", self.stages * self.rank * p)
-            .field("q", self.states * self.states)
+            .field("output", self.output_rows() * p)
+            .field("dissipation", self.dissipation_rows() * p)
+            .field("q", self.q_entries())
     }
 
     /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual,
@@ -92,29 +125,45 @@ impl LinearPhShape {
             .field("status", 1)
     }
 
-    /// x, y (s·m), the window's 4 energies.
+    /// x, y (s·m), the window's 4 energies; a field that is not recorded has width 0.
     pub fn record_layout(&self) -> Layout {
+        let width = |on: bool, width: usize| if on { width } else { 0 };
         Layout::new("RECORD")
-            .field("x", self.states)
-            .field("y", self.stages * self.inputs)
-            .field("energy", 4)
+            .field("x", width(self.recording.trajectory, self.states))
+            .field(
+                "y",
+                width(self.recording.outputs, self.stages * self.inputs),
+            )
+            .field("energy", width(self.recording.energy, 4))
     }
 
     /// Floating-point operations per member-step, counted from the kernel: 2 per
-    /// multiply-add of Δv, Yv, Wv and of Q(x + δ/2) (plus its 2 for x + δ/2), the port and
-    /// dissipation products, and the compensated updates (4 per Kahan step, 4 per Neumaier
-    /// add of 8 sums).
+    /// multiply-add of Δv (and the 4 of a Kahan update per state); with the energy balance
+    /// also Yv, Wv and Q(x + δ/2) (plus its 2 for x + δ/2), the port and dissipation
+    /// products, and the compensated sums (4 per Neumaier add of 8 sums).
     pub fn flops_per_step(&self) -> usize {
         let (n, p, sm) = (self.states, self.width(), self.stages * self.inputs);
-        2 * n * p + 2 * sm * p + 2 * sm + 2 * self.stages * self.rank * p + 4 * n * n + 6 * n + 38
+        let update = 2 * n * p + 4 * n;
+        if !self.recording.energy {
+            return update;
+        }
+        update + 2 * sm * p + 2 * sm + 2 * self.stages * self.rank * p + 4 * n * n + 2 * n + 38
+    }
+
+    /// Global-memory bytes per member-step of the per-invocation kernel in `precision`:
+    /// the operators (read every step) and the step's stage inputs (uniform, once per
+    /// workgroup, counted per member); state and records move once per dispatch or record
+    /// point and are not counted.
+    pub fn bytes_per_step(&self, precision: Precision) -> usize {
+        self.operator_entries() * precision.size()
     }
 
     /// Loop iterations one invocation executes per step, counted from the kernels' loops
     /// (an upper bound: recording iterations included). The per-invocation kernel runs every
     /// loop in full; in the cooperative kernel a thread owns ⌈rows / WG⌉ rows.
     pub fn loop_iterations_per_step(&self) -> usize {
-        let (n, p, sm) = (self.states, self.width(), self.stages * self.inputs);
-        let sr = self.stages * self.rank;
+        let (n, p, sm) = (self.states, self.width(), self.output_rows());
+        let sr = self.dissipation_rows();
         if self.cooperative {
             let workgroup = WORKGROUP_SIZE as usize;
             let rows = n + sm + sr;
@@ -155,8 +204,12 @@ impl LinearPhShape {
                 ("M", self.inputs as u32),
                 ("SM", sm as u32),
                 ("SM_ARRAY", sm.max(1) as u32),
-                ("RANK", self.rank as u32),
+                ("Y_ROWS", self.output_rows() as u32),
+                ("W_ROWS", self.dissipation_rows() as u32),
                 ("P", self.width() as u32),
+                ("TRAJECTORY", u32::from(self.recording.trajectory)),
+                ("OUTPUTS", u32::from(self.recording.outputs)),
+                ("ENERGY", u32::from(self.recording.energy)),
             ],
             state: self.state_layout(),
             record: self.record_layout(),
@@ -169,55 +222,63 @@ impl LinearPhShape {
     }
 }
 
-/// The rows of one member's [Δ; Y; W] with W padded to s·`rank` rows (zero rows change
-/// nothing), each of width p.
-fn stacked_rows(op: &StepOperators, rank: usize) -> Vec<f64> {
+/// The rows of one member's [Δ; Y; W] as `shape` applies them: Y when it has output rows,
+/// W padded to s·`shape.rank` rows (zero rows change nothing) when it has dissipation rows;
+/// each of width p.
+fn stacked_rows(op: &StepOperators, shape: &LinearPhShape) -> Vec<f64> {
     let p = op.width();
-    let mut rows = Vec::with_capacity((op.states + op.stages * (op.inputs + rank)) * p);
+    let mut rows = Vec::with_capacity(
+        (shape.states + shape.output_rows() + shape.dissipation_rows()) * p,
+    );
     rows.extend_from_slice(&op.delta);
-    rows.extend_from_slice(&op.output);
-    for stage in 0..op.stages {
-        for k in 0..rank {
-            if k < op.rank {
-                let start = (stage * op.rank + k) * p;
-                rows.extend_from_slice(&op.dissipation[start..start + p]);
-            } else {
-                rows.extend(std::iter::repeat_n(0.0, p));
+    if shape.output_rows() > 0 {
+        rows.extend_from_slice(&op.output);
+    }
+    if shape.dissipation_rows() > 0 {
+        for stage in 0..op.stages {
+            for k in 0..shape.rank {
+                if k < op.rank {
+                    let start = (stage * op.rank + k) * p;
+                    rows.extend_from_slice(&op.dissipation[start..start + p]);
+                } else {
+                    rows.extend(std::iter::repeat_n(0.0, p));
+                }
             }
         }
     }
     rows
 }
 
-/// Packs a chunk's operators for the kernel: per-invocation kernels read them
+/// Packs a chunk's operators for `shape`'s kernel: per-invocation kernels read them
 /// structure-of-arrays (entry e of member i at e·count + i, entries [Δ; Y; W] row-major then
 /// Q); the cooperative kernel reads them member-major and column-major (member i at
 /// i·entries: [Δ; Y; W] entry (row, c) at c·rows + row, then Q at rows·p + c·n + r).
-pub fn pack_operators(operators: &[StepOperators], rank: usize, cooperative: bool) -> Vec<f64> {
+pub fn pack_operators(operators: &[StepOperators], shape: &LinearPhShape) -> Vec<f64> {
     let count = operators.len();
-    let Some(first) = operators.first() else {
-        return Vec::new();
-    };
-    let (n, p) = (first.states, first.width());
-    let rows = n + first.stages * (first.inputs + rank);
-    let entries = rows * p + n * n;
+    let (n, p) = (shape.states, shape.width());
+    let rows = n + shape.output_rows() + shape.dissipation_rows();
+    let q_entries = shape.q_entries();
+    let entries = rows * p + q_entries;
     let mut packed = vec![0.0; entries * count];
     for (i, op) in operators.iter().enumerate() {
-        let stacked = stacked_rows(op, rank);
+        let stacked = stacked_rows(op, shape);
         for row in 0..rows {
             for c in 0..p {
                 let value = stacked[row * p + c];
-                if cooperative {
+                if shape.cooperative {
                     packed[i * entries + c * rows + row] = value;
                 } else {
                     packed[(row * p + c) * count + i] = value;
                 }
             }
         }
+        if q_entries == 0 {
+            continue;
+        }
         for r in 0..n {
             for c in 0..n {
                 let value = op.q[r * n + c];
-                if cooperative {
+                if shape.cooperative {
                     packed[i * entries + rows * p + c * n + r] = value;
                 } else {
                     packed[(rows * p + r * n + c) * count + i] = value;
@@ -254,12 +315,14 @@ impl LinearPhPlan {
     }
 
     fn shape(&self, rank: usize, cooperative: bool) -> LinearPhShape {
+        let recording = self.recording();
         LinearPhShape {
             states: self.states(),
             stages: self.scheme.stages,
             inputs: self.inputs_count(),
-            rank,
+            rank: if recording.energy { rank } else { 0 },
             cooperative,
+            recording,
         }
     }
 }
@@ -308,20 +371,23 @@ impl Family for LinearPhPlan {
     }
 
     fn record_start(&self, member: &Member, out: &mut MemberResult) {
-        out.trajectory.extend(member.x0.iter());
+        if self.recording().trajectory {
+            out.trajectory.extend(member.x0.iter());
+        }
     }
 
     fn integrate(&self, member: &Member, path: CpuPath) -> Result<MemberResult> {
         let x0 = member.x0.as_slice();
         let spec = self.record_spec();
+        let recording = self.recording();
         Ok(match path {
             CpuPath::Reference => {
                 let mut stepper = ReferenceStepper::new(self, member)?;
-                record_member(&self.grid, &self.inputs, spec, x0, &mut stepper)
+                record_member(&self.grid, &self.inputs, spec, recording, x0, &mut stepper)
             }
             CpuPath::Twin => {
                 let mut stepper = OperatorStepper::new(self, member)?;
-                record_member(&self.grid, &self.inputs, spec, x0, &mut stepper)
+                record_member(&self.grid, &self.inputs, spec, recording, x0, &mut stepper)
             }
         })
     }
@@ -338,8 +404,9 @@ impl Family for LinearPhPlan {
             .map(|member| StepOperators::new(self, member))
             .collect::<Result<_>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
-        let kernel = self.shape(rank, cooperative).kernel();
-        let params = pack_operators(&operators, rank, cooperative);
+        let shape = self.shape(rank, cooperative);
+        let kernel = shape.kernel();
+        let params = pack_operators(&operators, &shape);
         let state = kernel.state.pack(members.len(), |i, field, out| {
             if field == "x" {
                 out.copy_from_slice(members[i].x0.as_slice());
@@ -365,18 +432,26 @@ impl Family for LinearPhPlan {
     }
 
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult) {
+        // Fields that are not recorded have width 0 in the record layout.
         record.extend_into("x", &mut out.trajectory);
-        record.extend_into("energy", &mut out.channels[0]);
-        record.extend_into("y", &mut out.channels[1]);
+        let recording = self.recording();
+        if recording.energy {
+            record.extend_into("energy", &mut out.channels[0]);
+        }
+        if recording.outputs {
+            record.extend_into("y", &mut out.channels[usize::from(recording.energy)]);
+        }
     }
 
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult) {
         out.final_state.clear();
         state.extend_into("x", &mut out.final_state);
-        out.totals = (0..4)
-            .map(|c| state.get("totals", c) + state.get("totals_comp", c))
-            .collect();
-        out.totals.push(state.get("max_residual", 0));
+        if self.recording().energy {
+            out.totals = (0..4)
+                .map(|c| state.get("totals", c) + state.get("totals_comp", c))
+                .collect();
+            out.totals.push(state.get("max_residual", 0));
+        }
     }
 }
 
@@ -410,23 +485,27 @@ mod tests {
                 for stages in 1..=4 {
                     for inputs in [0, 1, 3] {
                         for rank in [0, 1, states] {
-                            let shape = LinearPhShape {
-                                states,
-                                stages,
-                                inputs,
-                                rank,
-                                cooperative,
-                            };
-                            if let Err(e) = translate(&shape.kernel(), precision) {
-                                panic!("{shape:?}: {e}");
+                            for recording in [Recording::default(), Recording::FINAL_STATE]
+                            {
+                                let shape = LinearPhShape {
+                                    states,
+                                    stages,
+                                    inputs,
+                                    rank,
+                                    cooperative,
+                                    recording,
+                                };
+                                if let Err(e) = translate(&shape.kernel(), precision) {
+                                    panic!("{shape:?}: {e}");
+                                }
+                                checked += 1;
                             }
-                            checked += 1;
                         }
                     }
                 }
             }
         }
-        assert_eq!(checked, 2 * 10 * 4 * 3 * 3);
+        assert_eq!(checked, 2 * 10 * 4 * 3 * 3 * 2);
     }
 
     /// The f64 variant needs the FLOAT64 capability: without it naga rejects it, so the
@@ -440,6 +519,7 @@ mod tests {
                 inputs: 1,
                 rank: 1,
                 cooperative,
+                recording: Recording::default(),
             };
             let source = assemble(&shape.kernel(), Precision::F64).unwrap();
             assert!(validate(&source, Precision::F32).is_err());

@@ -7,7 +7,8 @@ use crate::compensated::{CompensatedSum, kahan_add};
 use crate::error::Result;
 use crate::method::{CollocationStepper, StepOperators, StepScratch};
 use crate::plan::{
-    LinearPhPlan, Member, MemberResult, RecordSpec, SharedStream, StepEnergy, StepGrid,
+    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepEnergy,
+    StepGrid,
 };
 
 /// The CPU twin of the kernels: one step x ← x + Δv with v = [x; u]; y ← Y v; energies as in
@@ -107,12 +108,15 @@ impl MemberStepper for OperatorStepper {
 }
 
 /// Integrates one member from x0 through the whole grid with `stepper`, recording at the
-/// grid's cadence: trajectory samples, the `energy` channel (window sums, Neumaier), the
-/// `outputs` channel, and the compensated totals with the worst per-step residual.
+/// grid's cadence what `recording` switches on: trajectory samples, the `energy` channel
+/// (window sums, Neumaier) with the compensated totals and the worst per-step residual, the
+/// `outputs` channel. (The stepper computes every step quantity either way; the fast engine,
+/// `kernels::linear_ph_fast`, skips what is not recorded.)
 pub fn record_member(
     grid: &StepGrid,
     inputs: &SharedStream,
     spec: &RecordSpec,
+    recording: Recording,
     x0: &[f64],
     stepper: &mut impl MemberStepper,
 ) -> MemberResult {
@@ -123,7 +127,10 @@ pub fn record_member(
     let mut scratch = Vec::new();
     let record_points = grid.record_points();
     let mut result = MemberResult::with_capacity(spec, record_points.len());
-    result.trajectory.extend_from_slice(&x);
+    if recording.trajectory {
+        result.trajectory.extend_from_slice(&x);
+    }
+    let outputs_channel = usize::from(recording.energy);
     let mut totals = [CompensatedSum::default(); 4];
     let mut window = [CompensatedSum::default(); 4];
     let mut max_abs_residual = 0.0_f64;
@@ -139,23 +146,31 @@ pub fn record_member(
             sum.add(*value);
         }
         max_abs_residual = running_max(max_abs_residual, energy.residual().abs());
-        let finite = energy.stored.is_finite()
+        let energy_finite = energy.stored.is_finite()
             && energy.port.is_finite()
-            && energy.dissipated.is_finite()
-            && x.iter().all(|v| v.is_finite());
+            && energy.dissipated.is_finite();
+        let finite = (energy_finite || !recording.energy) && x.iter().all(|v| v.is_finite());
         if result.nonfinite_step.is_none() && !finite {
             result.nonfinite_step = Some(k as u64 + 1);
         }
         if next_record.peek() == Some(&(k + 1)) {
             next_record.next();
-            result.trajectory.extend_from_slice(&x);
-            result.channels[0].extend(window.iter().map(|w| w.value()));
-            result.channels[1].extend_from_slice(&y);
+            if recording.trajectory {
+                result.trajectory.extend_from_slice(&x);
+            }
+            if recording.energy {
+                result.channels[0].extend(window.iter().map(|w| w.value()));
+            }
+            if recording.outputs {
+                result.channels[outputs_channel].extend_from_slice(&y);
+            }
             window = [CompensatedSum::default(); 4];
         }
     }
     result.final_state = x;
-    result.totals = totals.iter().map(|t| t.value()).collect();
-    result.totals.push(max_abs_residual);
+    if recording.energy {
+        result.totals = totals.iter().map(|t| t.value()).collect();
+        result.totals.push(max_abs_residual);
+    }
     result
 }

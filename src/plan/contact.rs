@@ -249,6 +249,7 @@ impl ContactPlan {
         let n = system.dof();
         let records = RecordSpec {
             state_width: 2 * n + 1,
+            trajectory: true,
             channels: vec![Channel {
                 name: "hamiltonian",
                 shape: vec![],

@@ -7,7 +7,7 @@ use nalgebra::DVector;
 
 use super::ensemble::Ensemble;
 use super::grid::StepGrid;
-use super::record::{Channel, MemberResult, RecordSpec};
+use super::record::{Channel, MemberResult, RecordSpec, Recording};
 use super::stream::SharedStream;
 use crate::error::{Error, Result};
 use crate::model::{LinearPh, Signal};
@@ -103,7 +103,50 @@ pub struct LinearPhPlan {
     /// GPU kernel: the workgroup-cooperative one (true) or one invocation per member
     /// (false); `None` picks cooperative exactly when n exceeds the per-invocation limit.
     pub cooperative: Option<bool>,
+    recording: Recording,
     records: RecordSpec,
+}
+
+/// What a linear-PH member records under `recording`: trajectory samples of x, the
+/// `energy` channel (window sums of [`ENERGIES`]) with the energy totals, and the `outputs`
+/// channel (y^k, s × m), each when switched on.
+fn record_spec(n: usize, s: usize, m: usize, recording: Recording) -> RecordSpec {
+    let mut channels = Vec::new();
+    if recording.energy {
+        channels.push(Channel {
+            name: "energy",
+            shape: vec![4],
+            at_start: false,
+            description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
+        });
+    }
+    if recording.outputs {
+        channels.push(Channel {
+            name: "outputs",
+            shape: vec![s, m],
+            at_start: false,
+            description: "discrete outputs y^k of the recorded steps (members × records × s × m)"
+                .into(),
+        });
+    }
+    let totals = if recording.energy {
+        vec![
+            "stored_total",
+            "supplied_total",
+            "port_total",
+            "dissipated_total",
+            "max_abs_residual",
+        ]
+    } else {
+        Vec::new()
+    };
+    RecordSpec {
+        state_width: n,
+        trajectory: recording.trajectory,
+        channels,
+        totals,
+        totals_group: "energy",
+    }
 }
 
 /// Refuses a member whose initial energy H(x0) = ½ x0ᵀ Q x0 already overflows.
@@ -225,32 +268,12 @@ impl LinearPhPlan {
             check_inputs(&inputs, &checked[0].system, signals.len())?;
         }
         let prototype = &ensemble.prototype().system;
-        let (n, m, s) = (prototype.states(), prototype.inputs(), scheme.stages);
-        let records = RecordSpec {
-            state_width: n,
-            channels: vec![
-                Channel {
-                    name: "energy",
-                    shape: vec![4],
-                    at_start: false,
-                    description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
-                },
-                Channel {
-                    name: "outputs",
-                    shape: vec![s, m],
-                    at_start: false,
-                    description: "discrete outputs y^k of the recorded steps (members × records × s × m)".into(),
-                },
-            ],
-            totals: vec![
-                "stored_total",
-                "supplied_total",
-                "port_total",
-                "dissipated_total",
-                "max_abs_residual",
-            ],
-            totals_group: "energy",
-        };
+        let records = record_spec(
+            prototype.states(),
+            scheme.stages,
+            prototype.inputs(),
+            Recording::default(),
+        );
         Ok(LinearPhPlan {
             scheme,
             grid,
@@ -258,12 +281,31 @@ impl LinearPhPlan {
             ensemble,
             inputs,
             cooperative: None,
+            recording: Recording::default(),
             records,
         })
     }
 
-    /// What every member records: trajectory samples of x, the `energy` channel (window
-    /// sums of [`ENERGIES`]), the `outputs` channel (y^k, s × m) and the energy totals.
+    /// The plan recording only what `recording` switches on (everything by default).
+    pub fn with_recording(mut self, recording: Recording) -> Self {
+        self.recording = recording;
+        self.records = record_spec(
+            self.states(),
+            self.scheme.stages,
+            self.inputs_count(),
+            recording,
+        );
+        self
+    }
+
+    /// What the run records.
+    pub fn recording(&self) -> Recording {
+        self.recording
+    }
+
+    /// What every member records (see [`LinearPhPlan::with_recording`]): trajectory
+    /// samples of x, the `energy` channel (window sums of [`ENERGIES`]) with the energy
+    /// totals, the `outputs` channel (y^k, s × m).
     pub fn record_spec(&self) -> &RecordSpec {
         &self.records
     }

@@ -16,5 +16,5 @@ pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw
 pub use ensemble::{DrawnEnsemble, Ensemble, EnsembleSpec};
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
-pub use record::{Channel, MemberResult, RecordSpec, ResultSink};
+pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
 pub use stream::SharedStream;

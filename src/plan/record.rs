@@ -31,11 +31,46 @@ impl Channel {
     }
 }
 
+/// What a run records, from `[output]`: every switch is on unless the user turns it off,
+/// and a run pays only for what is on (a final-state-only run skips the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recording {
+    /// States at the record points (`trajectory.npy`).
+    pub trajectory: bool,
+    /// The energy balance: per-window energies and the compensated totals.
+    pub energy: bool,
+    /// The discrete outputs y^k at the record points.
+    pub outputs: bool,
+}
+
+impl Default for Recording {
+    fn default() -> Self {
+        Recording {
+            trajectory: true,
+            energy: true,
+            outputs: true,
+        }
+    }
+}
+
+impl Recording {
+    /// Only the final state.
+    pub const FINAL_STATE: Recording = Recording {
+        trajectory: false,
+        energy: false,
+        outputs: false,
+    };
+}
+
 /// Everything a family records per member.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordSpec {
-    /// Width of a trajectory sample (the state, as the user sees it).
+    /// Width of a trajectory sample and of the final state (the state, as the user sees
+    /// it).
     pub state_width: usize,
+    /// Whether the state is sampled along the trajectory (else only the final state is
+    /// kept).
+    pub trajectory: bool,
     pub channels: Vec<Channel>,
     /// Names of the per-member scalars at the end of the run.
     pub totals: Vec<&'static str>,
@@ -51,7 +86,8 @@ impl RecordSpec {
             .iter()
             .map(|c| c.rows(records) * c.width())
             .sum();
-        8 * ((records + 2) * self.state_width + channel_values + self.totals.len())
+        let samples = if self.trajectory { records + 1 } else { 0 };
+        8 * ((samples + 1) * self.state_width + channel_values + self.totals.len())
             + 48 * (self.channels.len() + 3)
     }
 }
@@ -76,7 +112,9 @@ impl MemberResult {
     pub fn with_capacity(spec: &RecordSpec, records: usize) -> Self {
         MemberResult {
             final_state: Vec::with_capacity(spec.state_width),
-            trajectory: Vec::with_capacity((records + 1) * spec.state_width),
+            trajectory: Vec::with_capacity(
+                usize::from(spec.trajectory) * (records + 1) * spec.state_width,
+            ),
             channels: spec
                 .channels
                 .iter()

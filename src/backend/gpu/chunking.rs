@@ -196,6 +196,7 @@ mod tests {
             inputs,
             rank,
             cooperative,
+            recording: crate::plan::Recording::default(),
         }
         .kernel()
     }

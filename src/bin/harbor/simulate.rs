@@ -137,6 +137,10 @@ fn simulation_report<F: Family>(
         "backend {backend} ({precision}): {seconds:.3} s, {:.3e} member-steps/s",
         (members * grid.steps) as f64 / seconds.max(1e-9)
     );
+    if family.record_spec().totals.is_empty() {
+        text.pop();
+        return text;
+    }
     let _ = write!(text, "\n{:>6}", "member");
     for name in &family.record_spec().totals {
         let _ = write!(text, " {name:>24}");
