@@ -10,6 +10,7 @@ use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::bench::{chain_plan, contact_chain_plan};
 use harbor::kernels::CpuPath;
+use harbor::plan::Recording;
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("ensemble");
@@ -26,7 +27,8 @@ fn bench(c: &mut Criterion) {
         .collect();
     let steps = 100;
     for (states, members) in [(2usize, 1usize << 14), (8, 1 << 12), (32, 1 << 10)] {
-        let plan = chain_plan(members, states, steps).expect("benchmark plan");
+        let plan =
+            chain_plan(members, states, steps, Recording::default()).expect("benchmark plan");
         group.throughput(Throughput::Elements((members * steps) as u64));
         for ctx in &contexts {
             // Warm-up outside the measurement: pipeline compilation.
@@ -40,7 +42,8 @@ fn bench(c: &mut Criterion) {
             });
         }
         let cpu_members = (members / 16).max(16);
-        let cpu_plan = chain_plan(cpu_members, states, steps).expect("benchmark plan");
+        let cpu_plan =
+            chain_plan(cpu_members, states, steps, Recording::default()).expect("benchmark plan");
         group.throughput(Throughput::Elements((cpu_members * steps) as u64));
         let id = BenchmarkId::new("cpu-f64", format!("n={states},N={cpu_members}"));
         group.bench_with_input(id, &cpu_plan, |b, plan| {

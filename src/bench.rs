@@ -23,7 +23,7 @@ use crate::model::{ContactMember, ContactSystem, Damping, Potential, Signal};
 use crate::plan::ensemble::Draw;
 use crate::plan::{
     ContactEnsembleSpec, ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan,
-    Member, MemberResult, ParameterDraw, ResultSink,
+    Member, MemberResult, ParameterDraw, Recording, ResultSink,
 };
 use crate::tableau::Composition;
 use crate::tableau::{Scheme, SchemeFamily};
@@ -40,6 +40,8 @@ pub struct BenchCase {
     pub states: usize,
     pub precision: Precision,
     pub steps: usize,
+    /// What each member records (linear-PH; contact cases record everything).
+    pub recording: Recording,
 }
 
 /// What one case measured.
@@ -62,8 +64,14 @@ pub struct BenchRow {
     pub skipped: Option<String>,
 }
 
-/// The plan of a benchmark case: `members` chains of n = `states` (even) states.
-pub fn chain_plan(members: usize, states: usize, steps: usize) -> Result<LinearPhPlan> {
+/// The plan of a benchmark case: `members` chains of n = `states` (even) states, recording
+/// what `recording` switches on once, at the last step.
+pub fn chain_plan(
+    members: usize,
+    states: usize,
+    steps: usize,
+    recording: Recording,
+) -> Result<LinearPhPlan> {
     let half = (states / 2).max(1);
     let nominal = Member {
         system: mass_spring_damper_chain(half, 1.0, 0.05)?,
@@ -93,6 +101,7 @@ pub fn chain_plan(members: usize, states: usize, steps: usize) -> Result<LinearP
         &signals,
         steps,
     )
+    .map(|plan| plan.with_recording(recording))
 }
 
 /// A sink that drops results (benchmarks measure the computation, not the disk).
@@ -284,7 +293,7 @@ impl Workload {
         match self {
             Workload::LinearPhChain => measure(
                 case,
-                |members, steps| chain_plan(members, n, steps),
+                |members, steps| chain_plan(members, n, steps, case.recording),
                 gpu,
                 max_param_bytes,
             ),

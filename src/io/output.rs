@@ -199,10 +199,7 @@ impl SimulationWriter {
             let (name, shape) = shapes.next().expect("every array has a shape");
             NpyStream::create_of(&dir.join(name), &shape, element)
         };
-        let trajectory = spec
-            .trajectory
-            .then(|| next(Element::F64))
-            .transpose()?;
+        let trajectory = spec.trajectory.then(|| next(Element::F64)).transpose()?;
         let channels = spec
             .channels
             .iter()

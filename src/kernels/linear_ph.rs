@@ -16,6 +16,7 @@
 
 use rayon::prelude::*;
 
+use super::Precision;
 use super::family::{CpuPath, Family, KernelChunk, KernelSource};
 use super::layout::{Layout, MemberView};
 use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
@@ -25,7 +26,6 @@ use crate::method::StepOperators;
 use crate::plan::{
     LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
 };
-use super::Precision;
 
 /// The per-invocation kernel.
 pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl");
@@ -227,9 +227,8 @@ impl LinearPhShape {
 /// each of width p.
 fn stacked_rows(op: &StepOperators, shape: &LinearPhShape) -> Vec<f64> {
     let p = op.width();
-    let mut rows = Vec::with_capacity(
-        (shape.states + shape.output_rows() + shape.dissipation_rows()) * p,
-    );
+    let mut rows =
+        Vec::with_capacity((shape.states + shape.output_rows() + shape.dissipation_rows()) * p);
     rows.extend_from_slice(&op.delta);
     if shape.output_rows() > 0 {
         rows.extend_from_slice(&op.output);
@@ -485,8 +484,7 @@ mod tests {
                 for stages in 1..=4 {
                     for inputs in [0, 1, 3] {
                         for rank in [0, 1, states] {
-                            for recording in [Recording::default(), Recording::FINAL_STATE]
-                            {
+                            for recording in [Recording::default(), Recording::FINAL_STATE] {
                                 let shape = LinearPhShape {
                                     states,
                                     stages,

@@ -7,8 +7,7 @@ use crate::compensated::{CompensatedSum, kahan_add};
 use crate::error::Result;
 use crate::method::{CollocationStepper, StepOperators, StepScratch};
 use crate::plan::{
-    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepEnergy,
-    StepGrid,
+    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepEnergy, StepGrid,
 };
 
 /// The CPU twin of the kernels: one step x ← x + Δv with v = [x; u]; y ← Y v; energies as in
@@ -146,9 +145,8 @@ pub fn record_member(
             sum.add(*value);
         }
         max_abs_residual = running_max(max_abs_residual, energy.residual().abs());
-        let energy_finite = energy.stored.is_finite()
-            && energy.port.is_finite()
-            && energy.dissipated.is_finite();
+        let energy_finite =
+            energy.stored.is_finite() && energy.port.is_finite() && energy.dissipated.is_finite();
         let finite = (energy_finite || !recording.energy) && x.iter().all(|v| v.is_finite());
         if result.nonfinite_step.is_none() && !finite {
             result.nonfinite_step = Some(k as u64 + 1);

@@ -33,7 +33,7 @@ impl Channel {
 
 /// What a run records, from `[output]`: every switch is on unless the user turns it off,
 /// and a run pays only for what is on (a final-state-only run skips the rest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Recording {
     /// States at the record points (`trajectory.npy`).
     pub trajectory: bool,

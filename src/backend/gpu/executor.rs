@@ -75,8 +75,9 @@ fn to_bytes(values: &[f64], precision: Precision) -> Vec<u8> {
 
 fn from_bytes(bytes: &[u8], precision: Precision) -> Vec<f64> {
     match precision {
-        Precision::F64 => bytemuck::cast_slice::<u8, f64>(bytes).to_vec(),
-        Precision::F32 => bytemuck::cast_slice::<u8, f32>(bytes)
+        // Copies without assuming the mapping's alignment (an empty range may have none).
+        Precision::F64 => bytemuck::pod_collect_to_vec::<u8, f64>(bytes),
+        Precision::F32 => bytemuck::pod_collect_to_vec::<u8, f32>(bytes)
             .iter()
             .map(|&v| v as f64)
             .collect(),
@@ -389,7 +390,7 @@ pub fn run_into<F: Family>(
                 .iter()
                 .take_while(|&&k| k <= done)
                 .count();
-            if in_dispatch > 0 {
+            if in_dispatch > 0 && record_entries > 0 {
                 let bytes = (in_dispatch * record_entries * count) as u64 * size;
                 let values = read_back(ctx, &records, &readback, bytes)?;
                 for slot in 0..in_dispatch {

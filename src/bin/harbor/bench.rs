@@ -5,6 +5,7 @@ use std::path::Path;
 use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::bench::Workload;
+use harbor::plan::Recording;
 use harbor::{Error, Result};
 
 use crate::{BenchFamily, PrecisionArg};
@@ -20,6 +21,7 @@ pub fn bench(
     states: &[usize],
     precisions: &[PrecisionArg],
     steps: usize,
+    recording: Recording,
     adapter: Option<&str>,
     max_operator_gib: f64,
     json_path: Option<&Path>,
@@ -59,6 +61,7 @@ pub fn bench(
                     states: n,
                     precision,
                     steps,
+                    recording,
                 };
                 let row = workload.measure(case, gpu.as_ref(), max_bytes)?;
                 if rows.is_empty() {

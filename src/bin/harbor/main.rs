@@ -129,6 +129,10 @@ enum Command {
         /// Steps per case.
         #[arg(long, default_value_t = 100)]
         steps: usize,
+        /// What linear-PH members record: everything (the energy balance, outputs and
+        /// state at the last step), or the final state only.
+        #[arg(long, value_enum, default_value_t = RecordArg::All)]
+        record: RecordArg,
         /// GPU adapter name substring (else HARBOR_ADAPTER, else the best one).
         #[arg(long)]
         adapter: Option<String>,
@@ -144,6 +148,22 @@ enum Command {
         #[command(subcommand)]
         study: Study,
     },
+}
+
+/// `harbor bench --record`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RecordArg {
+    All,
+    FinalState,
+}
+
+impl RecordArg {
+    fn recording(self) -> harbor::plan::Recording {
+        match self {
+            RecordArg::All => harbor::plan::Recording::default(),
+            RecordArg::FinalState => harbor::plan::Recording::FINAL_STATE,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -262,6 +282,7 @@ fn main() -> ExitCode {
             states,
             precision,
             steps,
+            record,
             adapter,
             max_operator_gib,
             json,
@@ -272,6 +293,7 @@ fn main() -> ExitCode {
             &states,
             &precision,
             steps,
+            record.recording(),
             adapter.as_deref(),
             max_operator_gib,
             json.as_deref(),
