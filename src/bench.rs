@@ -1,5 +1,7 @@
-//! Throughput measurements: member-steps per second of the CPU reference path (all cores)
-//! and the GPU path side by side, with the GPU's achieved floating-point rate.
+//! Throughput measurements: member-steps per second of the fast CPU engine, the CPU
+//! reference integrator (both on all cores) and the GPU path side by side, with the
+//! achieved floating-point rate and (GPU) global-memory bandwidth, to be read against the
+//! machine's roofline.
 //!
 //! Linear-PH cases integrate ensembles of mass–spring–damper chains (n = 2k states, Gauss
 //! s = 2, h = 0.01) whose initial states are perturbed per member; contact cases ensembles
@@ -13,11 +15,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backend::cpu;
-use crate::backend::gpu::{GpuContext, GpuRunOptions, Precision, run_into};
+use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::{Error, Result};
-use crate::kernels::CpuPath;
-use crate::kernels::Family;
+use crate::io::{Config, RunPlan};
+use crate::kernels::lanes::SimdLevel;
+use crate::kernels::{CpuPath, Family};
 use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
 use crate::model::{ContactMember, ContactSystem, Damping, Potential, Signal};
 use crate::plan::ensemble::Draw;
@@ -28,40 +30,240 @@ use crate::plan::{
 use crate::tableau::Composition;
 use crate::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
 
 /// One benchmark configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BenchCase {
-    /// `linear-ph` (mass–spring–damper chains, Gauss s = 2) or `contact` (damped, forced
-    /// Duffing chains under the splitting `composition`).
+    /// `linear-ph` (mass–spring–damper chains, Gauss s = 2, or a config's system) or
+    /// `contact` (damped, forced Duffing chains under the splitting `composition`).
     pub family: &'static str,
     pub members: usize,
-    /// n: states of the linear-PH chain, degrees of freedom of the contact chain.
+    /// n: states of the linear-PH system, degrees of freedom of the contact chain.
     pub states: usize,
-    pub precision: Precision,
     pub steps: usize,
     /// What each member records (linear-PH; contact cases record everything).
     pub recording: Recording,
+    /// Whether the reference integrator is measured too.
+    pub reference: bool,
+}
+
+/// One backend's figures on one case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurement {
+    /// `cpu` (the fast SIMD engine), `reference` (the stage-solving integrator) or `gpu`.
+    pub backend: &'static str,
+    /// `f64` or `f32`.
+    pub precision: &'static str,
+    /// The SIMD level and threads, or the adapter.
+    pub device: String,
+    /// Members the rate was measured on.
+    pub members: usize,
+    /// Member-steps per second of the integration alone: per-member set-up (operators)
+    /// excluded on the CPU, kernel time (submission to completion of every dispatch) on the
+    /// GPU.
+    pub member_steps_per_second: f64,
+    /// Member-steps per second including the set-up (and on the GPU uploads and
+    /// read-backs).
+    pub end_to_end_member_steps_per_second: f64,
+    /// Floating-point operations per member-step, counted from the step.
+    pub flops_per_member_step: usize,
+    /// Operator bytes per member-step the kernel reads from global memory (GPU), in the
+    /// measurement's precision.
+    pub bytes_per_member_step: usize,
+    /// Achieved floating-point operations per second (integration alone).
+    pub flops_per_second: f64,
+    /// Achieved global-memory bytes per second (GPU; 0 on the CPU, whose operators stay
+    /// in cache).
+    pub bytes_per_second: f64,
 }
 
 /// What one case measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchRow {
     pub case: BenchCase,
-    /// GPU member-steps per second, kernel time only.
-    pub gpu_device: Option<f64>,
-    /// GPU member-steps per second including host preparation and read-back.
-    pub gpu_end_to_end: Option<f64>,
-    /// CPU reference member-steps per second on all cores.
-    pub cpu: f64,
-    /// Members the CPU path was timed on.
-    pub cpu_members: usize,
-    /// Achieved GPU floating-point operations per second (kernel time).
-    pub gpu_flops: Option<f64>,
-    /// Floating-point operations per member-step, counted from the kernel.
-    pub flops_per_step: usize,
-    /// Why the GPU part was skipped, if it was.
-    pub skipped: Option<String>,
+    pub measurements: Vec<Measurement>,
+    /// Backends not measured, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// The GPU contexts a benchmark measures, one per precision that opened.
+pub type GpuContexts<'a> = &'a [GpuContext];
+
+/// Seconds of work the CPU timings aim at (they run on a prefix of the members: rates do
+/// not depend on the member count once every core is busy).
+const CPU_SECONDS: f64 = 1.0;
+
+/// Host bytes the fast engine's prepared blocks may take in a benchmark.
+const MAX_PREPARED_BYTES: usize = 1 << 30;
+
+/// A sink that drops results (benchmarks measure the computation, not the disk).
+struct Discard;
+
+impl ResultSink for Discard {
+    fn accept(&mut self, _first: usize, _members: Vec<MemberResult>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Times the fast CPU engine on members `0..count` of `plan`: the blocks' set-up (members
+/// and operators, all cores), then their integration (all cores); returns (set-up,
+/// integration) seconds.
+pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
+    let block = plan.fast_block_members().max(1);
+    let starts: Vec<usize> = (0..count).step_by(block).collect();
+    let started = Instant::now();
+    let blocks = starts
+        .into_par_iter()
+        .map(|start| {
+            let members = (start..(start + block).min(count))
+                .map(|i| plan.member(i))
+                .collect::<Result<Vec<_>>>()?;
+            plan.prepare_fast(members)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let setup = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    blocks
+        .into_par_iter()
+        .map(|block| plan.run_fast(block).map(|results| results.len()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((setup, started.elapsed().as_secs_f64()))
+}
+
+/// Times the reference integrator on members `0..count` of `plan` (all cores, set-up
+/// included: it is part of each member's integration).
+pub fn time_reference<F: Family>(plan: &F, count: usize) -> Result<f64> {
+    let started = Instant::now();
+    (0..count)
+        .into_par_iter()
+        .map(|i| {
+            plan.integrate(&plan.member(i)?, CpuPath::Reference)
+                .map(|_| ())
+        })
+        .collect::<Result<Vec<()>>>()?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Members of a timing that takes about [`CPU_SECONDS`] at `rate` member-steps per
+/// second, at least `floor`, at most `members`.
+fn members_for(rate: f64, steps: usize, floor: usize, members: usize) -> usize {
+    ((rate * CPU_SECONDS / steps as f64) as usize).clamp(floor.min(members), members)
+}
+
+/// Measures `plan` (built by `make(members, steps)` for `case`) on the fast CPU engine,
+/// the reference integrator and every GPU context in `gpus`. GPU measurements whose
+/// parameters would exceed `max_param_bytes` are skipped with the reason.
+pub fn measure<F: Family>(
+    case: BenchCase,
+    make: impl Fn(usize, usize) -> Result<F>,
+    gpus: GpuContexts,
+    max_param_bytes: u64,
+) -> Result<BenchRow> {
+    let plan = make(case.members, case.steps)?;
+    let bound = plan.kernel_bound();
+    let flops = bound.as_ref().map_or(0, |b| b.flops_per_step);
+    let entries = bound.as_ref().map_or(0, |b| b.params.entries());
+    let steps = case.steps;
+    let threads = rayon::current_num_threads();
+    let mut row = BenchRow {
+        case,
+        measurements: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let cpu_measurement = |backend, device: String, members: usize, seconds: f64, total: f64| {
+        let done = (members * steps) as f64;
+        Measurement {
+            backend,
+            precision: "f64",
+            device,
+            members,
+            member_steps_per_second: done / seconds.max(1e-12),
+            end_to_end_member_steps_per_second: done / total.max(1e-12),
+            flops_per_member_step: flops,
+            bytes_per_member_step: 0,
+            flops_per_second: done * flops as f64 / seconds.max(1e-12),
+            bytes_per_second: 0.0,
+        }
+    };
+    // The fast engine: a probe sizes a run of about CPU_SECONDS.
+    let probe = case.members.min(1024);
+    let (setup, stepping) = time_fast(&plan, probe)?;
+    let prepared_bytes = (entries * 8).max(1);
+    let fast_members = members_for(
+        (probe * steps) as f64 / (setup + stepping).max(1e-9),
+        steps,
+        probe,
+        case.members,
+    )
+    .min((MAX_PREPARED_BYTES / prepared_bytes).max(probe));
+    let (setup, stepping) = time_fast(&plan, fast_members)?;
+    row.measurements.push(cpu_measurement(
+        "cpu",
+        format!("{}, {threads} threads", SimdLevel::get().name()),
+        fast_members,
+        stepping,
+        setup + stepping,
+    ));
+    // The reference integrator.
+    if case.reference {
+        let probe = case.members.min(16);
+        let seconds = time_reference(&plan, probe)?;
+        let reference_members = members_for(
+            (probe * steps) as f64 / seconds.max(1e-9),
+            steps,
+            probe,
+            case.members,
+        );
+        let seconds = time_reference(&plan, reference_members)?;
+        row.measurements.push(cpu_measurement(
+            "reference",
+            format!("{threads} threads"),
+            reference_members,
+            seconds,
+            seconds,
+        ));
+    }
+    let bound = match bound {
+        Ok(bound) => bound,
+        Err(e) => {
+            row.skipped.push(format!("gpu: {e}"));
+            return Ok(row);
+        }
+    };
+    for ctx in gpus {
+        let precision = ctx.precision;
+        let bytes_per_step = bound.params.entries() * precision.size();
+        let bytes = (bytes_per_step * case.members) as u64;
+        if bytes > max_param_bytes {
+            row.skipped.push(format!(
+                "gpu {}: parameters need {:.1} GiB > --max-operator-gib",
+                precision.name(),
+                bytes as f64 / (1u64 << 30) as f64
+            ));
+            continue;
+        }
+        // Warm-up: compiles the pipeline and lets the driver finish any lazy compilation.
+        run_into(ctx, &make(64, 2)?, &GpuRunOptions::default(), &mut Discard)?;
+        let started = Instant::now();
+        let stats = run_into(ctx, &plan, &GpuRunOptions::default(), &mut Discard)?;
+        let wall = started.elapsed().as_secs_f64();
+        let done = (case.members * steps) as f64;
+        let kernel = stats.device_seconds.max(1e-12);
+        row.measurements.push(Measurement {
+            backend: "gpu",
+            precision: precision.name(),
+            device: ctx.adapter.describe(),
+            members: case.members,
+            member_steps_per_second: done / kernel,
+            end_to_end_member_steps_per_second: done / wall,
+            flops_per_member_step: flops,
+            bytes_per_member_step: bytes_per_step,
+            flops_per_second: done * flops as f64 / kernel,
+            bytes_per_second: done * bytes_per_step as f64 / kernel,
+        });
+    }
+    Ok(row)
 }
 
 /// The plan of a benchmark case: `members` chains of n = `states` (even) states, recording
@@ -102,86 +304,6 @@ pub fn chain_plan(
         steps,
     )
     .map(|plan| plan.with_recording(recording))
-}
-
-/// A sink that drops results (benchmarks measure the computation, not the disk).
-struct Discard;
-
-impl ResultSink for Discard {
-    fn accept(&mut self, _first: usize, _members: Vec<MemberResult>) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// Measures one case of the family built by `make(members, steps)`; `gpu` None measures
-/// the CPU path alone. GPU cases whose per-member parameters would exceed
-/// `max_param_bytes` are skipped with the reason.
-pub fn measure<F: Family>(
-    case: BenchCase,
-    make: impl Fn(usize, usize) -> Result<F>,
-    gpu: Option<&GpuContext>,
-    max_param_bytes: u64,
-) -> Result<BenchRow> {
-    let plan = make(case.members, case.steps)?;
-    // A case no GPU kernel can run is still measured on the CPU.
-    let bound = plan.kernel_bound();
-    let flops_per_step = bound.as_ref().map_or(0, |b| b.flops_per_step);
-    // CPU on a subset of about a second's work, estimated from a 16-member run.
-    let probe = make(16.min(case.members), case.steps)?;
-    let started = Instant::now();
-    cpu::run_into(&probe, CpuPath::Reference, &mut Discard)?;
-    let probe_rate = (16.min(case.members) * case.steps) as f64 / started.elapsed().as_secs_f64();
-    let cpu_members = ((probe_rate / case.steps as f64) as usize).clamp(16, case.members);
-    let cpu_plan = make(cpu_members, case.steps)?;
-    let started = Instant::now();
-    cpu::run_into(&cpu_plan, CpuPath::Reference, &mut Discard)?;
-    let cpu_rate = (cpu_members * case.steps) as f64 / started.elapsed().as_secs_f64();
-    let mut row = BenchRow {
-        case,
-        gpu_device: None,
-        gpu_end_to_end: None,
-        cpu: cpu_rate,
-        cpu_members,
-        gpu_flops: None,
-        flops_per_step,
-        skipped: None,
-    };
-    let bound = match bound {
-        Ok(bound) => bound,
-        Err(e) => {
-            row.skipped = Some(e.to_string());
-            return Ok(row);
-        }
-    };
-    let Some(ctx) = gpu else {
-        row.skipped = Some("no GPU".into());
-        return Ok(row);
-    };
-    if ctx.precision != case.precision {
-        row.skipped = Some(format!(
-            "the device was opened for {}",
-            ctx.precision.name()
-        ));
-        return Ok(row);
-    }
-    let bytes = (bound.params.entries() * case.members * case.precision.size()) as u64;
-    if bytes > max_param_bytes {
-        row.skipped = Some(format!(
-            "parameters need {:.1} GiB > --max-operator-gib",
-            bytes as f64 / (1u64 << 30) as f64
-        ));
-        return Ok(row);
-    }
-    // Warm-up: compiles the pipeline and lets the driver finish any lazy compilation.
-    run_into(ctx, &make(64, 2)?, &GpuRunOptions::default(), &mut Discard)?;
-    let started = Instant::now();
-    let stats = run_into(ctx, &plan, &GpuRunOptions::default(), &mut Discard)?;
-    let wall = started.elapsed().as_secs_f64();
-    let member_steps = (case.members * case.steps) as f64;
-    row.gpu_device = Some(member_steps / stats.device_seconds.max(1e-12));
-    row.gpu_end_to_end = Some(member_steps / wall);
-    row.gpu_flops = Some(member_steps * flops_per_step as f64 / stats.device_seconds.max(1e-12));
-    Ok(row)
 }
 
 /// The plan of a contact benchmark case: `members` chains of n = `dof` oscillators,
@@ -248,20 +370,23 @@ pub fn contact_chain_plan(
     )
 }
 
-/// What a benchmark runs: one workload per family.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a benchmark runs: one workload per family, or a user's configuration.
+#[derive(Debug, Clone)]
 pub enum Workload {
     /// Mass–spring–damper chains under Gauss s = 2 ([`chain_plan`]).
     LinearPhChain,
     /// Damped, forced Duffing chains under `composition` ([`contact_chain_plan`]).
     ContactChain { composition: String },
+    /// A linear-PH configuration as `harbor simulate` runs it (its members, steps and
+    /// `[output]` switches).
+    Config(Box<Config>),
 }
 
 impl Workload {
     /// The family's name in tables.
     pub fn family(&self) -> &'static str {
         match self {
-            Workload::LinearPhChain => "linear-ph",
+            Workload::LinearPhChain | Workload::Config(_) => "linear-ph",
             Workload::ContactChain { .. } => "contact",
         }
     }
@@ -282,11 +407,24 @@ impl Workload {
         }
     }
 
+    /// The case a configuration describes (its members, n, steps and recording).
+    pub fn config_case(config: &Config) -> Result<BenchCase> {
+        let plan = config_plan(config, None)?;
+        Ok(BenchCase {
+            family: "linear-ph",
+            members: plan.member_count(),
+            states: plan.states(),
+            steps: plan.grid.steps,
+            recording: plan.recording(),
+            reference: true,
+        })
+    }
+
     /// Measures `case` (its `states` is the size n) with [`measure`].
     pub fn measure(
         &self,
         case: BenchCase,
-        gpu: Option<&GpuContext>,
+        gpus: GpuContexts,
         max_param_bytes: u64,
     ) -> Result<BenchRow> {
         let n = case.states;
@@ -294,56 +432,105 @@ impl Workload {
             Workload::LinearPhChain => measure(
                 case,
                 |members, steps| chain_plan(members, n, steps, case.recording),
-                gpu,
+                gpus,
                 max_param_bytes,
             ),
             Workload::ContactChain { composition } => measure(
                 case,
                 |members, steps| contact_chain_plan(members, n, steps, composition),
-                gpu,
+                gpus,
+                max_param_bytes,
+            ),
+            Workload::Config(config) => measure(
+                case,
+                |members, _| config_plan(config, Some(members)),
+                gpus,
                 max_param_bytes,
             ),
         }
     }
 }
 
+/// The linear-PH plan of `config` as `harbor simulate` runs it, with its first `members`
+/// members when given (member i depends on (seed, i) alone, so a prefix is the same
+/// members).
+fn config_plan(config: &Config, members: Option<usize>) -> Result<LinearPhPlan> {
+    let plan = match config.run_plan()? {
+        RunPlan::LinearPh(plan) => *plan,
+        RunPlan::Contact(_) => {
+            return Err(Error::invalid(
+                "system.kind",
+                "is contact: bench --config measures linear-ph configs; contact chains are benchmarked with --family contact",
+            ));
+        }
+    };
+    Ok(match members {
+        Some(count) if count < plan.member_count() => plan.with_members(count)?,
+        _ => plan,
+    })
+}
+
 /// The header line of the printed table.
 pub fn header() -> String {
     format!(
-        "{:<9} {:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14} {:>9} {:>11}  {}",
+        "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13} {:>13} {:>8} {:>8} {:>8}  {}",
         "family",
-        "prec",
         "n",
         "members",
         "steps",
-        "GPU kernel",
-        "GPU end-to-end",
-        "CPU all cores",
-        "GPU/CPU",
-        "GPU GFLOP/s",
-        "note"
+        "record",
+        "backend",
+        "prec",
+        "member-st/s",
+        "end-to-end",
+        "vs cpu",
+        "GFLOP/s",
+        "GB/s",
+        "device (members timed)"
     )
 }
 
-/// One line of the printed table.
-pub fn row(r: &BenchRow) -> String {
-    let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3e}"));
-    format!(
-        "{:<9} {:<5} {:>3} {:>8} {:>6} {:>14} {:>14} {:>14.3e} {:>9} {:>11}  {}",
-        r.case.family,
-        r.case.precision.name(),
-        r.case.states,
-        r.case.members,
-        r.case.steps,
-        rate(r.gpu_device),
-        rate(r.gpu_end_to_end),
-        r.cpu,
-        r.gpu_device
-            .map_or("—".into(), |g| format!("{:.2}", g / r.cpu)),
-        r.gpu_flops
-            .map_or("—".into(), |f| format!("{:.2}", f / 1e9)),
-        r.skipped
-            .clone()
-            .unwrap_or_else(|| format!("CPU timed on {} members", r.cpu_members)),
-    )
+/// The lines of one case: one per measurement, then the skipped backends.
+pub fn rows(r: &BenchRow) -> Vec<String> {
+    let cpu = r
+        .measurements
+        .iter()
+        .find(|m| m.backend == "cpu")
+        .map(|m| m.member_steps_per_second);
+    let record = if r.case.recording == Recording::default() {
+        "all"
+    } else if r.case.recording == Recording::FINAL_STATE {
+        "final-state"
+    } else {
+        "some"
+    };
+    let mut lines: Vec<String> = r
+        .measurements
+        .iter()
+        .map(|m| {
+            format!(
+                "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13.3e} {:>13.3e} {:>8} {:>8.2} {:>8}  {} ({})",
+                r.case.family,
+                r.case.states,
+                r.case.members,
+                r.case.steps,
+                record,
+                m.backend,
+                m.precision,
+                m.member_steps_per_second,
+                m.end_to_end_member_steps_per_second,
+                cpu.map_or("—".into(), |c| format!("{:.3}", m.member_steps_per_second / c)),
+                m.flops_per_second / 1e9,
+                if m.bytes_per_second > 0.0 {
+                    format!("{:.2}", m.bytes_per_second / 1e9)
+                } else {
+                    "—".into()
+                },
+                m.device,
+                m.members,
+            )
+        })
+        .collect();
+    lines.extend(r.skipped.iter().map(|why| format!("  skipped {why}")));
+    lines
 }

@@ -1,6 +1,7 @@
-//! The CPU backend: every member integrated in f64, members spread over all cores with
-//! rayon, by the family's reference integrator or by the twin of its GPU kernel. Members are
-//! independent, so results do not depend on the thread count.
+//! The CPU backend: every member integrated in f64, spread over all cores with rayon: by
+//! the fast engine (SIMD blocks of members, [`CpuPath::Fast`]), the family's reference
+//! integrator, or the twin of its GPU kernel. Members are independent (a block's lanes never
+//! mix), so results depend neither on the thread count nor on the chunking.
 
 use rayon::prelude::*;
 
@@ -37,16 +38,34 @@ pub fn run_into_within<F: Family>(
     let grid = family.grid();
     let chunk = chunk_members(family, result_budget);
     let total = family.member_count();
+    let block = match path {
+        CpuPath::Fast => family.fast_block_members().max(1),
+        _ => 1,
+    };
     for first in (0..total).step_by(chunk) {
-        let results = (first..(first + chunk).min(total))
+        let end = (first + chunk).min(total);
+        let blocks: Vec<Vec<_>> = (first..end)
+            .step_by(block)
+            .collect::<Vec<_>>()
             .into_par_iter()
-            .map(|i| {
-                let member = family.member(i)?;
-                let mut result = family.integrate(&member, path)?;
-                result.complete_status(grid, family.record_spec());
-                Ok(result)
+            .map(|start| {
+                let members = (start..(start + block).min(end))
+                    .map(|i| family.member(i))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut results = match path {
+                    CpuPath::Fast => family.run_fast(family.prepare_fast(members)?)?,
+                    _ => members
+                        .iter()
+                        .map(|member| family.integrate(member, path))
+                        .collect::<Result<_>>()?,
+                };
+                for result in &mut results {
+                    result.complete_status(grid, family.record_spec());
+                }
+                Ok(results)
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<_>>()?;
+        let results: Vec<_> = blocks.into_iter().flatten().collect();
         let done = first + results.len();
         sink.accept(first, results)?;
         sink.progress((done * grid.steps) as u64);

@@ -1,6 +1,6 @@
-//! Where a run executes: the CPU (the family's f64 reference integrator, or the twin of its
-//! kernel, on all cores) or a GPU adapter, chosen here once so that the CLI, the studies and
-//! later bindings all call the same thing. `auto` prefers a hardware GPU and falls back to
+//! Where a run executes: the CPU (the fast SIMD engine, the family's f64 reference
+//! integrator, or the twin of its kernel, on all cores) or a GPU adapter, chosen here once so
+//! that the CLI, the studies and later bindings all call the same thing. `auto` prefers a hardware GPU and falls back to
 //! the CPU with the reason, also when the only adapters are software rasterisers (llvmpipe),
 //! which are slower than the CPU path.
 
@@ -11,6 +11,7 @@ pub mod gpu;
 pub use footprint::Footprint;
 
 use crate::error::{Error, Result};
+use crate::kernels::lanes::SimdLevel;
 use crate::kernels::{CpuPath, Family};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
@@ -25,8 +26,10 @@ pub enum BackendKind {
     Auto,
     /// The GPU path; an error when no adapter is usable.
     Gpu,
-    /// The family's f64 reference integrator on all CPU cores.
+    /// The fast f64 CPU engine (SIMD blocks of members) on all cores.
     Cpu,
+    /// The family's f64 reference integrator on all CPU cores.
+    Reference,
 }
 
 /// A backend request: kind, adapter name substring, precision.
@@ -62,9 +65,19 @@ impl Backend {
         let selector = AdapterSelector::resolve(request.adapter.as_deref());
         let cpu = || {
             (
+                Backend::Cpu(CpuPath::Fast),
+                format!(
+                    "cpu (f64 SIMD engine, {}, on {} threads)",
+                    SimdLevel::get().name(),
+                    rayon::current_num_threads()
+                ),
+            )
+        };
+        let reference = || {
+            (
                 Backend::Cpu(CpuPath::Reference),
                 format!(
-                    "cpu (f64 reference on {} threads)",
+                    "cpu reference (f64, stage equations solved every step, on {} threads)",
                     rayon::current_num_threads()
                 ),
             )
@@ -76,16 +89,17 @@ impl Backend {
                 description,
             )
         };
+        if matches!(request.kind, BackendKind::Cpu | BackendKind::Reference)
+            && request.precision == Some(Precision::F32)
+        {
+            return Err(Error::invalid(
+                "--precision",
+                "the CPU paths run in f64 only",
+            ));
+        }
         let ((backend, description), fallback) = match request.kind {
-            BackendKind::Cpu => {
-                if request.precision == Some(Precision::F32) {
-                    return Err(Error::invalid(
-                        "--precision",
-                        "the CPU reference path runs in f64 only",
-                    ));
-                }
-                (cpu(), None)
-            }
+            BackendKind::Cpu => (cpu(), None),
+            BackendKind::Reference => (reference(), None),
             BackendKind::Gpu => (
                 gpu(GpuContext::open_with(selector.as_ref(), request.precision)?),
                 None,
@@ -118,7 +132,9 @@ impl Backend {
     /// The label written with results: `cpu` or `gpu: <adapter>`.
     pub fn label(&self) -> String {
         match self {
-            Backend::Cpu(_) => "cpu".into(),
+            Backend::Cpu(CpuPath::Fast) => "cpu".into(),
+            Backend::Cpu(CpuPath::Reference) => "cpu-reference".into(),
+            Backend::Cpu(CpuPath::Twin) => "cpu-twin".into(),
             Backend::Gpu(ctx, _) => gpu::backend_name(ctx),
         }
     }

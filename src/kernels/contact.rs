@@ -308,7 +308,8 @@ impl Family for ContactPlan {
         let h0 = system.hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
         let h = self.grid().h;
         Ok(match path {
-            CpuPath::Reference => {
+            // Contact runs have no fast engine yet: `Fast` is the reference integrator.
+            CpuPath::Reference | CpuPath::Fast => {
                 let mut gradient = vec![0.0; n];
                 record_member(
                     self.grid(),
@@ -354,6 +355,19 @@ impl Family for ContactPlan {
                 )
             }
         })
+    }
+
+    type FastBlock = Vec<ContactMember>;
+
+    fn prepare_fast(&self, members: Vec<ContactMember>) -> Result<Vec<ContactMember>> {
+        Ok(members)
+    }
+
+    fn run_fast(&self, block: Vec<ContactMember>) -> Result<Vec<MemberResult>> {
+        block
+            .iter()
+            .map(|member| self.integrate(member, CpuPath::Reference))
+            .collect()
     }
 
     fn kernel_bound(&self) -> Result<KernelSource> {

@@ -14,6 +14,9 @@ pub enum CpuPath {
     Reference,
     /// The twin of the GPU kernel: the same operations in the same loop shape, in f64.
     Twin,
+    /// The fast engine: the kernel's step on SIMD blocks of members
+    /// ([`Family::integrate_fast`]); the reference integrator where a family has none.
+    Fast,
 }
 
 /// One specialised variant of a family's kernel, before the engine assembles it.
@@ -81,8 +84,27 @@ pub trait Family: Sync {
     /// `at_start` channel), on the host in f64, for both backends.
     fn record_start(&self, member: &Self::Member, out: &mut MemberResult);
 
-    /// Integrates one member on the CPU in f64.
+    /// Integrates one member on the CPU in f64 ([`CpuPath::Fast`] integrates it as a
+    /// block of one).
     fn integrate(&self, member: &Self::Member, path: CpuPath) -> Result<MemberResult>;
+
+    /// Consecutive members prepared for the fast CPU engine (their operators built and laid
+    /// out side by side); the members themselves for a family without a fast engine.
+    type FastBlock: Send;
+
+    /// Members the fast CPU engine integrates together; 1 for a family without one.
+    fn fast_block_members(&self) -> usize {
+        1
+    }
+
+    /// Prepares consecutive members (at most [`Family::fast_block_members`]) for
+    /// [`Family::run_fast`]: the per-member set-up, timed apart from the stepping by the
+    /// benchmarks.
+    fn prepare_fast(&self, members: Vec<Self::Member>) -> Result<Self::FastBlock>;
+
+    /// Integrates a prepared block with the fast CPU engine (a family without one
+    /// integrates each member by its reference integrator).
+    fn run_fast(&self, block: Self::FastBlock) -> Result<Vec<MemberResult>>;
 
     /// The kernel variant with the largest buffers and loop counts of this run, to size
     /// chunks and dispatches; an error when no variant can run the plan.

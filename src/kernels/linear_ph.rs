@@ -18,7 +18,9 @@ use rayon::prelude::*;
 
 use super::Precision;
 use super::family::{CpuPath, Family, KernelChunk, KernelSource};
+use super::lanes::SimdLevel;
 use super::layout::{Layout, MemberView};
+use super::linear_ph_fast::{self, FastBlock};
 use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
 use super::wgsl::WORKGROUP_SIZE;
 use crate::error::{Error, Result};
@@ -388,7 +390,26 @@ impl Family for LinearPhPlan {
                 let mut stepper = OperatorStepper::new(self, member)?;
                 record_member(&self.grid, &self.inputs, spec, recording, x0, &mut stepper)
             }
+            CpuPath::Fast => {
+                let block = FastBlock::new(self, std::slice::from_ref(member))?;
+                let mut results = block.run(self, SimdLevel::get());
+                results.pop().expect("a block of one member has one result")
+            }
         })
+    }
+
+    type FastBlock = FastBlock;
+
+    fn fast_block_members(&self) -> usize {
+        linear_ph_fast::block_members(self)
+    }
+
+    fn prepare_fast(&self, members: Vec<Member>) -> Result<FastBlock> {
+        FastBlock::new(self, &members)
+    }
+
+    fn run_fast(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
+        Ok(block.run(self, SimdLevel::get()))
     }
 
     fn kernel_bound(&self) -> Result<KernelSource> {

@@ -75,6 +75,18 @@ pub enum Ensemble {
 }
 
 impl Ensemble {
+    /// The first `count` members (the same members: member i depends on (seed, i) alone).
+    pub fn prefix(&self, count: usize) -> Ensemble {
+        match self {
+            Ensemble::List(members) => Ensemble::List(members[..count.min(members.len())].to_vec()),
+            Ensemble::Drawn(d) => {
+                let mut drawn = d.clone();
+                drawn.spec.members = count.min(d.spec.members);
+                Ensemble::Drawn(drawn)
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Ensemble::List(members) => members.len(),

@@ -298,6 +298,15 @@ impl LinearPhPlan {
         self
     }
 
+    /// The plan of the first `count` members (at least 1), the same members as here.
+    pub fn with_members(mut self, count: usize) -> Result<Self> {
+        if count == 0 {
+            return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+        }
+        self.ensemble = self.ensemble.prefix(count);
+        Ok(self)
+    }
+
     /// What the run records.
     pub fn recording(&self) -> Recording {
         self.recording

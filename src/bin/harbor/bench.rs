@@ -1,80 +1,118 @@
-//! `harbor bench`: member-steps per second of the CPU and GPU paths side by side.
+//! `harbor bench`: member-steps per second of the fast CPU engine, the CPU reference
+//! integrator and the GPU side by side, for the built-in chains or a configuration.
 
 use std::path::Path;
 
 use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
-use harbor::bench::Workload;
+use harbor::bench::{BenchCase, Workload};
+use harbor::io::Config;
 use harbor::plan::Recording;
 use harbor::{Error, Result};
 
 use crate::{BenchFamily, PrecisionArg};
 
-/// Measures every (precision, state size, ensemble size) case on the CPU path and, where
-/// an adapter opens in that precision, the GPU path; prints one row per case and writes
-/// them as JSON to `json_path` if given, saying where.
-#[expect(clippy::too_many_arguments, reason = "one per command-line option")]
+/// What to measure: the chains of a family at given sizes, or one configuration.
+pub enum BenchTarget<'a> {
+    Chains {
+        family: BenchFamily,
+        composition: &'a str,
+        members: &'a [usize],
+        states: &'a [usize],
+        steps: usize,
+        recording: Recording,
+    },
+    Config {
+        path: &'a Path,
+        overrides: &'a [String],
+    },
+}
+
+/// Which backends a benchmark measures besides the fast CPU engine.
+pub struct BenchBackends<'a> {
+    /// Measure the reference integrator.
+    pub reference: bool,
+    /// GPU precisions to open an adapter in.
+    pub precisions: &'a [PrecisionArg],
+}
+
+/// Measures every case on the fast CPU engine, the reference integrator and, for each
+/// precision an adapter opens in, the GPU; prints one line per backend and writes the rows
+/// as JSON to `json_path` if given, saying where.
 pub fn bench(
-    family: BenchFamily,
-    composition: &str,
-    members: &[usize],
-    states: &[usize],
-    precisions: &[PrecisionArg],
-    steps: usize,
-    recording: Recording,
+    target: BenchTarget,
+    backends: BenchBackends,
     adapter: Option<&str>,
     max_operator_gib: f64,
     json_path: Option<&Path>,
 ) -> Result<()> {
-    if steps == 0 {
-        return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
-    }
-    let workload = match family {
-        BenchFamily::LinearPh => Workload::LinearPhChain,
-        BenchFamily::Contact => Workload::ContactChain {
-            composition: composition.to_string(),
-        },
-    };
-    for &n in states {
-        workload.check_size(n)?;
-    }
-    let selector = AdapterSelector::resolve(adapter);
-    let mut rows = Vec::new();
-    let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
-    for &precision in precisions {
-        let precision = Precision::from(precision);
-        let gpu = match GpuContext::open_with(selector.as_ref(), Some(precision)) {
-            Ok(ctx) => {
-                eprintln!("GPU: {} ({})", ctx.adapter.describe(), precision.name());
-                Some(ctx)
+    let mut cases: Vec<(Workload, BenchCase)> = Vec::new();
+    match target {
+        BenchTarget::Chains {
+            family,
+            composition,
+            members,
+            states,
+            steps,
+            recording,
+        } => {
+            if steps == 0 {
+                return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
             }
-            Err(e) => {
-                eprintln!("GPU {} unavailable: {e}", precision.name());
-                None
+            let workload = match family {
+                BenchFamily::LinearPh => Workload::LinearPhChain,
+                BenchFamily::Contact => Workload::ContactChain {
+                    composition: composition.to_string(),
+                },
+            };
+            for &n in states {
+                workload.check_size(n)?;
             }
-        };
-        for &n in states {
-            for &count in members {
-                let case = harbor::bench::BenchCase {
-                    family: workload.family(),
-                    members: count,
-                    states: n,
-                    precision,
-                    steps,
-                    recording,
-                };
-                let row = workload.measure(case, gpu.as_ref(), max_bytes)?;
-                if rows.is_empty() {
-                    say!("{}", harbor::bench::header());
+            for &n in states {
+                for &count in members {
+                    let case = BenchCase {
+                        family: workload.family(),
+                        members: count,
+                        states: n,
+                        steps,
+                        recording,
+                        reference: backends.reference,
+                    };
+                    cases.push((workload.clone(), case));
                 }
-                say!("{}", harbor::bench::row(&row));
-                rows.push(row);
             }
         }
+        BenchTarget::Config { path, overrides } => {
+            let config = Config::load(path, overrides)?;
+            let mut case = Workload::config_case(&config)?;
+            case.reference = backends.reference;
+            cases.push((Workload::Config(Box::new(config)), case));
+        }
+    }
+    let selector = AdapterSelector::resolve(adapter);
+    let mut gpus = Vec::new();
+    for &precision in backends.precisions {
+        let precision = Precision::from(precision);
+        match GpuContext::open_with(selector.as_ref(), Some(precision)) {
+            Ok(ctx) => {
+                eprintln!("GPU: {} ({})", ctx.adapter.describe(), precision.name());
+                gpus.push(ctx);
+            }
+            Err(e) => eprintln!("GPU {} unavailable: {e}", precision.name()),
+        }
+    }
+    let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
+    let mut rows = Vec::new();
+    say!("{}", harbor::bench::header());
+    for (workload, case) in cases {
+        let row = workload.measure(case, &gpus, max_bytes)?;
+        for line in harbor::bench::rows(&row) {
+            say!("{line}");
+        }
+        rows.push(row);
     }
     say!(
-        "rates in member-steps per second; GPU kernel = dispatch time only; CPU = f64 reference on {} threads",
-        rayon::current_num_threads()
+        "member-st/s: member-steps per second of the integration alone (CPU: operators built beforehand; GPU: kernel time); end-to-end adds the set-up (and uploads, read-backs); vs cpu: against the fast CPU engine; GB/s: operator bytes read from GPU memory"
     );
     if let Some(path) = json_path {
         let text = serde_json::to_string_pretty(&rows).expect("rows serialise");

@@ -36,7 +36,7 @@ mod simulate;
 mod studies;
 mod tables;
 
-use bench::bench;
+use bench::{BenchBackends, BenchTarget, bench};
 use simulate::simulate;
 use studies::{study_contact_energy, study_energy_order, study_precision_drift};
 use tables::{devices, splitting, tableau};
@@ -126,6 +126,12 @@ enum Command {
         /// GPU precisions, space- or comma-separated.
         #[arg(long, num_args = 1.., value_delimiter = ',', value_enum, default_values_t = [PrecisionArg::F32, PrecisionArg::F64])]
         precision: Vec<PrecisionArg>,
+        /// Do not measure the reference integrator (the slowest backend).
+        #[arg(long)]
+        no_reference: bool,
+        /// Do not measure any GPU adapter.
+        #[arg(long)]
+        no_gpu: bool,
         /// Steps per case.
         #[arg(long, default_value_t = 100)]
         steps: usize,
@@ -142,6 +148,13 @@ enum Command {
         /// Also write the rows as JSON to this file (its path is printed).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Measure this linear-PH configuration as `harbor simulate` runs it (its members,
+        /// steps and [output] switches) instead of the chains; --members, --states, --steps
+        /// and --record do not apply.
+        #[arg(long, conflicts_with_all = ["members", "states", "steps", "record", "family"])]
+        config: Option<PathBuf>,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
+        overrides: Vec<String>,
     },
     /// Numerical studies.
     Study {
@@ -228,8 +241,11 @@ enum BackendArg {
     Auto,
     /// The GPU path; fails when no adapter is usable.
     Gpu,
-    /// The f64 reference path on all CPU cores.
+    /// The fast f64 CPU engine (SIMD blocks of members) on all cores.
     Cpu,
+    /// The f64 reference integrator (the method as defined: stage equations solved every
+    /// step) on all cores.
+    Reference,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -286,14 +302,29 @@ fn main() -> ExitCode {
             adapter,
             max_operator_gib,
             json,
+            config,
+            overrides,
+            no_reference,
+            no_gpu,
         } => bench(
-            family,
-            &composition,
-            &members,
-            &states,
-            &precision,
-            steps,
-            record.recording(),
+            match &config {
+                Some(path) => BenchTarget::Config {
+                    path,
+                    overrides: &overrides,
+                },
+                None => BenchTarget::Chains {
+                    family,
+                    composition: &composition,
+                    members: &members,
+                    states: &states,
+                    steps,
+                    recording: record.recording(),
+                },
+            },
+            BenchBackends {
+                reference: !no_reference,
+                precisions: if no_gpu { &[] } else { &precision },
+            },
             adapter.as_deref(),
             max_operator_gib,
             json.as_deref(),
@@ -400,6 +431,7 @@ impl DeviceArgs {
                 BackendArg::Auto => BackendKind::Auto,
                 BackendArg::Gpu => BackendKind::Gpu,
                 BackendArg::Cpu => BackendKind::Cpu,
+                BackendArg::Reference => BackendKind::Reference,
             },
             adapter: self.adapter.clone(),
             precision: self.precision.map(Precision::from),
