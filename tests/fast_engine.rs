@@ -194,7 +194,8 @@ fn the_first_nonfinite_step_is_the_twins() {
     // input, here one near f64::MAX from the start of a pulse.
     for (recording, every) in [(Recording::default(), 10), (Recording::FINAL_STATE, 1000)] {
         let mut rng = common::fresh_rng("fast_engine::nonfinite");
-        let members: Vec<Member> = (0..11)
+        let mut blown_up = 0;
+        let members: Vec<Member> = (0..30)
             .map(|k| {
                 let (system, x0) = common::random_linear_ph(&mut rng, 2 + k % 3, 1, 0.1);
                 Member { system, x0 }
@@ -219,18 +220,14 @@ fn the_first_nonfinite_step_is_the_twins() {
                 same,
                 &signals,
                 every,
-            );
-            let Ok(plan) = plan else { continue };
-            let plan = plan.with_recording(recording);
+            )
+            .unwrap()
+            .with_recording(recording);
             let reference = Backend::Cpu(CpuPath::Twin).run(&plan).unwrap().members;
-            assert!(
-                reference.iter().any(|r| r.nonfinite_step.is_some()),
-                "n = {n}: {:?}",
-                reference
-                    .iter()
-                    .map(|r| r.nonfinite_step)
-                    .collect::<Vec<_>>()
-            );
+            blown_up += reference
+                .iter()
+                .filter(|r| r.nonfinite_step.is_some())
+                .count();
             for level in levels() {
                 let fast = fast(&plan, level, 8);
                 for (a, b) in reference.iter().zip(&fast) {
@@ -242,5 +239,6 @@ fn the_first_nonfinite_step_is_the_twins() {
                 }
             }
         }
+        assert!(blown_up > 0, "{recording:?}: no member overflowed");
     }
 }

@@ -10,6 +10,8 @@
 
 use std::sync::OnceLock;
 
+use super::family::running_max;
+
 /// Members per SIMD group: one 512-bit register of f64, two 256-bit ones.
 pub const LANES: usize = 8;
 
@@ -38,6 +40,9 @@ pub trait Simd: Copy {
     fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     /// Lane by lane: `if |a| >= |b| { x } else { y }`.
     fn select_abs_ge(self, a: Self::V, b: Self::V, x: Self::V, y: Self::V) -> Self::V;
+    /// Lane by lane `running_max(current, |r|)`: |r| replaces a finite `current` unless it
+    /// is below it (so a NaN or an infinity, once there, stays).
+    fn running_max_abs(self, current: Self::V, r: Self::V) -> Self::V;
 
     #[inline(always)]
     fn zero(self) -> Self::V {
@@ -85,6 +90,10 @@ impl Simd for Portable {
     #[inline(always)]
     fn select_abs_ge(self, a: Lanes, b: Lanes, x: Lanes, y: Lanes) -> Lanes {
         std::array::from_fn(|l| if a[l].abs() >= b[l].abs() { x[l] } else { y[l] })
+    }
+    #[inline(always)]
+    fn running_max_abs(self, current: Lanes, r: Lanes) -> Lanes {
+        std::array::from_fn(|l| running_max(current[l], r[l].abs()))
     }
 }
 
@@ -153,6 +162,19 @@ mod x86 {
             unsafe {
                 let ge = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(_mm512_abs_pd(a), _mm512_abs_pd(b));
                 _mm512_mask_blend_pd(ge, y, x)
+            }
+        }
+        #[inline(always)]
+        fn running_max_abs(self, current: __m512d, r: __m512d) -> __m512d {
+            unsafe {
+                let r = _mm512_abs_pd(r);
+                let finite = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(
+                    _mm512_abs_pd(current),
+                    _mm512_set1_pd(f64::INFINITY),
+                );
+                // !(r <= current): true for a NaN r.
+                let not_below = _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(r, current);
+                _mm512_mask_blend_pd(finite & not_below, current, r)
             }
         }
     }
@@ -234,6 +256,21 @@ mod x86 {
                         _mm256_andnot_pd(sign, b[i]),
                     );
                     _mm256_blendv_pd(y[i], x[i], ge)
+                };
+                [half(0), half(1)]
+            }
+        }
+        #[inline(always)]
+        fn running_max_abs(self, current: [__m256d; 2], r: [__m256d; 2]) -> [__m256d; 2] {
+            unsafe {
+                let sign = _mm256_set1_pd(-0.0);
+                let infinity = _mm256_set1_pd(f64::INFINITY);
+                let half = |i: usize| {
+                    let r = _mm256_andnot_pd(sign, r[i]);
+                    let finite =
+                        _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, current[i]), infinity);
+                    let not_below = _mm256_cmp_pd::<_CMP_NLE_UQ>(r, current[i]);
+                    _mm256_blendv_pd(current[i], r, _mm256_and_pd(finite, not_below))
                 };
                 [half(0), half(1)]
             }

@@ -421,7 +421,7 @@ impl Family for LinearPhPlan {
         let cooperative = self.use_cooperative()?;
         let operators: Vec<StepOperators> = members
             .par_iter()
-            .map(|member| StepOperators::new(self, member))
+            .map(|member| StepOperators::recording(self, member, self.recording()))
             .collect::<Result<_>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
         let shape = self.shape(rank, cooperative);

@@ -26,7 +26,6 @@
 //! With FMA ([`SimdLevel::Avx512`], [`SimdLevel::Avx2`]) multiply-adds are rounded once;
 //! the portable level rounds them like the twin, whose results it reproduces bit for bit.
 
-use super::family::running_max;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::{Avx2, Avx512};
 use super::lanes::{LANES, Lanes, Portable, Simd, SimdLevel, ZERO};
@@ -167,7 +166,7 @@ impl FastBlock {
         assert!(!members.is_empty(), "a block has at least one member");
         let operators: Vec<StepOperators> = members
             .iter()
-            .map(|member| StepOperators::new(plan, member))
+            .map(|member| StepOperators::recording(plan, member, plan.recording()))
             .collect::<Result<_>>()?;
         let recording = plan.recording();
         let first = &operators[0];
@@ -810,11 +809,8 @@ fn step<S: Simd, D: Dims, const ENERGY: bool>(
             neumaier(simd, &mut sums.totals[c], &mut sums.totals_comp[c], part);
             neumaier(simd, &mut sums.window[c], &mut sums.window_comp[c], part);
         }
-        let mut residual = ZERO;
-        simd.store(&mut residual, simd.sub(stored, supplied));
-        for (max, r) in sums.max_residual.iter_mut().zip(residual) {
-            *max = running_max(*max, r.abs());
-        }
+        let max = simd.running_max_abs(simd.load(&sums.max_residual), simd.sub(stored, supplied));
+        simd.store(&mut sums.max_residual, max);
         for (last, value) in work.last.iter_mut().zip([stored, port_h, dissipated_h]) {
             simd.store(last, value);
         }

@@ -18,7 +18,7 @@ use nalgebra::{DMatrix, SymmetricEigen};
 
 use super::collocation_step::CollocationStepper;
 use crate::error::{Error, Result};
-use crate::plan::{LinearPhPlan, Member};
+use crate::plan::{LinearPhPlan, Member, Recording};
 
 /// The step maps of one member, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +46,12 @@ impl StepOperators {
 
     /// Builds the operators of `member` under `plan`'s scheme and step size.
     pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
+        Self::recording(plan, member, Recording::default())
+    }
+
+    /// Builds the operators `recording` needs: Δ always, Y with outputs or energies, W and
+    /// Q with energies (the others are left empty, W with rank 0).
+    pub fn recording(plan: &LinearPhPlan, member: &Member, recording: Recording) -> Result<Self> {
         let stepper = CollocationStepper::new(plan, member)?;
         let mut scratch = stepper.scratch();
         let (n, m, s) = (
@@ -54,7 +60,12 @@ impl StepOperators {
             plan.scheme.stages,
         );
         let p = n + s * m;
-        let factor = dissipation_factor(&member.system.r);
+        let factor = if recording.energy {
+            dissipation_factor(&member.system.r)
+        } else {
+            DMatrix::zeros(n, 0)
+        };
+        let outputs = recording.energy || recording.outputs;
         let rank = factor.ncols();
         let mass_factor = plan
             .scheme
@@ -72,11 +83,15 @@ impl StepOperators {
             stages: s,
             rank,
             delta: vec![0.0; n * p],
-            output: vec![0.0; s * m * p],
+            output: vec![0.0; if outputs { s * m * p } else { 0 }],
             dissipation: vec![0.0; s * rank * p],
-            q: (0..n * n)
-                .map(|k| member.system.q[(k / n, k % n)])
-                .collect(),
+            q: if recording.energy {
+                (0..n * n)
+                    .map(|k| member.system.q[(k / n, k % n)])
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         let (mut x, mut u, mut y) = (vec![0.0; n], vec![0.0; s * m], vec![0.0; s * m]);
         for col in 0..p {
@@ -91,8 +106,10 @@ impl StepOperators {
             for r in 0..n {
                 ops.delta[r * p + col] = scratch.delta[r];
             }
-            for (row, &y_row) in y.iter().enumerate() {
-                ops.output[row * p + col] = y_row;
+            if outputs {
+                for (row, &y_row) in y.iter().enumerate() {
+                    ops.output[row * p + col] = y_row;
+                }
             }
             // w_(i,k) = Σ_j L_M[j, i] Σ_c F[c, k] e_j[c].
             for i in 0..s {
