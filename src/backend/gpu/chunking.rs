@@ -12,9 +12,14 @@ use crate::plan::StepGrid;
 /// software adapter.
 const FLOPS_PER_DISPATCH: usize = 1 << 31;
 
-/// Loop iterations one invocation may execute per dispatch on CPU adapters. Mesa's
-/// llvmpipe (lavapipe) caps the loop iterations of an invocation at 65535 and silently
-/// leaves loops beyond that, truncating the run; dispatches are cut well below that there.
+/// Mesa's llvmpipe (lavapipe) counts the loop passes of an invocation, of all its loops
+/// together, and silently leaves every loop once 65535 have run, truncating the run.
+pub const LLVMPIPE_LOOP_LIMIT: usize = 65_535;
+
+/// Loop iterations one invocation may execute per dispatch on CPU adapters, counted as
+/// `steps · KernelSource::loop_iterations_per_step`: below [`LLVMPIPE_LOOP_LIMIT`] by room
+/// for the loops a kernel runs once per dispatch (loading and storing its state), which
+/// each family's tests keep within that room.
 pub const LOOP_ITERATIONS_PER_DISPATCH: usize = 60_000;
 
 /// How a run is cut into chunks and dispatches.
