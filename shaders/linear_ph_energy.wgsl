@@ -3,7 +3,8 @@
 // sums over the current recording window, each with its Neumaier compensation, and the
 // largest per-step |ΔH̄ − ΔH̃|. Energies are ordered stored, supplied, port, dissipated.
 // The STATE_* and RECORD_* offsets are generated from the layouts declared in
-// src/kernels/linear_ph.rs. Handled by value, like `neumaier`.
+// src/kernels/linear_ph.rs. Handled by value, like `neumaier`. The `#for` loops are
+// expanded by the engine (unrolled where the kernel sets UNROLL).
 #import compensated
 #import finite
 
@@ -18,12 +19,12 @@ struct EnergySums {
 fn load_sums(member: u32) -> EnergySums {
     let members = dispatch.members;
     var sums: EnergySums;
-    for (var c = 0u; c < 4u; c++) {
+    #for c in 4u
         sums.totals[c] = state[(STATE_TOTALS + c) * members + member];
         sums.totals_comp[c] = state[(STATE_TOTALS_COMP + c) * members + member];
         sums.window[c] = state[(STATE_WINDOW + c) * members + member];
         sums.window_comp[c] = state[(STATE_WINDOW_COMP + c) * members + member];
-    }
+    #end
     sums.max_residual = state[STATE_MAX_RESIDUAL * members + member];
     return sums;
 }
@@ -31,12 +32,12 @@ fn load_sums(member: u32) -> EnergySums {
 fn store_sums(member: u32, value: EnergySums) {
     let members = dispatch.members;
     var sums = value;
-    for (var c = 0u; c < 4u; c++) {
+    #for c in 4u
         state[(STATE_TOTALS + c) * members + member] = sums.totals[c];
         state[(STATE_TOTALS_COMP + c) * members + member] = sums.totals_comp[c];
         state[(STATE_WINDOW + c) * members + member] = sums.window[c];
         state[(STATE_WINDOW_COMP + c) * members + member] = sums.window_comp[c];
-    }
+    #end
     state[STATE_MAX_RESIDUAL * members + member] = sums.max_residual;
 }
 
@@ -45,14 +46,14 @@ fn accumulate(value: EnergySums, stored: real, port: real, dissipated: real) -> 
     var sums = value;
     let supplied = port - dissipated;
     var energies = array<real, 4>(stored, supplied, port, dissipated);
-    for (var c = 0u; c < 4u; c++) {
+    #for c in 4u
         let total = neumaier(sums.totals[c], sums.totals_comp[c], energies[c]);
         sums.totals[c] = total.x;
         sums.totals_comp[c] = total.y;
         let window = neumaier(sums.window[c], sums.window_comp[c], energies[c]);
         sums.window[c] = window.x;
         sums.window_comp[c] = window.y;
-    }
+    #end
     sums.max_residual = running_max(sums.max_residual, abs(stored - supplied));
     return sums;
 }
@@ -61,11 +62,11 @@ fn accumulate(value: EnergySums, stored: real, port: real, dissipated: real) -> 
 // new window.
 fn record_window(value: EnergySums, base: u32, member: u32) -> EnergySums {
     var sums = value;
-    for (var c = 0u; c < 4u; c++) {
+    #for c in 4u
         let entry = (base + RECORD_ENERGY + c) * dispatch.members + member;
         records[entry] = sums.window[c] + sums.window_comp[c];
         sums.window[c] = real(0.0);
         sums.window_comp[c] = real(0.0);
-    }
+    #end
     return sums;
 }

@@ -143,6 +143,29 @@ impl ContactShape {
             }
     }
 
+    /// Global-memory reals one member reads per step, counted from the kernel: every use of
+    /// a parameter and of a stream value is a load (the kernel keeps no private copy). Per
+    /// stage of a splitting: the kinetic matrix once (φ_A), the potential's parameters and
+    /// stream values twice (φ_B), α and c(t) twice (φ_C), and γ_i; Herglotz: the kinetic
+    /// matrix once, the potential twice, α and c(t) once. Record points (H) and the state,
+    /// once per dispatch, are not included.
+    pub fn reals_per_step(&self) -> usize {
+        let n = self.dof;
+        let flag = |on: bool| usize::from(on);
+        let potential = flag(self.harmonic) * n * n
+            + flag(self.quartic)
+            + flag(self.pendulum)
+            + self.time.forcings * (1 + n)
+            + flag(self.kepler)
+            + flag(self.time.spin_orbit) * 3;
+        let damping = 2 * flag(self.time.damping);
+        if self.herglotz {
+            n * n + 2 * potential + damping
+        } else {
+            self.stages * (n * n + 2 * potential + 2 * damping + 1)
+        }
+    }
+
     /// Loop iterations per step, an upper bound counted from the kernel's loops.
     pub fn loop_iterations_per_step(&self) -> usize {
         let n = self.dof;
@@ -178,6 +201,8 @@ impl ContactShape {
             members_per_workgroup: WORKGROUP_SIZE,
             loop_iterations_per_step: self.loop_iterations_per_step(),
             flops_per_step: self.flops_per_step(),
+            // In f64 (8-byte reals).
+            bytes_per_step: 8 * self.reals_per_step(),
         }
     }
 

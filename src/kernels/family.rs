@@ -50,6 +50,11 @@ pub struct KernelSource {
     pub loop_iterations_per_step: usize,
     /// Floating-point operations per member-step, counted from the kernel.
     pub flops_per_step: usize,
+    /// Global-memory bytes per member-step, counted from the kernel in f64 (every buffer
+    /// holds reals, so f32 moves half): what it loads and stores at every step in steady
+    /// state. Loads and stores once per dispatch (state, a private copy of parameters) or
+    /// per record point are not included.
+    pub bytes_per_step: usize,
 }
 
 /// A chunk of members ready for the GPU.

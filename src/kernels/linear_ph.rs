@@ -48,6 +48,11 @@ pub const MAX_STATES_PER_INVOCATION: usize = 32;
 /// Largest state size of the workgroup-cooperative kernel.
 pub const MAX_STATES_COOPERATIVE: usize = 128;
 
+/// Most operator entries the per-invocation kernel keeps in private memory and unrolls
+/// over (see [`LinearPhShape::private_operators`]): n = 32 with s·m ≤ 2 and every recording
+/// (3268 entries at rank 32), 32 KiB per invocation in f64.
+pub const PRIVATE_OPERATOR_ENTRIES: usize = 4096;
+
 /// Sizes a kernel variant is specialised for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinearPhShape {
@@ -139,30 +144,62 @@ impl LinearPhShape {
             .field("energy", width(self.recording.energy, 4))
     }
 
-    /// Floating-point operations per member-step, counted from the kernel: 2 per
-    /// multiply-add of Δv (and the 4 of a Kahan update per state); with the energy balance
-    /// also Yv, Wv and Q(x + δ/2) (plus its 2 for x + δ/2), the port and dissipation
-    /// products, and the compensated sums (4 per Neumaier add of 8 sums).
+    /// Floating-point operations per member-step, counted from the kernels (both do the
+    /// same arithmetic): 2 per multiply-add of δ = Δv and 4 per Kahan update; with the energy
+    /// balance also y = Yv and yᵀU (2 per multiply-add), ‖Wv‖² (2 per multiply-add, 2 per
+    /// square added), δᵀQ(x + δ/2) (4 per entry of Q, 2 per row), h·port and h·dissipated
+    /// (2), supplied and the residual's difference (2), and 8 Neumaier adds of 4. Without
+    /// energies but with outputs, the per-invocation kernel computes y = Yv at record points
+    /// only (not counted per step), the cooperative kernel with yᵀU at every step.
+    /// Comparisons (finiteness, Neumaier's branch) are not counted.
     pub fn flops_per_step(&self) -> usize {
         let (n, p, sm) = (self.states, self.width(), self.stages * self.inputs);
         let update = 2 * n * p + 4 * n;
         if !self.recording.energy {
+            if self.cooperative && self.output_rows() > 0 {
+                return update + 2 * sm * p + 2 * sm;
+            }
             return update;
         }
-        update + 2 * sm * p + 2 * sm + 2 * self.stages * self.rank * p + 4 * n * n + 2 * n + 38
+        let w = self.dissipation_rows();
+        update + (2 * sm * p + 2 * sm) + (2 * w * p + 2 * w) + (4 * n * n + 2 * n) + 2 + 2 + 8 * 4
     }
 
-    /// Global-memory bytes per member-step of the per-invocation kernel in `precision`:
-    /// the operators (read every step) and the step's stage inputs (uniform, once per
-    /// workgroup, counted per member); state and records move once per dispatch or record
-    /// point and are not counted.
+    /// Global-memory bytes one member moves per step in `precision`, counted from the kernel
+    /// in steady state: the step's stage inputs U_k (s·m reals each invocation reads, from
+    /// cache after the first), and the operators where the kernel reads them at every use
+    /// (the per-invocation kernel without a private copy reads each entry once per step;
+    /// the cooperative kernel's threads read their rows' entries once per step too).
+    /// Traffic once per dispatch ([`Self::bytes_per_dispatch`]) or per record point is not
+    /// included.
     pub fn bytes_per_step(&self, precision: Precision) -> usize {
-        self.operator_entries() * precision.size()
+        let sm = self.stages * self.inputs;
+        let operators = if self.private_operators() {
+            0
+        } else {
+            self.operator_entries()
+        };
+        (sm + operators) * precision.size()
     }
 
-    /// Loop iterations one invocation executes per step, counted from the kernels' loops
-    /// (an upper bound: recording iterations included). The per-invocation kernel runs every
-    /// loop in full; in the cooperative kernel a thread owns ⌈rows / WG⌉ rows.
+    /// Global-memory bytes one member moves once per dispatch: the private copy of its
+    /// operators (where the kernel keeps one), its state read and written back.
+    pub fn bytes_per_dispatch(&self, precision: Precision) -> usize {
+        let operators = if self.private_operators() {
+            self.operator_entries()
+        } else {
+            0
+        };
+        (operators + 2 * self.state_layout().entries()) * precision.size()
+    }
+
+    /// Loop iterations one invocation executes per step, counted from the kernels' loops:
+    /// an upper bound, as llvmpipe counts them (every pass of a loop, the last one that
+    /// leaves it included, and loops inside branches not taken, which it runs masked; record
+    /// points counted at every step). The unrolled per-invocation kernel keeps only its step
+    /// loops: a pass of the inner loop per step, and per segment (at most one per step) the
+    /// inner loop's last pass and a pass of the outer loop. Otherwise a loop of k iterations
+    /// counts k + 1. In the cooperative kernel a thread owns ⌈rows / WG⌉ rows.
     pub fn loop_iterations_per_step(&self) -> usize {
         let (n, p, sm) = (self.states, self.width(), self.output_rows());
         let sr = self.dissipation_rows();
@@ -170,24 +207,82 @@ impl LinearPhShape {
             let workgroup = WORKGROUP_SIZE as usize;
             let rows = n + sm + sr;
             let own = |count: usize| count.div_ceil(workgroup);
-            own(rows) * (p + 1) + own(n) * (n + 4) + own(sm) * 2 + workgroup + 8 + 1 + n + 1
-        } else {
-            n * (n + sm + 1)
-                + sm * (p + 1)
-                + sr * (p + 1)
-                + n * (n + 1)
-                + n
-                + 4
-                + (n + sm + 4)
+            return own(rows) * (p + 1)
+                + own(n) * (n + 4)
+                + own(sm) * 2
+                + workgroup
+                + 8
                 + 1
                 + n
-                + 1
+                + 1;
         }
+        let steps = 3;
+        if self.private_operators() {
+            return steps;
+        }
+        let passes = |iterations: usize| iterations + 1;
+        let inputs = self.stages * self.inputs;
+        // One row of [Δ; Y; W] applied to v.
+        let row = passes(n) + passes(inputs);
+        let recording = self.recording;
+        let mut count = steps
+            + passes(inputs)
+            + passes(n)
+            + n * row
+            + passes(sm)
+            + sm * row
+            + passes(n)
+            + passes(n);
+        if recording.energy {
+            count += passes(sr) + sr * row + passes(n) + n * passes(n) + passes(4) + passes(4);
+        }
+        if recording.trajectory {
+            count += passes(n);
+        }
+        if recording.outputs {
+            count += passes(inputs);
+        }
+        count
+    }
+
+    /// Loop iterations of the per-invocation kernel once per dispatch (the operators' copy,
+    /// state and energy sums in and out, the outer step loop's last pass), on top of
+    /// [`Self::loop_iterations_per_step`] per step: chunking cuts dispatches at
+    /// `LOOP_ITERATIONS_PER_DISPATCH`, below llvmpipe's limit by more than this.
+    pub fn loop_iterations_per_dispatch(&self) -> usize {
+        let passes = |iterations: usize| iterations + 1;
+        if self.cooperative {
+            // Each thread's ⌈n / WG⌉ rows of the state, thread 0's energy sums.
+            let own = self.states.div_ceil(WORKGROUP_SIZE as usize);
+            return 1 + 2 * passes(own) + 2 * passes(4);
+        }
+        if self.private_operators() {
+            return 1;
+        }
+        1 + passes(0) + 2 * passes(self.states) + 2 * passes(4)
+    }
+
+    /// Whether the per-invocation kernel keeps the member's operators in private memory for
+    /// the whole dispatch (loaded once per dispatch, `OPS_PRIVATE`) and is unrolled
+    /// (`UNROLL`: every loop over n, s·m or the operator rows is expanded, so the private
+    /// arrays are indexed by constants and only the step loops are left): when the operators
+    /// take at most [`PRIVATE_OPERATOR_ENTRIES`] entries. Otherwise the kernel reads them from
+    /// `params` at every use, in loops. On llvmpipe every divergent `params` read is a loop
+    /// over the SIMD lanes, so the private copy wins at every size measured (n = 2 to 32,
+    /// 3× to 15×); the bound keeps the unrolled code and the copy (a GPU spills what its
+    /// registers do not hold to per-invocation memory) within reason.
+    pub fn private_operators(&self) -> bool {
+        !self.cooperative && self.operator_entries() <= PRIVATE_OPERATOR_ENTRIES
     }
 
     /// The kernel variant of this shape.
     pub fn kernel(&self) -> KernelSource {
         let sm = self.stages * self.inputs;
+        let private_entries = if self.private_operators() {
+            self.operator_entries()
+        } else {
+            0
+        };
         KernelSource {
             name: if self.cooperative {
                 "linear_ph_step_cooperative"
@@ -212,6 +307,10 @@ impl LinearPhShape {
                 ("TRAJECTORY", u32::from(self.recording.trajectory)),
                 ("OUTPUTS", u32::from(self.recording.outputs)),
                 ("ENERGY", u32::from(self.recording.energy)),
+                ("OPS_PRIVATE", u32::from(self.private_operators())),
+                ("OPS_ENTRIES", private_entries as u32),
+                ("OPS_ARRAY", private_entries.max(1) as u32),
+                ("UNROLL", u32::from(self.private_operators())),
             ],
             state: self.state_layout(),
             record: self.record_layout(),
@@ -220,6 +319,8 @@ impl LinearPhShape {
             members_per_workgroup: if self.cooperative { 1 } else { WORKGROUP_SIZE },
             loop_iterations_per_step: self.loop_iterations_per_step(),
             flops_per_step: self.flops_per_step(),
+            // In f64; every buffer holds reals, so f32 moves half.
+            bytes_per_step: self.bytes_per_step(Precision::F64),
         }
     }
 }
@@ -525,6 +626,59 @@ mod tests {
             }
         }
         assert_eq!(checked, 2 * 10 * 4 * 3 * 3 * 2);
+    }
+
+    /// The loop counts chunking relies on: the unrolled per-invocation kernel keeps only its
+    /// two step loops, and no variant's once-per-dispatch loops exceed the room chunking
+    /// leaves below llvmpipe's limit.
+    #[test]
+    fn loop_counts_match_the_kernels() {
+        use crate::backend::gpu::chunking::{LLVMPIPE_LOOP_LIMIT, LOOP_ITERATIONS_PER_DISPATCH};
+        for (states, cooperative) in [
+            (1, false),
+            (2, false),
+            (8, false),
+            (32, false),
+            (33, true),
+            (128, true),
+        ] {
+            for (stages, inputs) in [(1, 0), (2, 1), (4, 3)] {
+                for recording in [Recording::default(), Recording::FINAL_STATE] {
+                    let shape = LinearPhShape {
+                        states,
+                        stages,
+                        inputs,
+                        rank: if recording.energy { states } else { 0 },
+                        cooperative,
+                        recording,
+                    };
+                    assert!(
+                        shape.loop_iterations_per_dispatch() + LOOP_ITERATIONS_PER_DISPATCH
+                            <= LLVMPIPE_LOOP_LIMIT,
+                        "{shape:?}"
+                    );
+                    if shape.private_operators() {
+                        let source = assemble(&shape.kernel(), Precision::F64).unwrap();
+                        let kernel = &source[source.find("// ---- kernel").unwrap()..];
+                        assert_eq!(kernel.matches("for (").count(), 1, "{shape:?}");
+                        assert_eq!(kernel.matches("loop {").count(), 1, "{shape:?}");
+                        assert!(!source.contains("for (var"), "{shape:?}");
+                        assert_eq!(shape.loop_iterations_per_step(), 3);
+                        assert_eq!(shape.bytes_per_step(Precision::F64), 8 * stages * inputs);
+                    }
+                }
+            }
+        }
+        // The rule keeps every n ≤ 8 shape with s·m ≤ 2 private, whatever it records.
+        let shape = LinearPhShape {
+            states: 8,
+            stages: 2,
+            inputs: 1,
+            rank: 8,
+            cooperative: false,
+            recording: Recording::default(),
+        };
+        assert!(shape.private_operators());
     }
 
     /// The f64 variant needs the FLOAT64 capability: without it naga rejects it, so the

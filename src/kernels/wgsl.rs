@@ -1,7 +1,8 @@
 //! Assembly of a family's kernel: the engine prepends the real type, the workgroup size,
 //! the kernel's specialisation constants, the constants generated from its declared layouts
 //! and the binding declarations, then resolves `#import <module>` lines against the shared
-//! modules in `shaders/shared/` (each module once, its own imports first). Every assembled
+//! modules in `shaders/shared/` (each module once, its own imports first), and expands the
+//! counted loops `#for <var> in <count>` … `#end` (see [`expand_loops`]). Every assembled
 //! source is validated by naga with exactly the capabilities harbor requests.
 
 use super::abi::wgsl_bindings;
@@ -68,6 +69,133 @@ fn resolve(
     Ok(())
 }
 
+/// Whether an identifier character (`var` is replaced only as a whole word).
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// `line` with every whole-word occurrence of `name` replaced by `value`.
+fn substitute(line: &str, name: &str, value: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(name) {
+        out.push_str(&rest[..at]);
+        let before = out.chars().next_back();
+        let after = rest[at + name.len()..].chars().next();
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            out.push_str(name);
+        } else {
+            out.push_str(value);
+        }
+        rest = &rest[at + name.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Expands the counted loops of `source`: a line `#for <var> in <count>` opens a loop over
+/// `<var>` = 0, 1, …, count − 1 that the matching `#end` line closes (loops nest); `<count>`
+/// is an integer (`4` or `4u`) or one of `constants`. With `unroll` the body is repeated count times in
+/// its own block, `<var>` replaced by the literal `ku` (so private arrays are indexed by
+/// constants and no loop is left to count or to bound), else it becomes
+/// `for (var <var> = 0u; <var> < <count>; <var>++) { … }`.
+pub fn expand_loops(source: &str, constants: &[(&str, u32)], unroll: bool) -> Result<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut at = 0;
+    while at < lines.len() {
+        at = expand_from(&lines, at, constants, unroll, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The loop header `#for <var> in <count>` of `line`, if it is one.
+fn loop_header(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim().strip_prefix("#for ")?;
+    let (var, count) = rest.split_once(" in ")?;
+    Some((var.trim(), count.trim()))
+}
+
+/// Expands the line at `at` (with the loop it opens) into `out`; returns the next line.
+fn expand_from(
+    lines: &[&str],
+    at: usize,
+    constants: &[(&str, u32)],
+    unroll: bool,
+    out: &mut String,
+) -> Result<usize> {
+    let line = lines[at];
+    let Some((var, count)) = loop_header(line) else {
+        if line.trim() == "#end" {
+            return Err(Error::Gpu(format!(
+                "WGSL: `#end` without `#for` at line {}",
+                at + 1
+            )));
+        }
+        out.push_str(line);
+        out.push('\n');
+        return Ok(at + 1);
+    };
+    // The body: up to the matching `#end`.
+    let mut depth = 1;
+    let mut end = at + 1;
+    while end < lines.len() {
+        if loop_header(lines[end]).is_some() {
+            depth += 1;
+        } else if lines[end].trim() == "#end" {
+            depth -= 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        end += 1;
+    }
+    if depth != 0 {
+        return Err(Error::Gpu(format!(
+            "WGSL: `#for {var} in {count}` at line {} has no `#end`",
+            at + 1
+        )));
+    }
+    let body = &lines[at + 1..end];
+    let indent = &line[..line.len() - line.trim_start().len()];
+    if unroll {
+        let times = match count.trim_end_matches('u').parse::<u32>() {
+            Ok(value) => value,
+            Err(_) => constants
+                .iter()
+                .find(|(name, _)| *name == count)
+                .map(|&(_, value)| value)
+                .ok_or_else(|| {
+                    Error::Gpu(format!(
+                        "WGSL: `#for {var} in {count}`: {count} is not a specialisation constant"
+                    ))
+                })?,
+        };
+        for k in 0..times {
+            let value = format!("{k}u");
+            let substituted: Vec<String> =
+                body.iter().map(|l| substitute(l, var, &value)).collect();
+            let substituted: Vec<&str> = substituted.iter().map(String::as_str).collect();
+            out.push_str(&format!("{indent}{{\n"));
+            let mut inner = 0;
+            while inner < substituted.len() {
+                inner = expand_from(&substituted, inner, constants, unroll, out)?;
+            }
+            out.push_str(&format!("{indent}}}\n"));
+        }
+    } else {
+        out.push_str(&format!(
+            "{indent}for (var {var} = 0u; {var} < {count}; {var}++) {{\n"
+        ));
+        let mut inner = 0;
+        while inner < body.len() {
+            inner = expand_from(body, inner, constants, unroll, out)?;
+        }
+        out.push_str(&format!("{indent}}}\n"));
+    }
+    Ok(end + 1)
+}
+
 /// The complete WGSL of `kernel` in `precision`.
 pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
     if !kernel
@@ -111,7 +239,11 @@ pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
     out.push_str(&format!("// ---- kernel {}\n", kernel.name));
     out.push_str(&without_imports(kernel.body));
     out.push('\n');
-    Ok(out)
+    let unroll = kernel
+        .constants
+        .iter()
+        .any(|&(name, value)| name == "UNROLL" && value == 1);
+    expand_loops(&out, &kernel.constants, unroll)
 }
 
 /// The naga capabilities harbor requests for `precision`.
@@ -197,9 +329,37 @@ mod tests {
             members_per_workgroup: 1,
             loop_iterations_per_step: 1,
             flops_per_step: 1,
+            bytes_per_step: 0,
         };
         let e = assemble(&kernel, Precision::F64).unwrap_err().to_string();
         assert!(e.contains("must declare a `status` field"), "{e}");
+    }
+
+    #[test]
+    fn counted_loops_unroll_or_stay_loops() {
+        let source = "a\n    #for r in N\n    x[r] = 0;\n        #for c in 2\n        acc += m[r * N + c] * carry[c];\n        #end\n    #end\nb";
+        let unrolled = expand_loops(source, &[("N", 2)], true).unwrap();
+        assert!(!unrolled.contains("for"), "{unrolled}");
+        assert!(unrolled.contains("x[1u] = 0;"), "{unrolled}");
+        assert!(
+            unrolled.contains("acc += m[1u * N + 0u] * carry[0u];"),
+            "{unrolled}"
+        );
+        assert_eq!(unrolled.matches("acc +=").count(), 4);
+        assert!(unrolled.starts_with("a\n") && unrolled.ends_with("b\n"));
+        let looped = expand_loops(source, &[("N", 2)], false).unwrap();
+        assert!(
+            looped.contains("for (var r = 0u; r < N; r++) {"),
+            "{looped}"
+        );
+        assert!(
+            looped.contains("for (var c = 0u; c < 2; c++) {"),
+            "{looped}"
+        );
+        assert_eq!(looped.matches("acc +=").count(), 1);
+        for bad in ["#for r in N\nx", "x\n#end", "#for r in Q\n#end"] {
+            assert!(expand_loops(bad, &[("N", 2)], true).is_err(), "{bad}");
+        }
     }
 
     #[test]
