@@ -68,8 +68,8 @@ pub struct Measurement {
     pub end_to_end_member_steps_per_second: f64,
     /// Floating-point operations per member-step, counted from the step.
     pub flops_per_member_step: usize,
-    /// Operator bytes per member-step the kernel reads from global memory (GPU), in the
-    /// measurement's precision.
+    /// Bytes per member-step the kernel moves from global memory (GPU, counted from the
+    /// kernel: operators and stage inputs), in the measurement's precision.
     pub bytes_per_member_step: usize,
     /// Achieved floating-point operations per second (integration alone).
     pub flops_per_second: f64,
@@ -233,8 +233,9 @@ pub fn measure<F: Family>(
     };
     for ctx in gpus {
         let precision = ctx.precision;
-        let bytes_per_step = bound.params.entries() * precision.size();
-        let bytes = (bytes_per_step * case.members) as u64;
+        // The kernel's count is in f64 bytes (every buffer holds reals of the precision).
+        let bytes_per_step = bound.bytes_per_step * precision.size() / 8;
+        let bytes = (bound.params.entries() * precision.size() * case.members) as u64;
         if bytes > max_param_bytes {
             row.skipped.push(format!(
                 "gpu {}: parameters need {:.1} GiB > --max-operator-gib",
