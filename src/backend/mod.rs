@@ -129,6 +129,25 @@ impl Backend {
         ))
     }
 
+    /// Under `auto`, the CPU engine in place of a GPU whose kernels cannot run `family`'s
+    /// plan (a state size above the kernels' limits), with the reason to print; any other
+    /// backend as it is.
+    pub fn for_family<F: Family>(self, family: &F, auto: bool) -> (Backend, Option<String>) {
+        match (&self, auto) {
+            (Backend::Gpu(..), true) => match family.kernel_bound() {
+                Ok(_) => (self, None),
+                Err(e) => (
+                    Backend::Cpu(CpuPath::Fast),
+                    Some(format!(
+                        "backend: cpu (f64 SIMD engine, {}) — the GPU kernels cannot run this plan: {e}",
+                        SimdLevel::get().name()
+                    )),
+                ),
+            },
+            _ => (self, None),
+        }
+    }
+
     /// The label written with results: `cpu` or `gpu: <adapter>`.
     pub fn label(&self) -> String {
         match self {

@@ -77,7 +77,7 @@ impl LinearPh {
     /// J = [[0, I], [−I, 0]] and Q, R block-diagonal — and returns the size of q.
     pub fn canonical_split(&self, prefix: &str) -> Result<usize> {
         let n = self.states();
-        if n % 2 != 0 {
+        if !n.is_multiple_of(2) {
             return Err(Error::invalid(
                 format!("{prefix}.J"),
                 format!(

@@ -163,17 +163,17 @@ pub(super) fn read_samples(
             }
         };
         let (t, u) = (parse(0)?, parse(col)?);
-        if let Some(&previous) = times.last() {
-            if t <= previous {
-                return Err(bad(
-                    line,
-                    format!(
-                        "times must increase strictly: {} follows {}",
-                        Num(t),
-                        Num(previous)
-                    ),
-                ));
-            }
+        if let Some(&previous) = times.last()
+            && t <= previous
+        {
+            return Err(bad(
+                line,
+                format!(
+                    "times must increase strictly: {} follows {}",
+                    Num(t),
+                    Num(previous)
+                ),
+            ));
         }
         times.push(t);
         values.push(u);

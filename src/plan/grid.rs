@@ -85,7 +85,7 @@ impl StepGrid {
 
     /// Number of record points, ⌊N / every⌋ plus one when N is not a multiple.
     pub fn records(&self) -> usize {
-        self.steps / self.record_every + usize::from(self.steps % self.record_every != 0)
+        self.steps / self.record_every + usize::from(!self.steps.is_multiple_of(self.record_every))
     }
 
     /// Times of the trajectory samples: t = 0 and every recorded step.

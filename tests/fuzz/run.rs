@@ -506,10 +506,10 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
             } else {
                 Outcome::Error
             };
-            if code == 1 {
-                if let Some(target) = &case.target {
-                    verdict.names_target = Some(names(&message, target));
-                }
+            if code == 1
+                && let Some(target) = &case.target
+            {
+                verdict.names_target = Some(names(&message, target));
             }
         }
         101 => problems.push("exit 101 (panic)".into()),

@@ -425,6 +425,11 @@ impl DeviceArgs {
 
     /// Opens the backend asked for; `auto` (and `announce`) says on stderr which one runs
     /// and, after a fallback, why.
+    /// Whether the backend is left to `auto`.
+    fn is_auto(&self) -> bool {
+        self.backend == BackendArg::Auto
+    }
+
     fn open(&self, announce: bool) -> Result<Backend> {
         let request = BackendRequest {
             kind: match self.backend {

@@ -30,7 +30,8 @@ pub fn simulate(
     plan.visit(Simulate {
         out,
         target,
-        backend: &backend,
+        backend,
+        auto: device.is_auto(),
         budget,
         keep_nonfinite,
     })
@@ -40,7 +41,9 @@ pub fn simulate(
 struct Simulate<'a> {
     out: &'a Path,
     target: OutputTarget,
-    backend: &'a Backend,
+    backend: Backend,
+    /// Whether `--backend auto` chose the backend (it may then change it for the family).
+    auto: bool,
     budget: MemoryBudget,
     keep_nonfinite: bool,
 }
@@ -49,11 +52,16 @@ impl FamilyVisitor for Simulate<'_> {
     type Output = Result<()>;
 
     fn visit<F: Family>(self, family: &F) -> Result<()> {
-        let label = self.backend.label();
-        let precision = self.backend.precision().name();
+        let (backend, reason) = self.backend.for_family(family, self.auto);
+        if let Some(reason) = reason {
+            eprintln!("{reason}");
+        }
+        let backend = &backend;
+        let label = backend.label();
+        let precision = backend.precision().name();
         // What the run needs, against what the machine has, before any work.
         let estimate = RunEstimate::measure(
-            self.backend.footprint(family, &self.budget)?,
+            backend.footprint(family, &self.budget)?,
             SimulationWriter::host_bytes(family),
             self.budget,
             SimulationWriter::planned_bytes(family),
@@ -66,8 +74,7 @@ impl FamilyVisitor for Simulate<'_> {
         // Results are written and moved into place before anything is printed.
         let mut writer = SimulationWriter::create(self.target.dir(), family)?;
         let started = Instant::now();
-        self.backend
-            .run_into_within(family, &self.budget, &mut writer)?;
+        backend.run_into_within(family, &self.budget, &mut writer)?;
         let seconds = started.elapsed().as_secs_f64();
         if let (count, Some((member, step))) = writer.nonfinite() {
             let what = format!(
