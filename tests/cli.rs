@@ -609,3 +609,57 @@ fn precision_drift_steps_take_spaces() {
         );
     }
 }
+
+/// `auto` with an adapter named runs the CPU engine when the GPU kernels cannot run the
+/// plan (n = 130 states, above their limit of 128), and says why; `--backend gpu` fails.
+#[test]
+fn auto_runs_the_cpu_engine_where_the_gpu_kernels_cannot() {
+    let n = 130;
+    let matrix = |diagonal: f64| {
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                let row: Vec<String> = (0..n)
+                    .map(|j| if i == j { diagonal } else { 0.0 }.to_string())
+                    .collect();
+                format!("[{}]", row.join(", "))
+            })
+            .collect();
+        format!("[{}]", rows.join(", "))
+    };
+    let x0: Vec<String> = (0..n).map(|i| format!("{}.0", i % 3)).collect();
+    let config = format!(
+        "[system]\nkind = \"linear-ph\"\nJ = {}\nQ = {}\nx0 = [{}]\n\n[scheme]\nfamily = \"gauss\"\nstages = 1\nh = 0.1\nt_end = 1.0\n",
+        matrix(0.0),
+        matrix(1.0),
+        x0.join(", ")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.toml");
+    std::fs::write(&path, config).unwrap();
+    let out = dir.path().join("out");
+    let output = harbor(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--adapter",
+        "llvmpipe",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("backend: cpu (f64 SIMD engine")
+            && stderr.contains("the GPU kernels cannot run this plan")
+            && stderr.contains("n = 130"),
+        "{stderr}"
+    );
+    assert_eq!(json(&out.join("summary.json"))["backend"], "cpu");
+    let output = common::run_harbor(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--out",
+        dir.path().join("gpu").to_str().unwrap(),
+        "--backend",
+        "gpu",
+    ]);
+    assert!(!output.status.success());
+}
