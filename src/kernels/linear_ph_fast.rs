@@ -423,25 +423,15 @@ trait Buffer {
     fn lanes_mut(&mut self) -> &mut [Lanes];
 }
 
-impl<const K: usize> Buffer for [Lanes; K] {
+/// Arrays (registers for small n) and vectors alike.
+impl<T: AsRef<[Lanes]> + AsMut<[Lanes]>> Buffer for T {
     #[inline(always)]
     fn lanes(&self) -> &[Lanes] {
-        self
+        self.as_ref()
     }
     #[inline(always)]
     fn lanes_mut(&mut self) -> &mut [Lanes] {
-        self
-    }
-}
-
-impl Buffer for Vec<Lanes> {
-    #[inline(always)]
-    fn lanes(&self) -> &[Lanes] {
-        self
-    }
-    #[inline(always)]
-    fn lanes_mut(&mut self) -> &mut [Lanes] {
-        self
+        self.as_mut()
     }
 }
 
