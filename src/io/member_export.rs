@@ -39,7 +39,7 @@ use crate::plan::LinearPhPlan;
 /// Largest export written: 8 GiB over all files.
 pub const MAX_EXPORT_BYTES: u64 = 8 << 30;
 
-/// Values per member buffered before a chunk is written (32 MiB of f64).
+/// Values buffered before a chunk of members (or of input steps) is written: 32 MiB.
 const CHUNK_VALUES: usize = 4 << 20;
 
 /// The files of an export, in the order they are written.
