@@ -4,8 +4,9 @@
  *
  * Members go in units whose operators are copied once (setup) into the kernel's layout and
  * stay in cache for all the unit's steps; OpenMP shares the units among the cores:
- * - n not a multiple of 32: blocks of 64 members stored member-minor (Δ[r][c][member]), so
- *   every vector holds 8 members (64 n p · 8 bytes: 40 KiB at n = 8, in L1); each step is
+ * - n not a multiple of 32: blocks of 64 members (32 where 64 would take more than
+ *   32 KiB: n = 8) stored member-minor (Δ[r][c][member]), so every vector holds 8 members
+ *   and the block's operators sit in L1 (4 KiB at n = 2, 20 KiB at n = 8); each step is
  *   register-tiled, RT rows × VT vectors of accumulators, so a loaded x vector serves RT
  *   rows;
  * - n a multiple of 32: groups of 4 members, each with its own Δᵀ[c][r] (8.5 KiB at n = 32,
@@ -20,7 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define BLOCK 64
+#define BLOCK 64     /* members per block, at most */
+#define L1_SHARE 32768 /* bytes of a block's operators, at most, where 32 members allow */
 #define LANES 8
 #define GROUP 4
 #define REPEATS 5
@@ -58,47 +60,49 @@ static double *npy(const char *path, long dims[3]) {
     return values;
 }
 
-/* Member-minor kernel (n not a multiple of 32): one step of a block of BLOCK members,
- * out = in + Δ [in; u] with Δ[r][c][member], in tiles of RT rows × VT vectors of 8
- * members; a loaded x vector serves RT rows. */
+/* Member-minor kernel (n not a multiple of 32): one step of a block of vb vectors of 8
+ * members, out = in + Δ [in; u] with Δ[r][c][member], in tiles of RT rows × VT vectors;
+ * a loaded x vector serves RT rows. */
 #define STEP(RT, VT)                                                                         \
     static void step_##RT##_##VT(const vec *op, const vec *in, vec *out, const double *u,   \
-                                 long n, long p) {                                           \
-        for (long v0 = 0; v0 < BLOCK / LANES; v0 += VT)                                     \
+                                 long n, long p, long vb) {                                  \
+        for (long v0 = 0; v0 < vb; v0 += VT)                                                \
             for (long r0 = 0; r0 < n; r0 += RT) {                                           \
                 vec acc[RT][VT];                                                             \
                 for (int i = 0; i < RT; i++)                                                 \
-                    for (int j = 0; j < VT; j++) acc[i][j] = in[(r0 + i) * 8 + v0 + j];     \
+                    for (int j = 0; j < VT; j++) acc[i][j] = in[(r0 + i) * vb + v0 + j];    \
                 for (long c = 0; c < p; c++) { /* x for c < n, the shared input after */   \
                     vec x[VT];                                                               \
                     for (int j = 0; j < VT; j++)                                             \
-                        x[j] = c < n ? in[c * 8 + v0 + j] : (vec){} + u[c - n];              \
+                        x[j] = c < n ? in[c * vb + v0 + j] : (vec){} + u[c - n];             \
                     for (int i = 0; i < RT; i++)                                             \
                         for (int j = 0; j < VT; j++)                                         \
-                            acc[i][j] += op[((r0 + i) * p + c) * 8 + v0 + j] * x[j];         \
+                            acc[i][j] += op[((r0 + i) * p + c) * vb + v0 + j] * x[j];        \
                 }                                                                            \
                 for (int i = 0; i < RT; i++)                                                 \
-                    for (int j = 0; j < VT; j++) out[(r0 + i) * 8 + v0 + j] = acc[i][j];    \
+                    for (int j = 0; j < VT; j++) out[(r0 + i) * vb + v0 + j] = acc[i][j];   \
             }                                                                                \
     }
-STEP(1, 8) STEP(2, 8) STEP(4, 4) STEP(8, 2)
+STEP(1, 4) STEP(1, 8) STEP(2, 4) STEP(2, 8) STEP(4, 4) STEP(8, 2)
 
 /* Row kernel (n a multiple of 32): one step of a group of GROUP members, each with its own
  * Δᵀ[c][r] (n p · 8 bytes: 8.5 KiB at n = 32, so a group's operators sit in L1); rows go
  * 32 at a time (4 vectors) for every member of the group, x[c] broadcast. */
-static void step_rows(const vec *op, const vec *in, vec *out, const double *u, long n, long p) {
+static void step_rows(const vec *op, const vec *in, vec *out, const double *u, long n, long p,
+                      long vb) {
+    (void)vb;
     const double *xs = (const double *)in;
-    for (long r0 = 0; r0 < n / 8; r0 += 4) {
+    for (long r0 = 0; r0 < n / LANES; r0 += 4) {
         vec acc[GROUP][4];
         for (int m = 0; m < GROUP; m++)
-            for (int r = 0; r < 4; r++) acc[m][r] = in[m * n / 8 + r0 + r];
+            for (int r = 0; r < 4; r++) acc[m][r] = in[m * n / LANES + r0 + r];
         for (long c = 0; c < p; c++)
             for (int m = 0; m < GROUP; m++) {
                 double x = c < n ? xs[m * n + c] : u[c - n];
-                for (int r = 0; r < 4; r++) acc[m][r] += op[(m * p + c) * (n / 8) + r0 + r] * x;
+                for (int r = 0; r < 4; r++) acc[m][r] += op[(m * p + c) * (n / LANES) + r0 + r] * x;
             }
         for (int m = 0; m < GROUP; m++)
-            for (int r = 0; r < 4; r++) out[m * n / 8 + r0 + r] = acc[m][r];
+            for (int r = 0; r < 4; r++) out[m * n / LANES + r0 + r] = acc[m][r];
     }
 }
 
@@ -113,10 +117,14 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/x0.npy", argv[1]);
     double *x0 = npy(path, dx), *x = malloc(8 * dx[0] * dx[1] + 8);
     long members = dd[0], n = dd[1], p = dd[2], steps = du[0];
-    int rows = n % 32 == 0;                        /* which kernel, and its unit of members */
-    long unit = rows ? GROUP : BLOCK, units = (members + unit - 1) / unit;
-    void (*step)(const vec *, const vec *, vec *, const double *, long, long) =
-        rows ? step_rows : n % 8 == 0 ? step_8_2 : n % 4 == 0 ? step_4_4 : n % 2 == 0 ? step_2_8 : step_1_8;
+    /* Which kernel, and its unit of members: 64-member blocks where their operators fit
+     * L1_SHARE, else 32 (n = 8: 40 KiB would fill the 48 KiB L1 to the last way). */
+    int rows = n % 32 == 0;
+    long block = 8 * n * p * BLOCK <= L1_SHARE ? BLOCK : BLOCK / 2, vb = block / LANES;
+    long unit = rows ? GROUP : block, units = (members + unit - 1) / unit;
+    void (*step)(const vec *, const vec *, vec *, const double *, long, long, long) =
+        rows ? step_rows : n % 8 == 0 ? step_8_2 : n % 4 == 0 ? step_4_4
+        : n % 2 == 0 ? (vb == 8 ? step_2_8 : step_2_4) : (vb == 8 ? step_1_8 : step_1_4);
     double t0 = omp_get_wtime(), best = INFINITY;
     double *ops = aligned_alloc(64, 8 * n * p * unit * units);
     #pragma omp parallel for                       /* setup: Δ[r][c][member] or Δᵀ[member][c][r] */
@@ -126,7 +134,7 @@ int main(int argc, char **argv) {
                 for (long c = 0; c < p; c++) {
                     long i = g * unit + b;
                     double value = i < members ? delta[(i * n + r) * p + c] : 0;
-                    ops[g * unit * n * p + (rows ? (b * p + c) * n + r : (r * p + c) * BLOCK + b)] = value;
+                    ops[g * unit * n * p + (rows ? (b * p + c) * n + r : (r * p + c) * block + b)] = value;
                 }
     double setup = omp_get_wtime() - t0;
     for (int repeat = 0; repeat < REPEATS; repeat++) {
@@ -137,14 +145,14 @@ int main(int argc, char **argv) {
             for (long b = 0; b < unit; b++)
                 for (long r = 0; r < n; r++) {
                     long i = g * unit + b;
-                    xs[rows ? b * n + r : r * BLOCK + b] = i < members ? x0[i * n + r] : 0;
+                    xs[rows ? b * n + r : r * block + b] = i < members ? x0[i * n + r] : 0;
                 }
             for (long k = 0; k < steps; k++)
                 step((const vec *)(ops + g * unit * n * p), (const vec *)(xs + (k & 1) * n * unit),
-                     (vec *)(xs + (~k & 1) * n * unit), u + k * (p - n), n, p);
+                     (vec *)(xs + (~k & 1) * n * unit), u + k * (p - n), n, p, vb);
             for (long b = 0; b < unit && g * unit + b < members; b++)
                 for (long r = 0; r < n; r++)
-                    x[(g * unit + b) * n + r] = xs[(steps & 1) * n * unit + (rows ? b * n + r : r * BLOCK + b)];
+                    x[(g * unit + b) * n + r] = xs[(steps & 1) * n * unit + (rows ? b * n + r : r * block + b)];
             free(xs);
         }
         best = fmin(best, omp_get_wtime() - t1);

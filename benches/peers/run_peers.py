@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -79,7 +80,7 @@ def jax_missing():
 
 
 def machine():
-    """CPU model, logical cores and load average, as one line."""
+    """CPU model and logical cores, as one line."""
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -96,10 +97,30 @@ def machine():
         flags = " with AVX-512" if "avx512f" in text else (" with AVX2" if "avx2" in text else "")
     except OSError:
         pass
-    load = ""
-    if hasattr(os, "getloadavg"):
-        load = ", load average %.2f" % os.getloadavg()[0]
-    return f"{model}, {os.cpu_count()} logical cores{flags}{load}"
+    return f"{model}, {os.cpu_count()} logical cores{flags}"
+
+
+def idle_percent(seconds=2.0):
+    """How idle all cores were over the next `seconds` (Linux /proc/stat), or None."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:8]]
+        return sum(values), values[3]
+
+    try:
+        total, idle = sample()
+        time.sleep(seconds)
+        total2, idle2 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return 100.0 * (idle2 - idle) / max(total2 - total, 1)
+
+
+def fma_peak(binary):
+    """fma_peak's JSON result, or None."""
+    done = run([binary])
+    return last_json(done.stdout)
 
 
 class Harbor:
@@ -154,8 +175,8 @@ class Harbor:
 
 def harbor_rows(harbor, config, work, overrides, simulate_rate, notes):
     """{implementation: cell} for harbor on one config; cells are dicts with `rate`, or
-    `text` when there is no figure. `simulate_rate` is what `harbor simulate --backend cpu`
-    printed, the fallback when the binary has no `bench --config`."""
+    `text` when there is no figure. `simulate_rate()` gives the rate `harbor simulate
+    --backend cpu` prints, the fallback when the binary has no `bench --config`."""
     cells = {}
     rows, why = harbor.bench(config, os.path.join(work, "bench.json"), overrides)
     if rows is not None:
@@ -173,7 +194,8 @@ def harbor_rows(harbor, config, work, overrides, simulate_rate, notes):
         "(`backend … : X s, R member-steps/s`, which includes its setup and the writing of "
         "its results), not stepping alone"
     )
-    cells["harbor cpu"] = {"rate": simulate_rate} if simulate_rate else {"text": "no rate printed"}
+    rate = simulate_rate()
+    cells["harbor cpu"] = {"rate": rate} if rate else {"text": "no rate printed"}
     cells["harbor reference"] = {"text": "needs harbor bench --config"}
     adapters = harbor.hardware_adapters()
     for precision in ("f32", "f64"):
@@ -200,6 +222,16 @@ def peer(command):
     if not result.get("agrees", False):
         cell["disagrees"] = True
     return cell
+
+
+def better(kept, cell):
+    """The cell with the higher rate (a disagreement anywhere is kept)."""
+    if kept is None:
+        return cell
+    best = cell if (cell.get("rate") or 0) > (kept.get("rate") or 0) else kept
+    if kept.get("disagrees") or cell.get("disagrees"):
+        best = dict(best, disagrees=True)
+    return best
 
 
 def fmt_rate(rate):
@@ -268,9 +300,18 @@ def main():
     parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_MEMBERS} members per config (smoke run)"
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measure every cell this many times, interleaved, and keep the best (default 3): "
+        "a cell caught while other work takes the cores is measured again later",
+    )
     parser.add_argument("--work", help="keep the exports and results here (default: a temporary directory)")
     parser.add_argument("--json", help="also write every measurement as JSON to this file")
     args = parser.parse_args()
+    if args.rounds < 1:
+        sys.exit(f"--rounds must be ≥ 1, got {args.rounds}")
     if not os.access(args.harbor, os.X_OK):
         sys.exit(f"--harbor {args.harbor}: no executable there; build it with cargo build --release")
     harbor = Harbor(os.path.abspath(args.harbor))
@@ -278,18 +319,22 @@ def main():
     work_root = args.work or tempfile.mkdtemp(prefix="harbor-peers-")
     os.makedirs(work_root, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
-    machine_before = machine()
-    if hasattr(os, "getloadavg") and os.getloadavg()[0] >= 0.5:
-        log(f"warning: load average {os.getloadavg()[0]:.2f}: other work shares the machine")
+    idle = idle_percent()
+    if idle is not None and idle < 90:
+        log(f"warning: the cores were only {idle:.0f}% idle: other work shares the machine")
     try:
         c_loop = os.path.join(work_root, "c_loop")
         c_missing = compile_c(os.path.join(HERE, "c_loop.c"), c_loop)
         fma = os.path.join(work_root, "fma_peak")
         fma_missing = compile_c(os.path.join(HERE, "fma_peak.c"), fma)
+        # The peak before and after the peers: the better of each figure is kept, and the
+        # two tell whether other work took cores meanwhile.
+        fma_runs = [] if fma_missing else [fma_peak(fma)]
         jax_why = jax_missing()
 
         rows, configs, notes = {}, [], set()
         overrides = ["--set", f"ensemble.members={QUICK_MEMBERS}"] if args.quick else []
+        prepared = []
         for config in args.configs:
             config = os.path.abspath(config)
             name = os.path.splitext(os.path.basename(config))[0]
@@ -302,27 +347,41 @@ def main():
             if error:
                 sys.exit(f"harbor simulate {config} failed: {error}")
             final = os.path.join(sim, "final_state.npy")
-            cells = harbor_rows(harbor, config, work, overrides, simulate_rate, notes)
-            for impl, cell in cells.items():
-                rows.setdefault(impl, {})[name] = cell
-            python = [sys.executable]
-            rows.setdefault("NumPy", {})[name] = peer(
-                python + [os.path.join(HERE, "numpy_peer.py"), export, "--check", final]
-            )
-            rows.setdefault("JAX", {})[name] = (
-                {"text": jax_why}
-                if jax_why
-                else peer(python + [os.path.join(HERE, "jax_peer.py"), export, "--check", final])
-            )
-            rows.setdefault("C loop", {})[name] = (
-                {"text": c_missing} if c_missing else peer([c_loop, export, final])
-            )
+            prepared.append((config, name, work, export, final, simulate_rate))
+        python = [sys.executable]
+        for round_index in range(args.rounds):
+            for config, name, work, export, final, first_rate in prepared:
 
-        fma_result = None
+                def simulate_rate():
+                    if round_index == 0:  # the run that gave the final states
+                        return first_rate
+                    out = os.path.join(work, "sim_rate")
+                    return harbor.simulate(config, out, overrides)[0]
+
+                cells = dict(harbor_rows(harbor, config, work, overrides, simulate_rate, notes))
+                cells["NumPy"] = peer(
+                    python + [os.path.join(HERE, "numpy_peer.py"), export, "--check", final]
+                )
+                cells["JAX"] = (
+                    {"text": jax_why}
+                    if jax_why
+                    else peer(python + [os.path.join(HERE, "jax_peer.py"), export, "--check", final])
+                )
+                cells["C loop"] = {"text": c_missing} if c_missing else peer([c_loop, export, final])
+                for impl, cell in cells.items():
+                    kept = rows.setdefault(impl, {}).get(name)
+                    rows[impl][name] = better(kept, cell)
+            if not fma_missing and round_index + 1 < args.rounds:
+                fma_runs.append(fma_peak(fma))
+
         if not fma_missing:
-            done = run([fma])
-            fma_result = last_json(done.stdout)
-        machine_after = machine()
+            fma_runs.append(fma_peak(fma))
+        fma_runs = [r for r in fma_runs if r]
+        fma_result = None
+        if fma_runs:
+            fma_result = dict(fma_runs[0])
+            for key in ("gflops_per_core", "gflops_total"):
+                fma_result[key] = max(r[key] for r in fma_runs)
     finally:
         if not args.work:
             shutil.rmtree(work_root, ignore_errors=True)
@@ -340,7 +399,8 @@ def main():
                 break
     print(f"# Peer benchmarks, {started:%Y-%m-%d %H:%M} UTC")
     print()
-    print(f"machine: {machine_before} (at the start; {machine_after.rsplit(', ', 1)[-1]} at the end)")
+    idle_text = f", {idle:.0f}% idle at the start" if idle is not None else ""
+    print(f"machine: {machine()}{idle_text}")
     print(f"peers: {', '.join(versions) or 'none'}; C loop: {os.environ.get('CC', 'cc')} {' '.join(C_FLAGS)}")
     print(f"command: python3 benches/peers/run_peers.py{' --quick' if args.quick else ''}")
     print()
@@ -372,11 +432,14 @@ def main():
             print("C loop (2 n p flops per member-step): " + "; ".join(parts))
     else:
         print(f"f64 FMA peak: {fma_missing}")
-    loads = re.findall(r"load average ([0-9.]+)", machine_before + machine_after)
-    if loads and max(float(v) for v in loads) >= 0.5:
+    shared = idle is not None and idle < 90
+    for r in fma_runs:
+        if r["threads"] > 1 and r["gflops_total"] < 0.9 * r["threads"] * r["gflops_per_core"]:
+            shared = True
+    if shared:
         notes.add(
-            "the machine was not idle (load average ≥ 0.5 at the start or the end): "
-            "other work shared the cores, so the rates are lower bounds"
+            "other work shared the cores during this run (idle < 90% at the start, or an "
+            "FMA peak on all threads below 90% of threads × one core): the rates are lower bounds"
         )
     for note in sorted(notes):
         print(f"\nnote: {note}")
@@ -384,7 +447,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
-                {"date": started.isoformat(), "machine": machine_before, "configs": configs,
+                {"date": started.isoformat(), "machine": machine(), "idle_percent": idle, "fma_runs": fma_runs, "configs": configs,
                  "rows": rows, "fma_peak": fma_result, "notes": sorted(notes)},
                 f, indent=2,
             )
