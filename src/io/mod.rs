@@ -4,6 +4,7 @@ pub mod config;
 pub mod contact_spec;
 pub mod families;
 pub mod linear_ph_spec;
+pub mod member_export;
 pub mod npy_stream;
 pub mod output;
 pub mod output_target;

@@ -32,6 +32,7 @@ macro_rules! say_inline {
 }
 
 mod bench;
+mod export;
 mod simulate;
 mod studies;
 mod tables;
@@ -96,6 +97,17 @@ enum Command {
         /// member's first non-finite step. Without it such a run writes nothing and fails.
         #[arg(long)]
         keep_nonfinite: bool,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
+    /// Write a linear-PH config's members (J, R, Q, B, x0), stage inputs, one-step
+    /// operators Δ and scheme.json as NPY files, for programs outside harbor.
+    ExportMembers {
+        /// The TOML config of a linear-PH or mechanical system (README, "Configuration").
+        config: PathBuf,
+        /// Output directory (created; files in it are replaced only when the export succeeds).
+        #[arg(long)]
+        out: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
@@ -289,6 +301,11 @@ fn main() -> ExitCode {
             keep_nonfinite,
             overrides,
         } => simulate(&config, &out, &device, keep_nonfinite, &overrides),
+        Command::ExportMembers {
+            config,
+            out,
+            overrides,
+        } => export::export_members(&config, &out, &overrides),
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
