@@ -29,6 +29,9 @@ pub trait Simd: Copy {
     type V: Copy;
     /// Whether `mul_add` rounds once (FMA).
     const FUSED: bool;
+    /// Independent accumulators a matrix–vector product keeps in registers: enough to
+    /// cover the FMA latency times the FMA pipes where the registers allow.
+    const ACCUMULATORS: usize;
 
     fn load(self, lanes: &Lanes) -> Self::V;
     fn store(self, lanes: &mut Lanes, v: Self::V);
@@ -58,6 +61,7 @@ pub struct Portable;
 impl Simd for Portable {
     type V = Lanes;
     const FUSED: bool = false;
+    const ACCUMULATORS: usize = 4;
 
     #[inline(always)]
     fn load(self, lanes: &Lanes) -> Lanes {
@@ -128,6 +132,7 @@ mod x86 {
     impl Simd for Avx512 {
         type V = __m512d;
         const FUSED: bool = true;
+        const ACCUMULATORS: usize = 8;
 
         #[inline(always)]
         fn load(self, lanes: &Lanes) -> __m512d {
@@ -203,6 +208,7 @@ mod x86 {
     impl Simd for Avx2 {
         type V = [__m256d; 2];
         const FUSED: bool = true;
+        const ACCUMULATORS: usize = 4;
 
         #[inline(always)]
         fn load(self, lanes: &Lanes) -> [__m256d; 2] {

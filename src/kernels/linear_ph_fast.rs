@@ -659,14 +659,29 @@ impl Window<'_> {
     }
 }
 
-/// Rows per block of [`apply_rows`]: independent accumulators that share the loads of v.
-const ROW_BLOCK: usize = 4;
-
 /// `rows` rows of `ops` (each p = n + s·m wide) applied to v = [x; u]:
-/// `out(row, Σ_c ops[row, c] v_c)` with the sum in column order, [`ROW_BLOCK`] rows at a
-/// time.
+/// `out(row, Σ_c ops[row, c] v_c)` with the sum in column order, [`Simd::ACCUMULATORS`]
+/// rows at a time (independent accumulators that share the loads of v).
 #[inline(always)]
 fn apply_rows<S: Simd, D: Dims>(
+    simd: S,
+    dims: D,
+    ops: &[Lanes],
+    rows: usize,
+    x: &[Lanes],
+    u: &[f64],
+    out: impl FnMut(usize, S::V),
+) {
+    if S::ACCUMULATORS >= 8 {
+        apply_row_blocks::<S, D, 8>(simd, dims, ops, rows, x, u, out)
+    } else {
+        apply_row_blocks::<S, D, 4>(simd, dims, ops, rows, x, u, out)
+    }
+}
+
+/// [`apply_rows`] in blocks of `BLOCK` rows, then row by row.
+#[inline(always)]
+fn apply_row_blocks<S: Simd, D: Dims, const BLOCK: usize>(
     simd: S,
     dims: D,
     ops: &[Lanes],
@@ -679,9 +694,9 @@ fn apply_rows<S: Simd, D: Dims>(
     let p = n + sm;
     let (x, u) = (&x[..n], &u[..sm]);
     let mut row = 0;
-    while row + ROW_BLOCK <= rows {
-        let block = &ops[row * p..(row + ROW_BLOCK) * p];
-        let mut acc = [simd.zero(); ROW_BLOCK];
+    while row + BLOCK <= rows {
+        let block = &ops[row * p..(row + BLOCK) * p];
+        let mut acc = [simd.zero(); BLOCK];
         for (c, xc) in x.iter().enumerate() {
             let xc = simd.load(xc);
             for (b, acc) in acc.iter_mut().enumerate() {
@@ -697,7 +712,7 @@ fn apply_rows<S: Simd, D: Dims>(
         for (b, acc) in acc.into_iter().enumerate() {
             out(row + b, acc);
         }
-        row += ROW_BLOCK;
+        row += BLOCK;
     }
     while row < rows {
         let entries = &ops[row * p..(row + 1) * p];
