@@ -178,16 +178,31 @@ def harbor_rows(harbor, config, work, overrides, simulate_rate, notes):
     `text` when there is no figure. `simulate_rate()` gives the rate `harbor simulate
     --backend cpu` prints, the fallback when the binary has no `bench --config`."""
     cells = {}
-    rows, why = harbor.bench(config, os.path.join(work, "bench.json"), overrides)
+    # What the peers compute: the final state only. A second pass records everything
+    # (energy balance, outputs, trajectory at the record points) on the CPU engine.
+    final_state = ["--set", "output.energy=false", "--set", "output.outputs=false",
+                   "--set", "output.trajectory=false"]
+    rows, why = harbor.bench(config, os.path.join(work, "bench.json"), overrides + final_state)
     if rows is not None:
         for row in rows:
-            backend, precision = row.get("backend"), row.get("precision", "f64")
-            name = f"harbor {backend}"
-            if backend == "gpu":
-                name = f"harbor gpu {precision}"
-                notes.add(f"harbor gpu: {row.get('device', '?')}")
-            rate = row.get("member_steps_per_second")
-            cells[name] = {"rate": rate} if rate else {"text": row.get("skipped", "—")}
+            for m in row.get("measurements", []):
+                backend, precision = m.get("backend"), m.get("precision", "f64")
+                name = f"harbor {backend}"
+                if backend == "gpu":
+                    name = f"harbor gpu {precision}"
+                    notes.add(f"harbor gpu: {m.get('device', '?')}")
+                rate = m.get("member_steps_per_second")
+                cells[name] = {"rate": rate, "result": m} if rate else {"text": "—"}
+            for skipped in row.get("skipped", []):
+                notes.add(f"harbor skipped {skipped}")
+        full, _ = harbor.bench(
+            config, os.path.join(work, "bench_all.json"), overrides + ["--no-reference", "--no-gpu"]
+        )
+        for row in full or []:
+            for m in row.get("measurements", []):
+                if m.get("backend") == "cpu":
+                    cells["harbor cpu, energy balance"] = {
+                        "rate": m["member_steps_per_second"], "result": m}
         return cells
     notes.add(
         f"{why}: harbor's rows are the rate `harbor simulate` prints "
@@ -430,6 +445,18 @@ def main():
                 )
         if parts:
             print("C loop (2 n p flops per member-step): " + "; ".join(parts))
+        parts = []
+        for impl in ("harbor cpu", "harbor cpu, energy balance"):
+            for c in configs:
+                result = rows.get(impl, {}).get(c["name"], {}).get("result")
+                if result and "flops_per_second" in result:
+                    gflops = result["flops_per_second"] / 1e9
+                    parts.append(
+                        f"{impl} n = {c['states']}: {gflops:.1f} GFLOP/s "
+                        f"({100 * gflops / fma_result['gflops_total']:.0f}%)"
+                    )
+        if parts:
+            print("harbor (flops counted from its step): " + "; ".join(parts))
     else:
         print(f"f64 FMA peak: {fma_missing}")
     shared = idle is not None and idle < 90
