@@ -87,9 +87,11 @@ fn lobatto_iiia_energy_balance_is_not_exact() {
     )
     .unwrap();
     let worst = EnergyTotals::of(&per_step(&plan)[0]).max_abs_residual;
+    // Of order h^5 for typical members, and for every seed far above the 1e-12 that the
+    // exact schemes meet above (some random members come down to ~1e-9).
     assert!(
-        worst > 1e-9,
-        "Lobatto IIIA residual {worst:e} should be of order h^5"
+        worst > 1e-10,
+        "Lobatto IIIA residual {worst:e} should be far above the exact schemes' round-off"
     );
 }
 

@@ -44,7 +44,9 @@ pub fn run_into_within<F: Family>(
     };
     for first in (0..total).step_by(chunk) {
         let end = (first + chunk).min(total);
-        let blocks: Vec<Vec<_>> = (first..end)
+        // Every block runs to its end and the first error in member order is reported, so
+        // that a failing run names the same member whatever the thread count.
+        let blocks: Vec<Result<Vec<_>>> = (first..end)
             .step_by(block)
             .collect::<Vec<_>>()
             .into_par_iter()
@@ -64,7 +66,8 @@ pub fn run_into_within<F: Family>(
                 }
                 Ok(results)
             })
-            .collect::<Result<_>>()?;
+            .collect();
+        let blocks = blocks.into_iter().collect::<Result<Vec<_>>>()?;
         let results: Vec<_> = blocks.into_iter().flatten().collect();
         let done = first + results.len();
         sink.accept(first, results)?;

@@ -520,10 +520,12 @@ impl Family for LinearPhPlan {
 
     fn kernel_chunk(&self, members: &[Member]) -> Result<KernelChunk> {
         let cooperative = self.use_cooperative()?;
-        let operators: Vec<StepOperators> = members
+        // The first error in member order, whatever the thread count.
+        let operators: Vec<Result<StepOperators>> = members
             .par_iter()
             .map(|member| StepOperators::recording(self, member, self.recording()))
-            .collect::<Result<_>>()?;
+            .collect();
+        let operators = operators.into_iter().collect::<Result<Vec<_>>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
         let shape = self.shape(rank, cooperative);
         let kernel = shape.kernel();

@@ -260,10 +260,12 @@ pub fn run_into<F: Family>(
         let chunk_end = (chunk_start + plan.members_per_chunk).min(total);
         let members = {
             use rayon::prelude::*;
-            (chunk_start..chunk_end)
+            // The first error in member order, whatever the thread count.
+            let drawn: Vec<Result<_>> = (chunk_start..chunk_end)
                 .into_par_iter()
                 .map(|i| family.member(i))
-                .collect::<Result<Vec<_>>>()?
+                .collect();
+            drawn.into_iter().collect::<Result<Vec<_>>>()?
         };
         let count = members.len();
         let chunk = family.kernel_chunk(&members)?;
