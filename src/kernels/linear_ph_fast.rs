@@ -57,6 +57,23 @@ struct StepShape {
 }
 
 impl StepShape {
+    /// The step of n states, s stages and m inputs with W of s·`rank` rows, as far as
+    /// `recording` needs it.
+    fn new(n: usize, stages: usize, m: usize, rank: usize, recording: Recording) -> Self {
+        let sm = stages * m;
+        StepShape {
+            states: n,
+            inputs: sm,
+            y_rows: if recording.energy || recording.outputs {
+                sm
+            } else {
+                0
+            },
+            w_rows: if recording.energy { stages * rank } else { 0 },
+            recording,
+        }
+    }
+
     /// p = n + s·m.
     fn width(&self) -> usize {
         self.states + self.inputs
@@ -82,24 +99,9 @@ impl StepShape {
 
 /// Members of the fast engine's blocks for `plan`.
 pub fn block_members(plan: &LinearPhPlan) -> usize {
-    let recording = plan.recording();
-    let sm = plan.scheme.stages * plan.inputs_count();
-    let shape = StepShape {
-        states: plan.states(),
-        inputs: sm,
-        y_rows: if recording.energy || recording.outputs {
-            sm
-        } else {
-            0
-        },
-        // rank ≤ n bounds the block's operator size.
-        w_rows: if recording.energy {
-            plan.scheme.stages * plan.states()
-        } else {
-            0
-        },
-        recording,
-    };
+    // rank ≤ n bounds the block's operator size.
+    let (n, stages) = (plan.states(), plan.scheme.stages);
+    let shape = StepShape::new(n, stages, plan.inputs_count(), n, plan.recording());
     LANES * shape.groups()
 }
 
@@ -172,21 +174,7 @@ impl FastBlock {
         let first = &operators[0];
         let (n, sm) = (first.states, first.stages * first.inputs);
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
-        let shape = StepShape {
-            states: n,
-            inputs: sm,
-            y_rows: if recording.energy || recording.outputs {
-                sm
-            } else {
-                0
-            },
-            w_rows: if recording.energy {
-                first.stages * rank
-            } else {
-                0
-            },
-            recording,
-        };
+        let shape = StepShape::new(n, first.stages, first.inputs, rank, recording);
         let spec = plan.record_spec();
         let records = plan.grid.records();
         let results = members
