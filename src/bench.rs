@@ -474,7 +474,7 @@ fn config_plan(config: &Config, members: Option<usize>) -> Result<LinearPhPlan> 
 /// The header line of the printed table.
 pub fn header() -> String {
     format!(
-        "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13} {:>13} {:>8} {:>8} {:>8}  {}",
+        "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13} {:>13} {:>8} {:>7} {:>6} {:>8} {:>8}  {}",
         "family",
         "n",
         "members",
@@ -485,6 +485,8 @@ pub fn header() -> String {
         "member-st/s",
         "end-to-end",
         "vs cpu",
+        "flop/st",
+        "B/st",
         "GFLOP/s",
         "GB/s",
         "device (members timed)"
@@ -510,7 +512,7 @@ pub fn rows(r: &BenchRow) -> Vec<String> {
         .iter()
         .map(|m| {
             format!(
-                "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13.3e} {:>13.3e} {:>8} {:>8.2} {:>8}  {} ({})",
+                "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13.3e} {:>13.3e} {:>8} {:>7} {:>6} {:>8.2} {:>8}  {} ({})",
                 r.case.family,
                 r.case.states,
                 r.case.members,
@@ -521,6 +523,12 @@ pub fn rows(r: &BenchRow) -> Vec<String> {
                 m.member_steps_per_second,
                 m.end_to_end_member_steps_per_second,
                 cpu.map_or("—".into(), |c| format!("{:.3}", m.member_steps_per_second / c)),
+                m.flops_per_member_step,
+                if m.backend == "gpu" {
+                    m.bytes_per_member_step.to_string()
+                } else {
+                    "—".into()
+                },
                 m.flops_per_second / 1e9,
                 if m.bytes_per_second > 0.0 {
                     format!("{:.2}", m.bytes_per_second / 1e9)
