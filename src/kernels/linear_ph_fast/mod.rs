@@ -1,0 +1,391 @@
+//! The fast CPU engine of the linear-PH family: the step of the GPU kernel and its twin
+//! (`linear_ph_step`), applied to blocks of members side by side.
+//!
+//! ```text
+//!   δ = Δ v,  x_{k+1} = x_k + δ                       (Kahan-compensated)
+//!   y = Y v,  port = h yᵀ U_k,  dissipated = h ‖W v‖²
+//!   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
+//! ```
+//!
+//! A block holds [`LANES`]·G members structure-of-arrays: every operator entry, state
+//! component and energy sum is a [`Lanes`] value (one SIMD register with AVX-512), so each
+//! operation advances [`LANES`] members. A block runs its steps window by window with all G
+//! groups interleaved per step — independent work that hides the latency of one member's
+//! chain of dependent operations — while its operators stay in L1/L2 (G is chosen from the
+//! operator size). Only what the recording switches on is computed: a final-state-only run
+//! applies Δ and nothing else; y is formed at record points unless the energy balance needs
+//! it every step.
+//!
+//! The non-finite status (the first step after which x or a step energy was not finite)
+//! costs nothing while members stay finite: non-finite values are absorbing in x and in
+//! the energy totals, so each window of at most [`CHECK_WINDOW`] steps is checked once at
+//! its end, from a snapshot taken at its start; a group with a member that went bad is
+//! rewound and replays the window checking every step. A member whose sums overflowed
+//! while every step stayed finite keeps its group checking every step from then on.
+//!
+//! With FMA ([`SimdLevel::Avx512`], [`SimdLevel::Avx2`]) multiply-adds are rounded once;
+//! the portable level rounds them like the twin, whose results it reproduces bit for bit.
+
+mod step;
+
+use super::lanes::{LANES, Lanes, SimdLevel, ZERO};
+use crate::error::Result;
+use crate::method::StepOperators;
+use crate::plan::{LinearPhPlan, Member, MemberResult, Recording};
+use step::{Window, advance};
+
+/// Steps between the finiteness checks of a block (see the module documentation).
+pub const CHECK_WINDOW: usize = 64;
+
+/// Bytes of one group's operators the block sizing aims to keep in L1.
+const OPERATOR_CACHE_BYTES: usize = 32 << 10;
+
+/// Most groups per block.
+const MAX_GROUPS: usize = 8;
+
+/// The sizes of a block's step: what is applied under the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StepShape {
+    /// n.
+    states: usize,
+    /// s·m stage inputs.
+    inputs: usize,
+    /// Rows of Y applied (s·m, or 0 when neither outputs nor energies are recorded).
+    y_rows: usize,
+    /// Rows of W (s·rank with energies, else 0).
+    w_rows: usize,
+    recording: Recording,
+}
+
+impl StepShape {
+    /// The step of n states, s stages and m inputs with W of s·`rank` rows, as far as
+    /// `recording` needs it.
+    fn new(n: usize, stages: usize, m: usize, rank: usize, recording: Recording) -> Self {
+        let sm = stages * m;
+        StepShape {
+            states: n,
+            inputs: sm,
+            y_rows: if recording.energy || recording.outputs {
+                sm
+            } else {
+                0
+            },
+            w_rows: if recording.energy { stages * rank } else { 0 },
+            recording,
+        }
+    }
+
+    /// p = n + s·m.
+    fn width(&self) -> usize {
+        self.states + self.inputs
+    }
+
+    /// Entries per member: Δ, Y, W (p each row), Q (n² with energies).
+    fn entries(&self) -> usize {
+        let q = if self.recording.energy {
+            self.states * self.states
+        } else {
+            0
+        };
+        (self.states + self.y_rows + self.w_rows) * self.width() + q
+    }
+
+    /// Groups per block: as many as keep the block's operators within
+    /// [`OPERATOR_CACHE_BYTES`], at least 1, at most [`MAX_GROUPS`].
+    fn groups(&self) -> usize {
+        (OPERATOR_CACHE_BYTES / (self.entries() * std::mem::size_of::<Lanes>()).max(1))
+            .clamp(1, MAX_GROUPS)
+    }
+}
+
+/// Members of the fast engine's blocks for `plan`.
+pub fn block_members(plan: &LinearPhPlan) -> usize {
+    // rank ≤ n bounds the block's operator size.
+    let (n, stages) = (plan.states(), plan.scheme.stages);
+    let shape = StepShape::new(n, stages, plan.inputs_count(), n, plan.recording());
+    LANES * shape.groups()
+}
+
+/// The compensated energy sums of one group (Neumaier), as the kernel keeps them.
+#[derive(Debug, Clone, Copy)]
+struct Sums {
+    totals: [Lanes; 4],
+    totals_comp: [Lanes; 4],
+    window: [Lanes; 4],
+    window_comp: [Lanes; 4],
+    max_residual: Lanes,
+}
+
+impl Default for Sums {
+    fn default() -> Self {
+        Sums {
+            totals: [ZERO; 4],
+            totals_comp: [ZERO; 4],
+            window: [ZERO; 4],
+            window_comp: [ZERO; 4],
+            max_residual: ZERO,
+        }
+    }
+}
+
+/// One group's state and work buffers.
+#[derive(Debug, Clone)]
+struct Group {
+    /// Δ | Y | W | Q, row-major, one [`Lanes`] per entry.
+    ops: Vec<Lanes>,
+    x: Vec<Lanes>,
+    carry: Vec<Lanes>,
+    sums: Sums,
+    /// y of the last step that formed it.
+    y: Vec<Lanes>,
+    /// 0 while finite, else the first step after which the member was not.
+    status: [u64; LANES],
+    /// Checks every step (a member's sums overflowed while its steps stayed finite).
+    checking: bool,
+}
+
+/// What a window restores when a group replays it.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    x: Vec<Lanes>,
+    carry: Vec<Lanes>,
+    sums: Sums,
+}
+
+/// A block of members prepared for the fast engine.
+#[derive(Debug, Clone)]
+pub struct FastBlock {
+    shape: StepShape,
+    /// Members (the last group may be padded with copies of the block's first member).
+    members: usize,
+    groups: Vec<Group>,
+    results: Vec<MemberResult>,
+}
+
+impl FastBlock {
+    /// Builds the step operators of `members` (at least one, at most [`block_members`])
+    /// under `plan` and lays them out lane by lane.
+    pub fn new(plan: &LinearPhPlan, members: &[Member]) -> Result<FastBlock> {
+        assert!(!members.is_empty(), "a block has at least one member");
+        let operators: Vec<StepOperators> = members
+            .iter()
+            .map(|member| StepOperators::recording(plan, member, plan.recording()))
+            .collect::<Result<_>>()?;
+        let recording = plan.recording();
+        let first = &operators[0];
+        let (n, sm) = (first.states, first.stages * first.inputs);
+        let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
+        let shape = StepShape::new(n, first.stages, first.inputs, rank, recording);
+        let spec = plan.record_spec();
+        let records = plan.grid.records();
+        let results = members
+            .iter()
+            .map(|member| {
+                let mut result = MemberResult::with_capacity(spec, records);
+                if recording.trajectory {
+                    result.trajectory.extend(member.x0.iter());
+                }
+                result
+            })
+            .collect();
+        let groups = (0..members.len().div_ceil(LANES))
+            .map(|g| {
+                // Lane l of group g is member g·LANES + l, or a copy of the block's first.
+                let lane = |l: usize| {
+                    let i = g * LANES + l;
+                    if i < members.len() { i } else { 0 }
+                };
+                let mut ops = Vec::with_capacity(shape.entries());
+                let gather = |value: &dyn Fn(&StepOperators) -> f64| -> Lanes {
+                    std::array::from_fn(|l| value(&operators[lane(l)]))
+                };
+                let p = shape.width();
+                for row in 0..n {
+                    for c in 0..p {
+                        ops.push(gather(&|o| o.delta[row * p + c]));
+                    }
+                }
+                for row in 0..shape.y_rows {
+                    for c in 0..p {
+                        ops.push(gather(&|o| o.output[row * p + c]));
+                    }
+                }
+                if shape.w_rows > 0 {
+                    for stage in 0..first.stages {
+                        for k in 0..rank {
+                            for c in 0..p {
+                                // Rows beyond a member's rank are zero and change nothing.
+                                ops.push(gather(&|o| {
+                                    if k < o.rank {
+                                        o.dissipation[(stage * o.rank + k) * p + c]
+                                    } else {
+                                        0.0
+                                    }
+                                }));
+                            }
+                        }
+                    }
+                }
+                if recording.energy {
+                    for e in 0..n * n {
+                        ops.push(gather(&|o| o.q[e]));
+                    }
+                }
+                let x = (0..n)
+                    .map(|r| std::array::from_fn(|l| members[lane(l)].x0[r]))
+                    .collect();
+                Group {
+                    ops,
+                    x,
+                    carry: vec![ZERO; n],
+                    sums: Sums::default(),
+                    y: vec![ZERO; sm],
+                    status: [0; LANES],
+                    checking: false,
+                }
+            })
+            .collect();
+        Ok(FastBlock {
+            shape,
+            members: members.len(),
+            groups,
+            results,
+        })
+    }
+
+    /// Integrates the block through `plan`'s grid with the instruction set `level` and
+    /// returns its members' results.
+    pub fn run(mut self, plan: &LinearPhPlan, level: SimdLevel) -> Vec<MemberResult> {
+        let grid = &plan.grid;
+        let h = grid.h;
+        // Each window's start, for groups that may have to replay it (buffers reused).
+        let mut snapshots: Vec<Snapshot> = self
+            .groups
+            .iter()
+            .map(|g| Snapshot {
+                x: g.x.clone(),
+                carry: g.carry.clone(),
+                sums: g.sums,
+            })
+            .collect();
+        let mut k = 0;
+        while k < grid.steps {
+            let next_record = ((k / grid.record_every + 1) * grid.record_every).min(grid.steps);
+            let end = (k + CHECK_WINDOW).min(next_record);
+            let record = end == next_record;
+            let inputs = plan.inputs.window(k, end - k);
+            for (snapshot, group) in snapshots.iter_mut().zip(&self.groups) {
+                if !group.checking {
+                    snapshot.x.copy_from_slice(&group.x);
+                    snapshot.carry.copy_from_slice(&group.carry);
+                    snapshot.sums = group.sums;
+                }
+            }
+            let window = Window {
+                shape: self.shape,
+                h,
+                first_step: k,
+                steps: end - k,
+                inputs: &inputs,
+                y_at_end: record && self.shape.recording.outputs,
+            };
+            for checking in [false, true] {
+                let mut selected: Vec<&mut Group> = self
+                    .groups
+                    .iter_mut()
+                    .filter(|g| g.checking == checking)
+                    .collect();
+                if !selected.is_empty() {
+                    advance(level, &window, &mut selected, checking);
+                }
+            }
+            // A member that went bad in a window that did not check: rewind and replay.
+            for (group, snapshot) in self.groups.iter_mut().zip(&snapshots) {
+                if group.checking {
+                    continue;
+                }
+                let suspect = suspects(group, self.shape.recording);
+                if suspect.iter().any(|&s| s) {
+                    group.x.copy_from_slice(&snapshot.x);
+                    group.carry.copy_from_slice(&snapshot.carry);
+                    group.sums = snapshot.sums;
+                    advance(level, &window, &mut [&mut *group], true);
+                    // Sums that overflowed while every step stayed finite.
+                    if (0..LANES).any(|l| suspect[l] && group.status[l] == 0) {
+                        group.checking = true;
+                    }
+                }
+            }
+            if record {
+                self.record();
+            }
+            k = end;
+        }
+        self.finish()
+    }
+
+    /// Appends the record point's values of every member and opens a new energy window.
+    fn record(&mut self) {
+        let recording = self.shape.recording;
+        let outputs_channel = usize::from(recording.energy);
+        for (g, group) in self.groups.iter_mut().enumerate() {
+            for l in 0..LANES {
+                let Some(result) = self.results.get_mut(g * LANES + l) else {
+                    break;
+                };
+                if recording.trajectory {
+                    result.trajectory.extend(group.x.iter().map(|x| x[l]));
+                }
+                if recording.energy {
+                    let sums = &group.sums;
+                    result.channels[0]
+                        .extend((0..4).map(|c| sums.window[c][l] + sums.window_comp[c][l]));
+                }
+                if recording.outputs {
+                    result.channels[outputs_channel].extend(group.y.iter().map(|y| y[l]));
+                }
+            }
+            group.sums.window = [ZERO; 4];
+            group.sums.window_comp = [ZERO; 4];
+        }
+    }
+
+    /// The members' final states, totals and status.
+    fn finish(mut self) -> Vec<MemberResult> {
+        let energy = self.shape.recording.energy;
+        for (i, result) in self.results.iter_mut().enumerate() {
+            let (group, l) = (&self.groups[i / LANES], i % LANES);
+            result.final_state = group.x.iter().map(|x| x[l]).collect();
+            if energy {
+                let sums = &group.sums;
+                result.totals = (0..4)
+                    .map(|c| sums.totals[c][l] + sums.totals_comp[c][l])
+                    .collect();
+                result.totals.push(sums.max_residual[l]);
+            }
+            result.nonfinite_step = (group.status[l] != 0).then_some(group.status[l]);
+        }
+        debug_assert_eq!(self.results.len(), self.members);
+        self.results
+    }
+}
+
+/// Lanes still marked finite whose state or energy sums are not: they went bad in the
+/// window (or their sums overflowed).
+fn suspects(group: &Group, recording: Recording) -> [bool; LANES] {
+    std::array::from_fn(|l| {
+        if group.status[l] != 0 {
+            return false;
+        }
+        let state = group.x.iter().chain(&group.carry).all(|v| v[l].is_finite());
+        let sums = !recording.energy || {
+            let s = &group.sums;
+            s.totals
+                .iter()
+                .chain(&s.totals_comp)
+                .chain(std::iter::once(&s.max_residual))
+                .all(|v| v[l].is_finite())
+        };
+        !(state && sums)
+    })
+}

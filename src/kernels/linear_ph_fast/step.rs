@@ -1,0 +1,450 @@
+//! One window of steps of the fast engine: the kernel's step on a group of [`LANES`]
+//! members, in registers for small n ([`Fixed`] sizes), compiled per instruction set
+//! ([`advance`] dispatches to the AVX-512, AVX2 or portable build of the same code).
+//!
+//! ```text
+//!   δ = Δ v,  x_{k+1} = x_k + δ                       (Kahan-compensated)
+//!   y = Y v,  port = h yᵀ U_k,  dissipated = h ‖W v‖²
+//!   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
+//! ```
+
+use super::{Group, StepShape, Sums};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::lanes::{Avx2, Avx512};
+use crate::kernels::lanes::{LANES, Lanes, Portable, Simd, SimdLevel, ZERO};
+
+/// One window of steps for some groups of a block.
+pub(super) struct Window<'a> {
+    pub shape: StepShape,
+    pub h: f64,
+    /// Steps completed before the window.
+    pub first_step: usize,
+    pub steps: usize,
+    /// The window's stage inputs, `steps` × s·m.
+    pub inputs: &'a [f64],
+    /// Whether the window's last step forms y for a record point.
+    pub y_at_end: bool,
+}
+
+/// The sizes n and s·m of a step: n known at compile time ([`Fixed`], for small members:
+/// the state loops unroll and the state lives in registers) or at run time ([`Dynamic`]).
+trait Dims: Copy {
+    /// n values (a local array for [`Fixed`] sizes, so that they live in registers).
+    type States: Buffer;
+    fn n(self) -> usize;
+    fn sm(self) -> usize;
+    fn states(self) -> Self::States;
+}
+
+/// Storage of [`Lanes`] values.
+trait Buffer {
+    fn lanes(&self) -> &[Lanes];
+    fn lanes_mut(&mut self) -> &mut [Lanes];
+}
+
+/// Arrays (registers for small n) and vectors alike.
+impl<T: AsRef<[Lanes]> + AsMut<[Lanes]>> Buffer for T {
+    #[inline(always)]
+    fn lanes(&self) -> &[Lanes] {
+        self.as_ref()
+    }
+    #[inline(always)]
+    fn lanes_mut(&mut self) -> &mut [Lanes] {
+        self.as_mut()
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Fixed<const N: usize> {
+    sm: usize,
+}
+
+impl<const N: usize> Dims for Fixed<N> {
+    type States = [Lanes; N];
+    #[inline(always)]
+    fn states(self) -> [Lanes; N] {
+        [ZERO; N]
+    }
+    #[inline(always)]
+    fn n(self) -> usize {
+        N
+    }
+    #[inline(always)]
+    fn sm(self) -> usize {
+        self.sm
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Dynamic {
+    n: usize,
+    sm: usize,
+}
+
+impl Dims for Dynamic {
+    type States = Vec<Lanes>;
+    fn states(self) -> Vec<Lanes> {
+        vec![ZERO; self.n]
+    }
+    #[inline(always)]
+    fn n(self) -> usize {
+        self.n
+    }
+    #[inline(always)]
+    fn sm(self) -> usize {
+        self.sm
+    }
+}
+
+/// Advances `groups` through `window` with `level`'s instructions; `checking` checks every
+/// step's values and sets the status of members that go bad.
+pub(super) fn advance(
+    level: SimdLevel,
+    window: &Window,
+    groups: &mut [&mut Group],
+    checking: bool,
+) {
+    let energy = window.shape.recording.energy;
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512 => {
+            let simd = Avx512::new().expect("SimdLevel::get found AVX-512");
+            // SAFETY: the token exists, so the CPU has the wrapper's features.
+            unsafe { advance_avx512(simd, window, groups, checking, energy) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => {
+            let simd = Avx2::new().expect("SimdLevel::get found AVX2");
+            // SAFETY: as above.
+            unsafe { advance_avx2(simd, window, groups, checking, energy) }
+        }
+        _ => advance_in(Portable, window, groups, checking, energy),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+fn advance_avx512(
+    simd: Avx512,
+    window: &Window,
+    groups: &mut [&mut Group],
+    checking: bool,
+    energy: bool,
+) {
+    advance_in(simd, window, groups, checking, energy);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn advance_avx2(
+    simd: Avx2,
+    window: &Window,
+    groups: &mut [&mut Group],
+    checking: bool,
+    energy: bool,
+) {
+    advance_in(simd, window, groups, checking, energy);
+}
+
+/// Calls `advance_with` with the state size as [`Fixed`] when it is small (n ≤ 8), else
+/// [`Dynamic`].
+#[inline(always)]
+fn advance_in<S: Simd>(
+    simd: S,
+    window: &Window,
+    groups: &mut [&mut Group],
+    checking: bool,
+    energy: bool,
+) {
+    let sm = window.shape.inputs;
+    macro_rules! dispatch {
+        ($($n:literal),*) => {
+            match (window.shape.states, energy) {
+                $(
+                    ($n, false) => advance_with::<S, Fixed<$n>, false>(
+                        simd, Fixed { sm }, window, groups, checking),
+                    ($n, true) => advance_with::<S, Fixed<$n>, true>(
+                        simd, Fixed { sm }, window, groups, checking),
+                )*
+                (n, false) => advance_with::<S, Dynamic, false>(
+                    simd, Dynamic { n, sm }, window, groups, checking),
+                (n, true) => advance_with::<S, Dynamic, true>(
+                    simd, Dynamic { n, sm }, window, groups, checking),
+            }
+        };
+    }
+    dispatch!(1, 2, 3, 4, 5, 6, 7, 8)
+}
+
+/// A group's values while it runs a window, in local storage (registers for small n):
+/// x, its Kahan carry, δ, x + δ/2, the energy sums and the last step's energies.
+struct Work<D: Dims> {
+    x: D::States,
+    carry: D::States,
+    delta: D::States,
+    mid: D::States,
+    sums: Sums,
+    /// stored, port and dissipated energies of the last step (with energies).
+    last: [Lanes; 3],
+}
+
+impl<D: Dims> Work<D> {
+    #[inline(always)]
+    fn load(dims: D, group: &Group) -> Self {
+        let mut work: Work<D> = Work {
+            x: dims.states(),
+            carry: dims.states(),
+            delta: dims.states(),
+            mid: dims.states(),
+            sums: group.sums,
+            last: [ZERO; 3],
+        };
+        work.x.lanes_mut().copy_from_slice(&group.x);
+        work.carry.lanes_mut().copy_from_slice(&group.carry);
+        work
+    }
+
+    /// Writes the window's state and sums back to `group`.
+    #[inline(always)]
+    fn store(&self, group: &mut Group) {
+        group.x.copy_from_slice(self.x.lanes());
+        group.carry.copy_from_slice(self.carry.lanes());
+        group.sums = self.sums;
+    }
+}
+
+/// The window's steps for `groups`, two at a time: each pair keeps its values in local
+/// storage for the whole window and interleaves its two independent steps.
+#[inline(always)]
+fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
+    simd: S,
+    dims: D,
+    window: &Window,
+    groups: &mut [&mut Group],
+    checking: bool,
+) {
+    for pair in groups.chunks_mut(2) {
+        match pair {
+            [a, b] => {
+                let mut wa = Work::load(dims, a);
+                let mut wb = Work::load(dims, b);
+                for k in 0..window.steps {
+                    let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
+                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &a.ops, &mut a.y, &mut wa);
+                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &b.ops, &mut b.y, &mut wb);
+                    if checking {
+                        let done = (window.first_step + k + 1) as u64;
+                        check(&wa, &mut a.status, done, ENERGY);
+                        check(&wb, &mut b.status, done, ENERGY);
+                    }
+                }
+                wa.store(a);
+                wb.store(b);
+            }
+            [a] => {
+                let mut wa = Work::load(dims, a);
+                for k in 0..window.steps {
+                    let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
+                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &a.ops, &mut a.y, &mut wa);
+                    if checking {
+                        let done = (window.first_step + k + 1) as u64;
+                        check(&wa, &mut a.status, done, ENERGY);
+                    }
+                }
+                wa.store(a);
+            }
+            _ => unreachable!("chunks of at most two"),
+        }
+    }
+}
+
+impl Window<'_> {
+    /// Step k's stage inputs, and whether the step forms y.
+    #[inline(always)]
+    fn step_inputs<const ENERGY: bool>(&self, k: usize, sm: usize) -> (&[f64], bool) {
+        let form_y = ENERGY || (self.y_at_end && k + 1 == self.steps);
+        (&self.inputs[k * sm..(k + 1) * sm], form_y)
+    }
+}
+
+/// `rows` rows of `ops` (each p = n + s·m wide) applied to v = [x; u]:
+/// `out(row, Σ_c ops[row, c] v_c)` with the sum in column order, [`Simd::ACCUMULATORS`]
+/// rows at a time (independent accumulators that share the loads of v).
+#[inline(always)]
+fn apply_rows<S: Simd, D: Dims>(
+    simd: S,
+    dims: D,
+    ops: &[Lanes],
+    rows: usize,
+    x: &[Lanes],
+    u: &[f64],
+    out: impl FnMut(usize, S::V),
+) {
+    if S::ACCUMULATORS >= 8 {
+        apply_row_blocks::<S, D, 8>(simd, dims, ops, rows, x, u, out)
+    } else {
+        apply_row_blocks::<S, D, 4>(simd, dims, ops, rows, x, u, out)
+    }
+}
+
+/// [`apply_rows`] in blocks of `BLOCK` rows, then row by row.
+#[inline(always)]
+fn apply_row_blocks<S: Simd, D: Dims, const BLOCK: usize>(
+    simd: S,
+    dims: D,
+    ops: &[Lanes],
+    rows: usize,
+    x: &[Lanes],
+    u: &[f64],
+    mut out: impl FnMut(usize, S::V),
+) {
+    let (n, sm) = (dims.n(), dims.sm());
+    let p = n + sm;
+    let (x, u) = (&x[..n], &u[..sm]);
+    let mut row = 0;
+    while row + BLOCK <= rows {
+        let block = &ops[row * p..(row + BLOCK) * p];
+        let mut acc = [simd.zero(); BLOCK];
+        for (c, xc) in x.iter().enumerate() {
+            let xc = simd.load(xc);
+            for (b, acc) in acc.iter_mut().enumerate() {
+                *acc = simd.mul_add(simd.load(&block[b * p + c]), xc, *acc);
+            }
+        }
+        for (j, &uj) in u.iter().enumerate() {
+            let uj = simd.splat(uj);
+            for (b, acc) in acc.iter_mut().enumerate() {
+                *acc = simd.mul_add(simd.load(&block[b * p + n + j]), uj, *acc);
+            }
+        }
+        for (b, acc) in acc.into_iter().enumerate() {
+            out(row + b, acc);
+        }
+        row += BLOCK;
+    }
+    while row < rows {
+        let entries = &ops[row * p..(row + 1) * p];
+        let mut acc = simd.zero();
+        for (o, xc) in entries[..n].iter().zip(x) {
+            acc = simd.mul_add(simd.load(o), simd.load(xc), acc);
+        }
+        for (o, &uj) in entries[n..].iter().zip(u) {
+            acc = simd.mul_add(simd.load(o), simd.splat(uj), acc);
+        }
+        out(row, acc);
+        row += 1;
+    }
+}
+
+/// Lane by lane Neumaier addition of `part` to (`sum`, `comp`) (as `CompensatedSum::add`).
+#[inline(always)]
+fn neumaier<S: Simd>(simd: S, sum: &mut Lanes, comp: &mut Lanes, part: S::V) {
+    let s = simd.load(sum);
+    let t = simd.add(s, part);
+    let lost = simd.select_abs_ge(
+        s,
+        part,
+        simd.add(simd.sub(s, t), part),
+        simd.add(simd.sub(part, t), s),
+    );
+    simd.store(comp, simd.add(simd.load(comp), lost));
+    simd.store(sum, t);
+}
+
+/// One step of one group (the twin's `linear_ph_step`, lane by lane), on its operators
+/// `ops` and its values in `work`; y goes to `y` when the step forms it.
+#[inline(always)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the step's inputs and its group's buffers"
+)]
+fn step<S: Simd, D: Dims, const ENERGY: bool>(
+    simd: S,
+    dims: D,
+    window: &Window,
+    u: &[f64],
+    form_y: bool,
+    ops: &[Lanes],
+    y: &mut [Lanes],
+    work: &mut Work<D>,
+) {
+    let shape = &window.shape;
+    let (n, p) = (dims.n(), dims.n() + dims.sm());
+    let (delta_ops, rest) = ops.split_at(n * p);
+    let (y_ops, rest) = rest.split_at(shape.y_rows * p);
+    let (w_ops, q_ops) = rest.split_at(shape.w_rows * p);
+    let x = work.x.lanes_mut();
+    let carry = work.carry.lanes_mut();
+    let delta = work.delta.lanes_mut();
+    let mid = work.mid.lanes_mut();
+    apply_rows(simd, dims, delta_ops, n, x, u, |r, d| {
+        simd.store(&mut delta[r], d)
+    });
+    let mut port = simd.zero();
+    if form_y {
+        apply_rows(simd, dims, y_ops, shape.y_rows, x, u, |row, acc| {
+            simd.store(&mut y[row], acc);
+            port = simd.mul_add(acc, simd.splat(u[row]), port);
+        });
+    }
+    let mut stored = simd.zero();
+    let mut dissipated = simd.zero();
+    if ENERGY {
+        apply_rows(simd, dims, w_ops, shape.w_rows, x, u, |_, w| {
+            dissipated = simd.mul_add(w, w, dissipated);
+        });
+        let half = simd.splat(0.5);
+        for ((m, x), d) in mid.iter_mut().zip(x.iter()).zip(delta.iter()) {
+            simd.store(m, simd.add(simd.load(x), simd.mul(half, simd.load(d))));
+        }
+        for (row, d) in q_ops.chunks_exact(n).zip(delta.iter()) {
+            let mut q_mid = simd.zero();
+            for (q, m) in row.iter().zip(mid.iter()) {
+                q_mid = simd.mul_add(simd.load(q), simd.load(m), q_mid);
+            }
+            stored = simd.mul_add(simd.load(d), q_mid, stored);
+        }
+    }
+    // x ← x + δ, Kahan-compensated.
+    for ((x, c), d) in x.iter_mut().zip(carry.iter_mut()).zip(delta.iter()) {
+        let (xv, cv) = (simd.load(x), simd.load(c));
+        let y = simd.sub(simd.load(d), cv);
+        let t = simd.add(xv, y);
+        simd.store(c, simd.sub(simd.sub(t, xv), y));
+        simd.store(x, t);
+    }
+    if ENERGY {
+        let h = simd.splat(window.h);
+        let port_h = simd.mul(h, port);
+        let dissipated_h = simd.mul(h, dissipated);
+        let supplied = simd.sub(port_h, dissipated_h);
+        let sums = &mut work.sums;
+        for (c, part) in [stored, supplied, port_h, dissipated_h]
+            .into_iter()
+            .enumerate()
+        {
+            neumaier(simd, &mut sums.totals[c], &mut sums.totals_comp[c], part);
+            neumaier(simd, &mut sums.window[c], &mut sums.window_comp[c], part);
+        }
+        let max = simd.running_max_abs(simd.load(&sums.max_residual), simd.sub(stored, supplied));
+        simd.store(&mut sums.max_residual, max);
+        for (last, value) in work.last.iter_mut().zip([stored, port_h, dissipated_h]) {
+            simd.store(last, value);
+        }
+    }
+}
+
+/// Marks the members whose step `done` left x or (with `energy`) a step energy
+/// non-finite in `work`, unless `status` already marks them.
+#[inline(always)]
+fn check<D: Dims>(work: &Work<D>, status: &mut [u64; LANES], done: u64, energy: bool) {
+    for (l, status) in status.iter_mut().enumerate() {
+        if *status != 0 {
+            continue;
+        }
+        let energies = !energy || work.last.iter().all(|e| e[l].is_finite());
+        if !(energies && work.x.lanes().iter().all(|x| x[l].is_finite())) {
+            *status = done;
+        }
+    }
+}
