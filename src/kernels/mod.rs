@@ -10,6 +10,7 @@ pub mod lanes;
 pub mod layout;
 pub mod linear_ph;
 pub mod linear_ph_fast;
+pub mod linear_ph_shape;
 pub mod linear_ph_twin;
 pub mod math;
 pub mod precision;

@@ -126,7 +126,7 @@ pub fn chunking(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::linear_ph::LinearPhShape;
+    use crate::kernels::linear_ph_shape::LinearPhShape;
 
     fn limits(binding_bytes: u64) -> ChunkLimits {
         ChunkLimits {
