@@ -7,7 +7,8 @@
 //! [`kernels`] (model families: layouts, WGSL, CPU twins, the [`kernels::Family`] trait) →
 //! [`results`] (a run's records in memory) → [`backend`] (CPU, the one GPU executor,
 //! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] and
-//! [`bench`] → the `harbor` binary. [`error`] and [`compensated`] sit below everything;
+//! [`bench`] → the `harbor` binary; [`identify`] (cost and adjoint gradients of candidate
+//! models) sits beside [`io`], on the backends. [`error`] and [`compensated`] sit below everything;
 //! [`reference`] (independent high-accuracy solutions) sits beside [`method`] and is used by
 //! studies and tests, never by the integrators it checks.
 
@@ -15,6 +16,7 @@ pub mod backend;
 pub mod bench;
 pub mod compensated;
 pub mod error;
+pub mod identify;
 pub mod io;
 pub mod kernels;
 pub mod method;

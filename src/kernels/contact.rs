@@ -203,6 +203,7 @@ impl ContactShape {
             flops_per_step: self.flops_per_step(),
             // In f64 (8-byte reals).
             bytes_per_step: 8 * self.reals_per_step(),
+            step_multiple: 1,
         }
     }
 

@@ -19,6 +19,15 @@ pub enum CpuPath {
     Fast,
 }
 
+/// The direction in which a pass walks the step grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Dispatch windows in increasing step order.
+    Forward,
+    /// Dispatch windows in decreasing step order (a backward sweep: adjoints).
+    Backward,
+}
+
 /// One specialised variant of a family's kernel, before the engine assembles it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelSource {
@@ -55,6 +64,10 @@ pub struct KernelSource {
     /// state. Loads and stores once per dispatch (state, a private copy of parameters) or
     /// per record point are not included.
     pub bytes_per_step: usize,
+    /// Dispatch windows start at multiples of this many steps (1: anywhere), so that a
+    /// kernel's segments (checkpoint intervals of a backward sweep) never straddle two
+    /// dispatches.
+    pub step_multiple: usize,
 }
 
 /// A chunk of members ready for the GPU.
@@ -116,6 +129,12 @@ pub trait Family: Sync {
     fn kernel_bound(&self) -> Result<KernelSource>;
     /// The kernel variant, packed parameters and initial state of a chunk of members.
     fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
+    /// The passes over the step grid, in order: the kernel sees the pass's index in
+    /// `dispatch.pass`, and the state persists from one pass to the next. Records are read
+    /// back during the first pass only. One forward pass unless a family says otherwise.
+    fn passes(&self) -> &[Direction] {
+        &[Direction::Forward]
+    }
     /// Values shared by all members per step (uploaded dispatch by dispatch).
     fn shared_stream(&self) -> &SharedStream;
     /// Checks the shared stream's values (finite, no certain overflow). Plans check a

@@ -303,6 +303,7 @@ impl LinearPhShape {
             flops_per_step: self.flops_per_step(),
             // In f64; every buffer holds reals, so f32 moves half.
             bytes_per_step: self.bytes_per_step(Precision::F64),
+            step_multiple: 1,
         }
     }
 }

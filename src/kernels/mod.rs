@@ -3,6 +3,8 @@
 //! backends run.
 
 pub mod abi;
+pub mod adjoint;
+pub mod adjoint_twin;
 pub mod contact;
 pub mod contact_twin;
 pub mod family;
@@ -16,6 +18,6 @@ pub mod math;
 pub mod precision;
 pub mod wgsl;
 
-pub use family::{CpuPath, Family, KernelChunk, KernelSource};
+pub use family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
 pub use layout::{Field, Layout, MemberView};
 pub use precision::Precision;

@@ -6,6 +6,7 @@
 pub mod budget;
 pub mod contact;
 pub mod ensemble;
+pub mod gradient;
 pub mod grid;
 pub mod linear_ph;
 pub mod record;
@@ -14,6 +15,7 @@ pub mod stream;
 pub use budget::{MemoryBudget, format_bytes};
 pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{DrawnEnsemble, Ensemble, EnsembleSpec};
+pub use gradient::{GradientPlan, OutputData, Parameters, Quadrature, Regularization};
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};

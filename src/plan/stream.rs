@@ -71,6 +71,23 @@ impl SharedStream {
         stream
     }
 
+    /// A stream of given values, `points · channels` per step (point-major), kept in memory
+    /// whatever its size: values that are data rather than a function of time (measured
+    /// outputs, quadrature weights).
+    pub fn tabulated(points: usize, channels: usize, h: f64, values: Vec<f64>) -> Self {
+        let width = points * channels;
+        debug_assert!(width == 0 || values.len().is_multiple_of(width));
+        SharedStream {
+            offsets: vec![0.0; points],
+            channels,
+            h,
+            steps: values.len().checked_div(width).unwrap_or(0),
+            // Never sampled: a tabulated stream is always cached.
+            source: Arc::new(|_, out: &mut [f64]| out.fill(f64::NAN)),
+            cached: Some(values),
+        }
+    }
+
     /// Samples steps `first .. first + count`.
     fn sample_window(&self, first: usize, count: usize) -> Vec<f64> {
         let mut values = vec![0.0; count * self.width()];

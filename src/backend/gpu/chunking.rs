@@ -106,6 +106,22 @@ pub fn chunking(
         }
         steps_per_dispatch = steps_per_dispatch.min(by_stream);
     }
+    // Windows start at multiples of the kernel's step multiple (its segments): the work and
+    // cap bounds are rounded to a whole number of segments, at least one, which the loop
+    // budget must allow.
+    let multiple = kernel.step_multiple.max(1).min(steps.max(1));
+    if steps_per_dispatch < steps {
+        steps_per_dispatch = (steps_per_dispatch - steps_per_dispatch % multiple).max(multiple);
+    }
+    if let Some(budget) = limits.loop_iterations {
+        let needed = multiple * kernel.loop_iterations_per_step.max(1);
+        if needed > budget {
+            return Err(Error::Gpu(format!(
+                "one segment of {} ({multiple} steps) runs {needed} loop iterations per invocation, more than the {budget} this adapter runs without silently truncating loops; use shorter segments (gradient.checkpoint_every) or --backend cpu",
+                kernel.name
+            )));
+        }
+    }
     // A window of L steps holds at most min(L, ⌈L / every⌉ + 1) records: ⌈L / every⌉
     // multiples of the cadence and the final step. With `capacity` ≥ 2 slots,
     // L ≤ (capacity − 1) · every keeps them in.

@@ -6,8 +6,10 @@
 //! its kernel variant, packed parameters and initial state (f64, converted to the run's
 //! precision on upload); the engine allocates the buffers, binds them from the declared
 //! bindings, and advances time in dispatches bounded by work and by the per-invocation loop
-//! budget. After each dispatch the records written in it are read back and decoded through
-//! the family's record layout; the chunk's final state at the end.
+//! budget. A family walks the grid in one or more passes ([`Family::passes`]: a forward
+//! sweep, then a backward one for adjoints), each dispatch told its pass; the state persists
+//! across passes. After each dispatch of the first pass the records written in it are read
+//! back and decoded through the family's record layout; the chunk's final state at the end.
 
 use std::sync::mpsc;
 use std::time::Instant;
@@ -17,7 +19,7 @@ use super::context::{GpuContext, Precision};
 use crate::error::{Error, Result};
 use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
 use crate::kernels::wgsl::assemble;
-use crate::kernels::{Family, KernelSource, MemberView};
+use crate::kernels::{Direction, Family, KernelSource, MemberView};
 use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
@@ -341,75 +343,90 @@ pub fn run_into<F: Family>(
         let grid_x = workgroups.min(max_dim);
         let grid_y = workgroups.div_ceil(grid_x);
         let mut next_record = 0;
-        for step_begin in (0..grid.steps).step_by(plan.steps_per_dispatch) {
-            let step_count = plan.steps_per_dispatch.min(grid.steps - step_begin);
-            let params = DispatchParams {
-                members: count as u32,
-                step_begin: step_begin as u32,
-                step_count: step_count as u32,
-                steps_total: grid.steps as u32,
-                record_every: grid.record_every as u32,
-                row_width: grid_x * members_per_workgroup as u32,
-                pad0: 0,
-                pad1: 0,
+        let windows: Vec<usize> = (0..grid.steps).step_by(plan.steps_per_dispatch).collect();
+        let passes = family.passes();
+        for (pass, direction) in passes.iter().enumerate() {
+            let ordered: Vec<usize> = match direction {
+                Direction::Forward => windows.clone(),
+                Direction::Backward => windows.iter().rev().copied().collect(),
             };
-            ctx.queue
-                .write_buffer(&dispatch_buffer, 0, bytemuck::bytes_of(&params));
-            if stream_width > 0 {
-                let window = stream.window(step_begin, step_count);
+            let mut covered = 0;
+            for &step_begin in &ordered {
+                let step_count = plan.steps_per_dispatch.min(grid.steps - step_begin);
+                let params = DispatchParams {
+                    members: count as u32,
+                    step_begin: step_begin as u32,
+                    step_count: step_count as u32,
+                    steps_total: grid.steps as u32,
+                    record_every: grid.record_every as u32,
+                    row_width: grid_x * members_per_workgroup as u32,
+                    pass: pass as u32,
+                    pad1: 0,
+                };
                 ctx.queue
-                    .write_buffer(&stream_buffer, 0, &to_bytes(&window, precision));
-            }
-            let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-            let mut encoder = ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("steps"),
-                });
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("steps"),
-                    timestamp_writes: None,
-                });
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, &bind_group, &[]);
-                pass.dispatch_workgroups(grid_x, grid_y, 1);
-            }
-            let dispatch_started = Instant::now();
-            ctx.queue.submit([encoder.finish()]);
-            ctx.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
-            stats.device_seconds += dispatch_started.elapsed().as_secs_f64();
-            stats.dispatches += 1;
-            if let Some(error) = pollster::block_on(scope.pop()) {
-                return Err(Error::Gpu(format!("dispatch failed: {error}")));
-            }
-            let readback_started = Instant::now();
-            let done = step_begin + step_count;
-            sink.progress((chunk_start * grid.steps + count * done) as u64);
-            let in_dispatch = record_points[next_record..]
-                .iter()
-                .take_while(|&&k| k <= done)
-                .count();
-            if in_dispatch > 0 && record_entries > 0 {
-                let bytes = (in_dispatch * record_entries * count) as u64 * size;
-                let values = read_back(ctx, &records, &readback, bytes)?;
-                for slot in 0..in_dispatch {
-                    for (i, result) in results.iter_mut().enumerate() {
-                        let view = MemberView {
-                            layout: &kernel_source.record,
-                            values: &values,
-                            members: count,
-                            base: slot * record_entries,
-                            member: i,
-                        };
-                        family.decode_record(&view, result);
-                    }
+                    .write_buffer(&dispatch_buffer, 0, bytemuck::bytes_of(&params));
+                if stream_width > 0 {
+                    let window = stream.window(step_begin, step_count);
+                    ctx.queue
+                        .write_buffer(&stream_buffer, 0, &to_bytes(&window, precision));
                 }
-                next_record += in_dispatch;
+                let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+                let mut encoder =
+                    ctx.device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("steps"),
+                        });
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("steps"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&kernel.pipeline);
+                    pass.set_bind_group(0, &bind_group, &[]);
+                    pass.dispatch_workgroups(grid_x, grid_y, 1);
+                }
+                let dispatch_started = Instant::now();
+                ctx.queue.submit([encoder.finish()]);
+                ctx.device
+                    .poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
+                stats.device_seconds += dispatch_started.elapsed().as_secs_f64();
+                stats.dispatches += 1;
+                if let Some(error) = pollster::block_on(scope.pop()) {
+                    return Err(Error::Gpu(format!("dispatch failed: {error}")));
+                }
+                let readback_started = Instant::now();
+                let done = step_begin + step_count;
+                covered += step_count;
+                let walked = (pass * grid.steps + covered) / passes.len();
+                sink.progress((chunk_start * grid.steps + count * walked) as u64);
+                if pass > 0 {
+                    stats.readback_seconds += readback_started.elapsed().as_secs_f64();
+                    continue;
+                }
+                let in_dispatch = record_points[next_record..]
+                    .iter()
+                    .take_while(|&&k| k <= done)
+                    .count();
+                if in_dispatch > 0 && record_entries > 0 {
+                    let bytes = (in_dispatch * record_entries * count) as u64 * size;
+                    let values = read_back(ctx, &records, &readback, bytes)?;
+                    for slot in 0..in_dispatch {
+                        for (i, result) in results.iter_mut().enumerate() {
+                            let view = MemberView {
+                                layout: &kernel_source.record,
+                                values: &values,
+                                members: count,
+                                base: slot * record_entries,
+                                member: i,
+                            };
+                            family.decode_record(&view, result);
+                        }
+                    }
+                    next_record += in_dispatch;
+                }
+                stats.readback_seconds += readback_started.elapsed().as_secs_f64();
             }
-            stats.readback_seconds += readback_started.elapsed().as_secs_f64();
         }
         let final_state = read_back(ctx, &state, &readback, state_bytes)?;
         for (i, result) in results.iter_mut().enumerate() {

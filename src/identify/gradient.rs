@@ -1,0 +1,147 @@
+//! Cost and gradient of every candidate of a [`GradientPlan`] on a backend: the kernels'
+//! raw sweeps, pulled back to (J, R, Q, B, x0) on the host as each chunk arrives, with the
+//! regularisation added.
+
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::kernels::Family;
+use crate::method::step_pullback::{
+    OperatorCotangents, skew_part, symmetric_part, system_gradient,
+};
+use crate::plan::{GradientPlan, Member, MemberResult, MemoryBudget, Parameters, ResultSink};
+
+/// The cost of one candidate and its gradient, each part in its structure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub cost: f64,
+    pub gradient: Parameters,
+}
+
+/// The parameters w of a member.
+pub fn parameters(member: &Member) -> Parameters {
+    Parameters {
+        j: member.system.j.clone(),
+        r: member.system.r.clone(),
+        q: member.system.q.clone(),
+        b: member.system.b.clone(),
+        x0: member.x0.clone(),
+    }
+}
+
+/// Cost and gradient of a candidate from its raw sweep result
+/// ([cost, λ_0, Ḡ_Δ, Ḡ_C], `plan::gradient::raw_width`).
+pub fn finish(plan: &GradientPlan, member: &Member, raw: &[f64]) -> Result<Evaluation> {
+    let (n, m, s) = (
+        plan.model.states(),
+        plan.model.inputs_count(),
+        plan.model.scheme.stages,
+    );
+    let p = n + s * m;
+    let (cost, rest) = raw
+        .split_first()
+        .expect("a raw result starts with the cost");
+    let (lambda0, rest) = rest.split_at(n);
+    let (g_delta, g_output) = rest.split_at(n * p);
+    let cotangents = OperatorCotangents {
+        delta: DMatrix::from_row_slice(n, p, g_delta),
+        output: DMatrix::from_row_slice(m, n, g_output),
+    };
+    let system = system_gradient(
+        &plan.model.scheme,
+        None,
+        plan.grid().h,
+        &member.system,
+        &cotangents,
+    )?;
+    let mut evaluation = Evaluation {
+        cost: *cost,
+        gradient: Parameters {
+            j: system.j,
+            r: system.r,
+            q: system.q,
+            b: system.b,
+            x0: DVector::from_column_slice(lambda0),
+        },
+    };
+    regularize(plan, member, &mut evaluation);
+    Ok(evaluation)
+}
+
+/// Adds (λ/2) ‖w − w_ref‖² to the cost and λ (w − w_ref), projected onto the structure, to
+/// the gradient.
+fn regularize(plan: &GradientPlan, member: &Member, evaluation: &mut Evaluation) {
+    let weight = plan.regularization.weight;
+    if weight == 0.0 {
+        return;
+    }
+    let w = parameters(member);
+    let reference = &plan.regularization.reference;
+    let dj = &w.j - &reference.j;
+    let dr = &w.r - &reference.r;
+    let dq = &w.q - &reference.q;
+    let db = &w.b - &reference.b;
+    let dx = &w.x0 - &reference.x0;
+    evaluation.cost += 0.5
+        * weight
+        * (dj.norm_squared()
+            + dr.norm_squared()
+            + dq.norm_squared()
+            + db.norm_squared()
+            + dx.norm_squared());
+    let g = &mut evaluation.gradient;
+    g.j += skew_part(&dj) * weight;
+    g.r += symmetric_part(&dr) * weight;
+    g.q += symmetric_part(&dq) * weight;
+    g.b += db * weight;
+    g.x0 += dx * weight;
+}
+
+/// Collects evaluations chunk by chunk, pulling each chunk back in parallel.
+struct Collector<'a> {
+    plan: &'a GradientPlan,
+    evaluations: Vec<Evaluation>,
+}
+
+impl ResultSink for Collector<'_> {
+    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+        let plan = self.plan;
+        let finished: Vec<Result<Evaluation>> = members
+            .par_iter()
+            .enumerate()
+            .map(|(offset, result)| {
+                let index = first + offset;
+                if let Some(step) = result.nonfinite_step {
+                    return Err(Error::Numerical {
+                        context: format!("candidate {index}"),
+                        problem: format!(
+                            "its state, cost or adjoint is not finite from step {step} on (of {})",
+                            plan.grid().steps
+                        ),
+                    });
+                }
+                finish(plan, &plan.member(index)?, &result.final_state)
+            })
+            .collect();
+        for evaluation in finished {
+            self.evaluations.push(evaluation?);
+        }
+        Ok(())
+    }
+}
+
+/// Cost and gradient of every candidate of `plan` on `backend`, in candidate order.
+pub fn evaluate(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+) -> Result<Vec<Evaluation>> {
+    let mut collector = Collector {
+        plan,
+        evaluations: Vec::with_capacity(plan.member_count()),
+    };
+    backend.run_into_within(plan, budget, &mut collector)?;
+    Ok(collector.evaluations)
+}

@@ -1,0 +1,252 @@
+//! The discrete-adjoint family: for every candidate of a [`GradientPlan`], the forward sweep
+//! (cost, checkpoints) and the backward sweep (λ_k, the cotangents Ḡ_Δ and Ḡ_C) of
+//! `shaders/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
+//! `kernels::adjoint_twin`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
+//! (`plan::gradient::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
+//!
+//! Memory per member: the state x, λ, Ḡ_Δ (n·p), Ḡ_C (m·n), ⌈N / S⌉ checkpoints and one
+//! segment of S states; S = 1 keeps every state (nothing is recomputed), the default
+//! S = ⌈√N⌉ keeps about 2√N states and recomputes each segment once.
+
+use rayon::prelude::*;
+
+use super::adjoint_twin::{SweepOperators, SweepShape, adjoint_sweep};
+use super::family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
+use super::layout::{Layout, MemberView};
+use super::linear_ph_shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
+use super::wgsl::WORKGROUP_SIZE;
+use crate::error::{Error, Result};
+use crate::method::StepOperators;
+use crate::plan::{
+    GradientPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
+};
+
+/// The kernel.
+pub const ADJOINT_SWEEP: &str = include_str!("../../shaders/adjoint_sweep.wgsl");
+
+/// The passes: the forward sweep, then the backward one.
+const PASSES: [Direction; 2] = [Direction::Forward, Direction::Backward];
+
+impl GradientPlan {
+    /// S, the steps between checkpoints: the plan's, else ⌈√N⌉; at most N.
+    pub fn segment(&self) -> usize {
+        let steps = self.grid().steps;
+        self.checkpoint_every
+            .unwrap_or_else(|| (steps as f64).sqrt().ceil() as usize)
+            .clamp(1, steps.max(1))
+    }
+
+    /// The sizes of one candidate's sweeps.
+    pub fn sweep_shape(&self) -> SweepShape {
+        SweepShape {
+            states: self.model.states(),
+            inputs: self.model.inputs_count(),
+            stages: self.model.scheme.stages,
+            steps: self.grid().steps,
+            segment: self.segment(),
+        }
+    }
+
+    /// Δ (n × p) and C = Bᵀ Q (m × n) of a candidate, row-major.
+    pub fn operators(&self, member: &Member) -> Result<(Vec<f64>, Vec<f64>)> {
+        let ops = StepOperators::recording(&self.model, member, Recording::FINAL_STATE)?;
+        let c = member.system.b.transpose() * &member.system.q;
+        let (m, n) = c.shape();
+        let output = (0..m * n).map(|e| c[(e / n, e % n)]).collect();
+        Ok((ops.delta, output))
+    }
+
+    fn kernel(&self) -> Result<KernelSource> {
+        let shape = self.sweep_shape();
+        let (n, m, p) = (shape.states, shape.inputs, shape.width());
+        let sm = shape.stages * m;
+        let ops = n * p + m * n;
+        if n > MAX_STATES_PER_INVOCATION || ops > PRIVATE_OPERATOR_ENTRIES {
+            return Err(Error::invalid(
+                "candidate",
+                format!(
+                    "the GPU adjoint kernel keeps a candidate's operators in private memory: n = {n} with {ops} operator entries exceeds its limits (n ≤ {MAX_STATES_PER_INVOCATION}, {PRIVATE_OPERATOR_ENTRIES} entries); use --backend cpu"
+                ),
+            ));
+        }
+        let state = Layout::new("STATE")
+            .field("x", n)
+            .field("lambda", n)
+            .field("cost", 1)
+            .field("g_delta", n * p)
+            .field("g_output", m * n)
+            .field("status", 1)
+            .field("checkpoints", shape.checkpoints() * n)
+            .field("segment", shape.segment * n);
+        let forward = 2 * n * p + n + 2 * m * n + 2 * m + 3;
+        let backward = (2 * n * p + n)
+            + (2 * m * n + 2 * m)
+            + (2 * n * p + 2 * m * n + m)
+            + (2 * n * n + 2 * m * n + 3 * n);
+        Ok(KernelSource {
+            name: "adjoint_sweep",
+            body: ADJOINT_SWEEP,
+            modules: &[],
+            constants: vec![
+                ("WG", WORKGROUP_SIZE),
+                ("N", n as u32),
+                ("M", m as u32),
+                ("SM", sm as u32),
+                ("SM_ARRAY", sm.max(1) as u32),
+                ("P", p as u32),
+                ("SEG", shape.segment as u32),
+                ("SW", shape.stream_width() as u32),
+                ("OPS_ENTRIES", ops as u32),
+                ("GD_ENTRIES", (n * p) as u32),
+                ("GO_ENTRIES", (m * n) as u32),
+                ("UNROLL", 1),
+            ],
+            state,
+            record: Layout::new("RECORD"),
+            constants_layout: Layout::new("CONST").field("d_end", m).field("w_end", 1),
+            params: Layout::new("PARAM")
+                .field("delta", n * p)
+                .field("output", m * n),
+            members_per_workgroup: WORKGROUP_SIZE,
+            // Unrolled bodies: the step loops alone (recomputation and adjoint per step of
+            // the backward pass, and per segment the outer loop and both loops' last passes).
+            loop_iterations_per_step: 5,
+            flops_per_step: forward + backward,
+            // Per step of both passes: the stream values (twice), the checkpoint, the
+            // segment's state written and read back.
+            bytes_per_step: 8 * (2 * shape.stream_width() + 3 * n),
+            step_multiple: shape.segment,
+        })
+    }
+}
+
+impl Family for GradientPlan {
+    type Member = Member;
+
+    fn name(&self) -> &'static str {
+        "gradient"
+    }
+
+    fn method_label(&self) -> String {
+        self.model.scheme.label()
+    }
+
+    fn grid(&self) -> &StepGrid {
+        self.grid()
+    }
+
+    fn member_count(&self) -> usize {
+        self.model.ensemble.len()
+    }
+
+    fn member(&self, index: usize) -> Result<Member> {
+        self.model.ensemble.member(index)
+    }
+
+    fn record_spec(&self) -> &RecordSpec {
+        self.record_spec()
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(map) = serde_json::json!({
+            "scheme": self.model.scheme.label(),
+            "states": self.model.states(),
+            "inputs": self.model.inputs_count(),
+            "steps": self.grid().steps,
+            "checkpoint_every": self.segment(),
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        map
+    }
+
+    fn record_start(&self, _member: &Member, _out: &mut MemberResult) {}
+
+    /// Every CPU path runs the twin (the sweeps are the method; there is no separate
+    /// reference integrator).
+    fn integrate(&self, member: &Member, _path: CpuPath) -> Result<MemberResult> {
+        let (delta, output) = self.operators(member)?;
+        let ops = SweepOperators {
+            delta: &delta,
+            output: &output,
+        };
+        let swept = adjoint_sweep(
+            &self.sweep_shape(),
+            &ops,
+            member.x0.as_slice(),
+            self.stream(),
+            self.terminal(),
+        );
+        Ok(MemberResult {
+            final_state: swept.raw,
+            nonfinite_step: swept.nonfinite_step,
+            ..MemberResult::default()
+        })
+    }
+
+    type FastBlock = Vec<Member>;
+
+    fn prepare_fast(&self, members: Vec<Member>) -> Result<Vec<Member>> {
+        Ok(members)
+    }
+
+    fn run_fast(&self, block: Vec<Member>) -> Result<Vec<MemberResult>> {
+        block
+            .iter()
+            .map(|member| self.integrate(member, CpuPath::Twin))
+            .collect()
+    }
+
+    fn kernel_bound(&self) -> Result<KernelSource> {
+        self.kernel()
+    }
+
+    fn kernel_chunk(&self, members: &[Member]) -> Result<KernelChunk> {
+        let kernel = self.kernel()?;
+        // The first error in member order, whatever the thread count.
+        let operators: Vec<Result<(Vec<f64>, Vec<f64>)>> =
+            members.par_iter().map(|m| self.operators(m)).collect();
+        let operators = operators.into_iter().collect::<Result<Vec<_>>>()?;
+        let params = kernel
+            .params
+            .pack(members.len(), |i, field, out| match field {
+                "delta" => out.copy_from_slice(&operators[i].0),
+                _ => out.copy_from_slice(&operators[i].1),
+            });
+        let state = kernel.state.pack(members.len(), |i, field, out| {
+            if field == "x" {
+                out.copy_from_slice(members[i].x0.as_slice());
+            }
+        });
+        Ok(KernelChunk {
+            kernel,
+            params,
+            state,
+        })
+    }
+
+    fn passes(&self) -> &[Direction] {
+        &PASSES
+    }
+
+    fn shared_stream(&self) -> &SharedStream {
+        self.stream()
+    }
+
+    fn constants(&self) -> Vec<f64> {
+        let (d_end, w_end) = self.terminal();
+        let mut values = d_end.to_vec();
+        values.push(w_end);
+        values
+    }
+
+    fn decode_record(&self, _record: &MemberView, _out: &mut MemberResult) {}
+
+    fn decode_final(&self, state: &MemberView, out: &mut MemberResult) {
+        out.final_state.clear();
+        state.extend_into("cost", &mut out.final_state);
+        state.extend_into("lambda", &mut out.final_state);
+        state.extend_into("g_delta", &mut out.final_state);
+        state.extend_into("g_output", &mut out.final_state);
+    }
+}

@@ -1,0 +1,289 @@
+//! The discrete adjoint gradient against central finite differences of the discrete cost,
+//! along random directions tangent to each structure (J skew, R and Q symmetric, B and x0
+//! free), for each part separately and for all together, on random problems (n = 3…20,
+//! Gauss s = 1…4, both quadratures, with and without regularisation). Run with
+//! `--nocapture` for the table.
+
+mod common;
+
+use harbor::backend::Backend;
+use harbor::identify::{Evaluation, evaluate, simulate_outputs};
+use harbor::kernels::CpuPath;
+use harbor::model::{LinearPh, Signal};
+use harbor::plan::{
+    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Quadrature, Regularization,
+};
+use harbor::tableau::{Scheme, SchemeFamily};
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// The identification inputs of the seed: a linear chirp 3 → 20 Hz over [0, 1] and
+/// sin 2π·3t (every further channel a sine of another frequency).
+pub fn signals(m: usize) -> Vec<Signal> {
+    (0..m)
+        .map(|c| match c {
+            0 => Signal::Chirp {
+                amplitude: 1.0,
+                f0: 3.0,
+                f1: 20.0,
+                t1: 1.0,
+                phi_rad: 0.0,
+            },
+            _ => Signal::Harmonic {
+                amplitude: 1.0,
+                omega: 2.0 * std::f64::consts::PI * (3.0 * c as f64),
+                phase: 0.0,
+                offset: 0.0,
+            },
+        })
+        .collect()
+}
+
+/// One random problem.
+struct Problem {
+    n: usize,
+    m: usize,
+    stages: usize,
+    h: f64,
+    t_end: f64,
+    quadrature: Quadrature,
+    regularization: f64,
+}
+
+fn member(system: LinearPh, x0: DVector<f64>) -> Member {
+    Member { system, x0 }
+}
+
+fn moved(w: &Member, d: &Parameters, t: f64) -> Member {
+    let s = &w.system;
+    member(
+        LinearPh::new(
+            "moved",
+            &s.j + &d.j * t,
+            &s.r + &d.r * t,
+            &s.q + &d.q * t,
+            &s.b + &d.b * t,
+        )
+        .unwrap(),
+        &w.x0 + &d.x0 * t,
+    )
+}
+
+fn structured_direction(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Parameters {
+    let mut g = |r: usize, c: usize| DMatrix::from_fn(r, c, |_, _| rng.random_range(-1.0..1.0));
+    let a = g(n, n);
+    let b = g(n, n);
+    let c = g(n, n);
+    Parameters {
+        j: &a - a.transpose(),
+        r: (&b + b.transpose()) * 0.5,
+        q: (&c + c.transpose()) * 0.5,
+        b: g(n, m),
+        x0: DVector::from_column_slice(g(n, 1).as_slice()),
+    }
+}
+
+/// Only part `keep` of `d` (or all of it for "all").
+fn only(d: &Parameters, keep: &str) -> Parameters {
+    let mut out = Parameters::zeros(d.x0.len(), d.b.ncols());
+    match keep {
+        "J" => out.j = d.j.clone(),
+        "R" => out.r = d.r.clone(),
+        "Q" => out.q = d.q.clone(),
+        "B" => out.b = d.b.clone(),
+        "x0" => out.x0 = d.x0.clone(),
+        _ => out = d.clone(),
+    }
+    out
+}
+
+struct Setup {
+    scheme: Scheme,
+    h: f64,
+    t_end: f64,
+    signals: Vec<Signal>,
+    data: harbor::plan::OutputData,
+    quadrature: Quadrature,
+    regularization: Regularization,
+}
+
+impl Setup {
+    fn evaluate(&self, candidate: &Member) -> Evaluation {
+        let model = LinearPhPlan::new(
+            self.scheme.clone(),
+            self.h,
+            self.t_end,
+            vec![candidate.clone()],
+            &self.signals,
+            1,
+        )
+        .unwrap();
+        let plan = GradientPlan::new(
+            model,
+            self.data.clone(),
+            self.quadrature,
+            None,
+            self.regularization.clone(),
+        )
+        .unwrap();
+        let mut out = evaluate(
+            &Backend::Cpu(CpuPath::Fast),
+            &plan,
+            &MemoryBudget::default(),
+        )
+        .unwrap();
+        out.pop().unwrap()
+    }
+}
+
+#[test]
+fn the_gradient_matches_central_differences_along_structured_directions() {
+    let mut rng = common::fresh_rng("gradient finite differences");
+    let problems = [
+        Problem {
+            n: 5,
+            m: 2,
+            stages: 2,
+            h: 1e-3,
+            t_end: 1.0,
+            quadrature: Quadrature::Left,
+            regularization: 0.0,
+        },
+        Problem {
+            n: 3,
+            m: 1,
+            stages: 1,
+            h: 2e-3,
+            t_end: 1.0,
+            quadrature: Quadrature::Trapezoid,
+            regularization: 0.3,
+        },
+        Problem {
+            n: 8,
+            m: 2,
+            stages: 3,
+            h: 5e-3,
+            t_end: 1.0,
+            quadrature: Quadrature::Left,
+            regularization: 0.0,
+        },
+        Problem {
+            n: 6,
+            m: 3,
+            stages: 4,
+            h: 5e-3,
+            t_end: 0.5,
+            quadrature: Quadrature::Trapezoid,
+            regularization: 0.01,
+        },
+        Problem {
+            n: 20,
+            m: 2,
+            stages: 1,
+            h: 5e-3,
+            t_end: 0.5,
+            quadrature: Quadrature::Left,
+            regularization: 0.0,
+        },
+        Problem {
+            n: 20,
+            m: 2,
+            stages: 2,
+            h: 5e-3,
+            t_end: 0.5,
+            quadrature: Quadrature::Trapezoid,
+            regularization: 0.0,
+        },
+        Problem {
+            n: 20,
+            m: 2,
+            stages: 3,
+            h: 5e-3,
+            t_end: 0.5,
+            quadrature: Quadrature::Left,
+            regularization: 0.1,
+        },
+        Problem {
+            n: 20,
+            m: 2,
+            stages: 4,
+            h: 5e-3,
+            t_end: 0.5,
+            quadrature: Quadrature::Left,
+            regularization: 0.0,
+        },
+    ];
+    println!(
+        "| n | m | s | N | quadrature | λ | part | ⟨∇𝒥, D⟩ | central difference | relative difference |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut worst: f64 = 0.0;
+    for p in &problems {
+        let scheme = Scheme::new(SchemeFamily::Gauss, p.stages).unwrap();
+        let (reference, x_ref) = common::random_linear_ph(&mut rng, p.n, p.m, 1.0);
+        let (candidate, x_cand) = common::random_linear_ph(&mut rng, p.n, p.m, 1.0);
+        // R kept away from the PSD cone's boundary, so that R ± t D stays PSD.
+        let candidate = LinearPh {
+            r: &candidate.r + DMatrix::identity(p.n, p.n) * 0.05,
+            ..candidate
+        };
+        let candidate = member(candidate, x_cand);
+        let reference = member(reference, x_ref);
+        let model = LinearPhPlan::new(
+            scheme.clone(),
+            p.h,
+            p.t_end,
+            vec![candidate.clone()],
+            &signals(p.m),
+            1,
+        )
+        .unwrap();
+        let data = simulate_outputs(&model, &reference, None).unwrap();
+        let w_ref = structured_direction(&mut rng, p.n, p.m);
+        let setup = Setup {
+            scheme,
+            h: p.h,
+            t_end: p.t_end,
+            signals: signals(p.m),
+            data,
+            quadrature: p.quadrature,
+            regularization: Regularization {
+                weight: p.regularization,
+                reference: w_ref,
+            },
+        };
+        let at = setup.evaluate(&candidate);
+        let direction = structured_direction(&mut rng, p.n, p.m);
+        for part in ["J", "R", "Q", "B", "x0", "all"] {
+            let d = only(&direction, part);
+            let pairing = at.gradient.dot(&d);
+            // Central differences with Richardson extrapolation (t and t/2): O(t⁴).
+            let central = |t: f64| {
+                (setup.evaluate(&moved(&candidate, &d, t)).cost
+                    - setup.evaluate(&moved(&candidate, &d, -t)).cost)
+                    / (2.0 * t)
+            };
+            let t = 1e-3;
+            let fd = (4.0 * central(t / 2.0) - central(t)) / 3.0;
+            let relative = (fd - pairing).abs() / pairing.abs().max(1e-300);
+            worst = worst.max(relative);
+            let quadrature = format!("{:?}", p.quadrature).to_lowercase();
+            println!(
+                "| {} | {} | {} | {} | {quadrature} | {} | {part} | {pairing:.12e} | {fd:.12e} | {relative:.1e} |",
+                p.n,
+                p.m,
+                p.stages,
+                (p.t_end / p.h).round(),
+                p.regularization
+            );
+            assert!(
+                relative <= 1e-7,
+                "n = {}, s = {}, part {part}: gradient pairing {pairing:e}, finite differences {fd:e} (relative {relative:e})",
+                p.n,
+                p.stages
+            );
+        }
+    }
+    println!("worst relative difference: {worst:.1e}");
+}
