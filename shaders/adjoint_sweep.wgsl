@@ -1,6 +1,6 @@
 // One invocation runs the forward or the backward sweep of one candidate's discrete adjoint
 // (src/plan/gradient.rs, src/kernels/adjoint.rs) through `step_count` steps, the pass given
-// by `dispatch.pass`:
+// by `dispatch.sweep`:
 //
 //   pass 0 (forward, windows in increasing order), k = 0…N−1:
 //     checkpoint x_k when k ≡ 0 mod SEG;  r_k = C x_k − d_k;  cost += ½ ω_k |r_k|²;
@@ -263,7 +263,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         ops[e] = params[e * members + i];
     #end
     status = state[at(STATE_STATUS)];
-    if (dispatch.pass == 0u) {
+    if (dispatch.sweep == 0u) {
         forward(dispatch.step_begin, dispatch.step_count, dispatch.steps_total);
     } else {
         backward(dispatch.step_begin, dispatch.step_count);

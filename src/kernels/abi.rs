@@ -79,8 +79,8 @@ pub struct DispatchParams {
     pub record_every: u32,
     /// Members per row of the 2-D dispatch grid.
     pub row_width: u32,
-    /// Index of the pass this dispatch belongs to ([`crate::kernels::Family::passes`]).
-    pub pass: u32,
+    /// Index of the pass this dispatch belongs to ([`crate::kernels::Family::passes`]; `pass` is a WGSL keyword).
+    pub sweep: u32,
     pub pad1: u32,
 }
 
@@ -92,7 +92,7 @@ pub const DISPATCH_FIELDS: [&str; 8] = [
     "steps_total",
     "record_every",
     "row_width",
-    "pass",
+    "sweep",
     "pad1",
 ];
 
@@ -131,7 +131,7 @@ mod tests {
             steps_total: 4,
             record_every: 5,
             row_width: 6,
-            pass: 7,
+            sweep: 7,
             pad1: 8,
         };
         let words: &[u32] = bytemuck::cast_slice(bytemuck::bytes_of(&p));

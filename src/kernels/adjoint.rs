@@ -88,7 +88,6 @@ impl GradientPlan {
             body: ADJOINT_SWEEP,
             modules: &[],
             constants: vec![
-                ("WG", WORKGROUP_SIZE),
                 ("N", n as u32),
                 ("M", m as u32),
                 ("SM", sm as u32),

@@ -130,7 +130,7 @@ pub trait Family: Sync {
     /// The kernel variant, packed parameters and initial state of a chunk of members.
     fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
     /// The passes over the step grid, in order: the kernel sees the pass's index in
-    /// `dispatch.pass`, and the state persists from one pass to the next. Records are read
+    /// `dispatch.sweep`, and the state persists from one pass to the next. Records are read
     /// back during the first pass only. One forward pass unless a family says otherwise.
     fn passes(&self) -> &[Direction] {
         &[Direction::Forward]

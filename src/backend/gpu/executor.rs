@@ -360,7 +360,7 @@ pub fn run_into<F: Family>(
                     steps_total: grid.steps as u32,
                     record_every: grid.record_every as u32,
                     row_width: grid_x * members_per_workgroup as u32,
-                    pass: pass as u32,
+                    sweep: pass as u32,
                     pad1: 0,
                 };
                 ctx.queue
