@@ -455,7 +455,7 @@ impl SystemSpec {
 }
 
 /// Deserializes `value` as `T`, naming the dotted path of a bad value under `prefix`.
-fn deserialize_section<T: serde::de::DeserializeOwned>(
+pub(crate) fn deserialize_section<T: serde::de::DeserializeOwned>(
     value: toml::Value,
     prefix: &str,
     origin: &str,

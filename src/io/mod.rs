@@ -3,6 +3,8 @@
 pub mod config;
 pub mod contact_spec;
 pub mod families;
+pub mod gradient_output;
+pub mod gradient_spec;
 pub mod linear_ph_spec;
 pub mod member_export;
 pub mod npy_stream;

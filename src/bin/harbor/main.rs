@@ -33,6 +33,7 @@ macro_rules! say_inline {
 
 mod bench;
 mod export;
+mod gradient;
 mod simulate;
 mod studies;
 mod tables;
@@ -108,6 +109,20 @@ enum Command {
         /// Output directory (created; files in it are replaced only when the export succeeds).
         #[arg(long)]
         out: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
+    /// Cost and exact discrete-adjoint gradient of a candidate model (or a batch) against
+    /// input/output data; writes gradient.json.
+    Gradient {
+        /// The TOML problem: [[input]], [scheme], [data], [cost], [candidate], optionally
+        /// [candidates] and [gradient] (README, "Gradients").
+        problem: PathBuf,
+        /// Output directory (created; files in it are replaced only when the run succeeds).
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
@@ -306,6 +321,12 @@ fn main() -> ExitCode {
             out,
             overrides,
         } => export::export_members(&config, &out, &overrides),
+        Command::Gradient {
+            problem,
+            out,
+            device,
+            overrides,
+        } => gradient::gradient(&problem, &out, &device, &overrides),
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {

@@ -1,0 +1,81 @@
+//! `harbor gradient`: cost and exact discrete gradient of one candidate or a batch,
+//! written to gradient.json before anything is printed.
+
+use std::path::Path;
+use std::time::Instant;
+
+use harbor::Result;
+use harbor::identify::evaluate;
+use harbor::io::gradient_output::write_gradient_json;
+use harbor::io::gradient_spec::GradientConfig;
+use harbor::io::output_target::OutputTarget;
+use harbor::kernels::Family;
+
+use crate::DeviceArgs;
+
+pub fn gradient(
+    problem_path: &Path,
+    out: &Path,
+    device: &DeviceArgs,
+    overrides: &[String],
+) -> Result<()> {
+    let budget = device.budget()?;
+    let problem = GradientConfig::load(problem_path, overrides)?.problem()?;
+    let plan = &problem.plan;
+    let target = OutputTarget::prepare(out)?;
+    let backend = device.open(false)?;
+    let (backend, reason) = backend.for_family(plan, device.is_auto());
+    if let Some(reason) = reason {
+        eprintln!("{reason}");
+    }
+    let started = Instant::now();
+    let evaluations = evaluate(&backend, plan, &budget)?;
+    let seconds = started.elapsed().as_secs_f64();
+    target.write(|dir| write_gradient_json(dir, &evaluations, problem.batch))?;
+    let grid = plan.grid();
+    say!(
+        "gradient: {} n = {}, m = {}, h = {}, {} steps, checkpoints every {} step(s), {} candidate(s)",
+        plan.method_label(),
+        plan.model.states(),
+        plan.model.inputs_count(),
+        grid.h,
+        grid.steps,
+        plan.segment(),
+        evaluations.len()
+    );
+    say!(
+        "backend {} ({}): {seconds:.3} s, {:.3e} cost+gradient evaluations/s",
+        backend.label(),
+        backend.precision().name(),
+        evaluations.len() as f64 / seconds.max(1e-9)
+    );
+    if let [only] = evaluations.as_slice() {
+        let g = &only.gradient;
+        say!("cost {:.16e}", only.cost);
+        say!(
+            "|∇J| {:.3e}  |∇R| {:.3e}  |∇Q| {:.3e}  |∇B| {:.3e}  |∇x0| {:.3e}",
+            g.j.norm(),
+            g.r.norm(),
+            g.q.norm(),
+            g.b.norm(),
+            g.x0.norm()
+        );
+    } else {
+        let (best, worst) = evaluations
+            .iter()
+            .enumerate()
+            .fold((0, 0), |(b, w), (i, e)| {
+                (
+                    if e.cost < evaluations[b].cost { i } else { b },
+                    if e.cost > evaluations[w].cost { i } else { w },
+                )
+            });
+        say!(
+            "cost: lowest {:.6e} (candidate {best}), highest {:.6e} (candidate {worst})",
+            evaluations[best].cost,
+            evaluations[worst].cost
+        );
+    }
+    say!("wrote {}/gradient.json", out.display());
+    Ok(())
+}

@@ -1,0 +1,511 @@
+//! The problem file of `harbor gradient`: inputs, scheme, data, cost, and the candidate(s).
+//!
+//! ```toml
+//! [[input]]                     # one signal per input channel, as for simulate
+//! kind = "chirp"
+//! f0 = 3.0
+//! f1 = 20.0
+//! t1 = 1.0
+//!
+//! [scheme]                      # gauss or lobatto-iiia
+//! family = "gauss"
+//! stages = 2
+//! h = 1e-3
+//! t_end = 1.0
+//!
+//! [data]                        # file = "y.csv" | "y.npy": N + 1 rows [t_k, y_k] with t_k = k h
+//! noise = 0.0                   # σ of Gaussian noise added to the outputs (seeded by `seed`)
+//! seed = 0
+//! [data.reference]              # or: data made by simulating this model
+//! kind = "random"               # or "linear-ph" with J, R, Q, B, x0
+//! states = 5
+//! seed = 1
+//!
+//! [cost]
+//! regularization = 0.0          # λ
+//! quadrature = "left"           # or "trapezoid"
+//! # [cost.reference] J, R, Q, B, x0 (w_ref; zero where omitted)
+//!
+//! [candidate]                   # kind = "linear-ph" (default: J, R, Q, B, x0) or "random"
+//! kind = "random"
+//! states = 5
+//! seed = 2
+//!
+//! # [candidates]                # a batch drawn around [candidate], keys as [ensemble]
+//! # members = 10000
+//! # seed = 3
+//! # J = { kind = "perturb", sigma = 0.1 }
+//!
+//! # [gradient]
+//! # checkpoint_every = 32       # steps between checkpoints; 1 keeps every state; default ⌈√N⌉
+//! ```
+//!
+//! A random model (`kind = "random"`, `states`, `seed`, `scale` = 1) is drawn like the
+//! `random` draws of an ensemble: J = scale (A − Aᵀ)/√(2n), R = scale C Cᵀ/n,
+//! Q = scale (I + D Dᵀ/n), B = scale ξ, x0 = scale ξ, with m the number of inputs.
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::{DMatrix, DVector};
+use serde::Deserialize;
+
+use super::config::{SchemeSpec, deserialize_section};
+use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
+use super::overrides::{apply_override, parse_override};
+use crate::error::{Error, Result};
+use crate::identify::{Noise, simulate_outputs};
+use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
+use crate::model::{LinearPh, Signal, SignalSpec};
+use crate::plan::{
+    Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, OutputData, Parameters,
+    Quadrature, Regularization,
+};
+use crate::tableau::Scheme;
+
+type Rows = Vec<Vec<f64>>;
+
+/// The whole file as read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GradientFile {
+    #[serde(default)]
+    input: Vec<SignalSpec>,
+    scheme: SchemeSpec,
+    data: DataSpec,
+    #[serde(default)]
+    cost: CostSpec,
+    candidate: toml::Table,
+    #[serde(default)]
+    candidates: Option<EnsembleSpec>,
+    #[serde(default)]
+    gradient: GradientOptions,
+}
+
+/// `[data]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DataSpec {
+    #[serde(default)]
+    file: Option<PathBuf>,
+    #[serde(default)]
+    reference: Option<toml::Table>,
+    #[serde(default)]
+    noise: f64,
+    #[serde(default)]
+    seed: u64,
+}
+
+/// `[cost]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CostSpec {
+    #[serde(default)]
+    regularization: f64,
+    #[serde(default)]
+    quadrature: Quadrature,
+    #[serde(default)]
+    reference: Option<ParametersSpec>,
+}
+
+/// `[cost.reference]`: w_ref, zero where omitted.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParametersSpec {
+    #[serde(rename = "J", default)]
+    j: Option<Rows>,
+    #[serde(rename = "R", default)]
+    r: Option<Rows>,
+    #[serde(rename = "Q", default)]
+    q: Option<Rows>,
+    #[serde(rename = "B", default)]
+    b: Option<Rows>,
+    #[serde(default)]
+    x0: Option<Vec<f64>>,
+}
+
+/// `[gradient]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GradientOptions {
+    #[serde(default)]
+    checkpoint_every: Option<usize>,
+}
+
+/// `kind = "random"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RandomModelSpec {
+    states: usize,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default = "one")]
+    scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A gradient problem as configured.
+#[derive(Debug, Clone)]
+pub struct GradientConfig {
+    file: GradientFile,
+    origin: String,
+    base_dir: PathBuf,
+}
+
+/// The problem and whether it is a batch (`[candidates]`) or a single candidate.
+pub struct GradientProblem {
+    pub plan: GradientPlan,
+    pub batch: bool,
+}
+
+impl GradientConfig {
+    /// Reads `path` and applies `--set` overrides in order.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = path.display().to_string();
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Config {
+            path: origin.clone(),
+            message: e.to_string(),
+        })?;
+        for text in overrides {
+            let (path, value) = parse_override(text)?;
+            apply_override(&mut table, &path, value)?;
+        }
+        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
+        Ok(GradientConfig {
+            file,
+            origin,
+            base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        })
+    }
+
+    /// The validated problem: data read or simulated, candidates built.
+    pub fn problem(&self) -> Result<GradientProblem> {
+        let file = &self.file;
+        let family = file.scheme.family.collocation().ok_or_else(|| {
+            Error::invalid(
+                "scheme.family",
+                format!(
+                    "{} integrates contact systems; gradients take gauss or lobatto-iiia",
+                    file.scheme.family.name()
+                ),
+            )
+        })?;
+        let stages = file
+            .scheme
+            .stages
+            .ok_or_else(|| Error::invalid("scheme.stages", "is required"))?;
+        let scheme = Scheme::new(family, stages)?;
+        let signals: Vec<Signal> = file
+            .input
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Signal::from_spec(&format!("input[{i}]"), spec, &self.base_dir))
+            .collect::<Result<_>>()?;
+        let m = signals.len();
+        let nominal = self.model("candidate", &file.candidate, m)?;
+        let n = nominal.system.states();
+        let (h, t_end) = (file.scheme.h, file.scheme.t_end);
+        let model = match file.candidates.clone() {
+            Some(spec) => LinearPhPlan::new(
+                scheme,
+                h,
+                t_end,
+                DrawnEnsemble::new(nominal, spec, None)
+                    .map_err(|e| rename(e, "ensemble", "candidates"))?,
+                &signals,
+                usize::MAX,
+            ),
+            None => LinearPhPlan::new(scheme, h, t_end, vec![nominal], &signals, usize::MAX),
+        }
+        .map_err(|e| rename(e, "system", "candidate"))?;
+        let data = self.data(&model, m)?;
+        let reference = match &file.cost.reference {
+            Some(spec) => reference_parameters(spec, n, m)?,
+            None => Parameters::zeros(n, m),
+        };
+        let plan = GradientPlan::new(
+            model,
+            data,
+            file.cost.quadrature,
+            file.gradient.checkpoint_every,
+            Regularization {
+                weight: file.cost.regularization,
+                reference,
+            },
+        )?;
+        Ok(GradientProblem {
+            plan,
+            batch: file.candidates.is_some(),
+        })
+    }
+
+    /// A model table: `kind = "linear-ph"` (the default) or `kind = "random"`.
+    fn model(&self, prefix: &str, table: &toml::Table, inputs: usize) -> Result<Member> {
+        let mut table = table.clone();
+        let kind = match table.remove("kind") {
+            None => "linear-ph".to_string(),
+            Some(toml::Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(Error::invalid(
+                    format!("{prefix}.kind"),
+                    format!("must be a string (linear-ph or random), got {other}"),
+                ));
+            }
+        };
+        let rest = toml::Value::Table(table);
+        match kind.as_str() {
+            "linear-ph" => {
+                let spec: LinearPhSpec = deserialize_section(rest, prefix, &self.origin)?;
+                build_linear_ph_member(prefix, &spec)
+            }
+            "random" => {
+                let spec: RandomModelSpec = deserialize_section(rest, prefix, &self.origin)?;
+                random_model(prefix, &spec, inputs)
+            }
+            other => Err(Error::invalid(
+                format!("{prefix}.kind"),
+                format!("unknown kind {other:?}; expected linear-ph or random"),
+            )),
+        }
+    }
+
+    /// The data: read from `data.file`, or simulated from `[data.reference]`, with noise.
+    fn data(&self, model: &LinearPhPlan, m: usize) -> Result<OutputData> {
+        let spec = &self.file.data;
+        if !(spec.noise.is_finite() && spec.noise >= 0.0) {
+            return Err(Error::invalid(
+                "data.noise",
+                format!("must be a finite number ≥ 0 (σ), got {}", spec.noise),
+            ));
+        }
+        let noise = (spec.noise > 0.0).then_some(Noise {
+            sigma: spec.noise,
+            seed: spec.seed,
+        });
+        match (&spec.file, &spec.reference) {
+            (Some(_), Some(_)) | (None, None) => Err(Error::invalid(
+                "data",
+                "give exactly one of data.file (measured outputs) and [data.reference] (a model to simulate)",
+            )),
+            (None, Some(table)) => {
+                let reference = self.model("data.reference", table, m)?;
+                if reference.system.inputs() != m {
+                    return Err(Error::invalid(
+                        "data.reference.B",
+                        format!(
+                            "has {} column(s), the problem has {m} input(s)",
+                            reference.system.inputs()
+                        ),
+                    ));
+                }
+                simulate_outputs(model, &reference, noise)
+            }
+            (Some(path), None) => {
+                let path = self.base_dir.join(path);
+                let mut data = read_data_file(&path, m, &model.grid)?;
+                if let Some(noise) = noise {
+                    add_noise(&mut data, noise)?;
+                }
+                Ok(data)
+            }
+        }
+    }
+}
+
+/// An error about `from.…` renamed to `to.…` (the plan's names for what the file calls
+/// otherwise).
+fn rename(e: Error, from: &str, to: &str) -> Error {
+    match e {
+        Error::Invalid { field, problem } if field.starts_with(from) => Error::Invalid {
+            field: format!("{to}{}", &field[from.len()..]),
+            problem,
+        },
+        other => other,
+    }
+}
+
+/// A random model with n = `spec.states` and m = `inputs` (module docs).
+fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<Member> {
+    let n = spec.states;
+    if n == 0 {
+        return Err(Error::invalid(
+            format!("{prefix}.states"),
+            "must be ≥ 1, got 0",
+        ));
+    }
+    if !(spec.scale.is_finite() && spec.scale > 0.0) {
+        return Err(Error::invalid(
+            format!("{prefix}.scale"),
+            format!("must be a finite number > 0, got {}", spec.scale),
+        ));
+    }
+    let nominal = Member {
+        system: LinearPh::new(
+            prefix,
+            DMatrix::zeros(n, n),
+            DMatrix::zeros(n, n),
+            DMatrix::identity(n, n),
+            DMatrix::zeros(n, inputs),
+        )?,
+        x0: DVector::zeros(n),
+    };
+    let random = Draw::Random { scale: spec.scale };
+    let draws = EnsembleSpec {
+        members: 1,
+        seed: spec.seed,
+        j: random,
+        r: random,
+        q: random,
+        b: random,
+        x0: random,
+    };
+    DrawnEnsemble::new(nominal, draws, None)?.draw(0)
+}
+
+/// w_ref: shapes checked, J skew, R and Q symmetric (no definiteness: w_ref = 0 is allowed).
+fn reference_parameters(spec: &ParametersSpec, n: usize, m: usize) -> Result<Parameters> {
+    let why = format!("n = {n}, m = {m} from the candidate");
+    let square = |name: &str, rows: &Option<Rows>| -> Result<DMatrix<f64>> {
+        rows.as_ref().map_or(Ok(DMatrix::zeros(n, n)), |rows| {
+            matrix_from_rows(&format!("cost.reference.{name}"), rows, n, n, &why)
+        })
+    };
+    let j = square("J", &spec.j)?;
+    let r = square("R", &spec.r)?;
+    let q = square("Q", &spec.q)?;
+    check_skew("cost.reference.J", &j)?;
+    check_symmetric("cost.reference.R", &r)?;
+    check_symmetric("cost.reference.Q", &q)?;
+    let b = spec.b.as_ref().map_or(Ok(DMatrix::zeros(n, m)), |rows| {
+        matrix_from_rows("cost.reference.B", rows, n, m, &why)
+    })?;
+    let x0 = spec.x0.as_ref().map_or(Ok(DVector::zeros(n)), |x0| {
+        vector_from_slice("cost.reference.x0", x0, n, &why)
+    })?;
+    Ok(Parameters { j, r, q, b, x0 })
+}
+
+/// Adds seeded Gaussian noise to read data.
+fn add_noise(data: &mut OutputData, noise: Noise) -> Result<()> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, Normal};
+    let normal = Normal::new(0.0, noise.sigma)
+        .map_err(|e| Error::invalid("data.noise", format!("{e}: σ = {}", noise.sigma)))?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(noise.seed);
+    data.values
+        .iter_mut()
+        .for_each(|v| *v += normal.sample(&mut rng));
+    Ok(())
+}
+
+/// Reads N + 1 rows [t_k, y_k] (m outputs) from a CSV file (an optional header line) or an
+/// NPY array ((N + 1) × (1 + m), f64), checking the columns, the grid t_k = k h and that
+/// every value is finite.
+pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Result<OutputData> {
+    let field = "data.file";
+    let rows: Vec<Vec<f64>> = match path.extension().and_then(|e| e.to_str()) {
+        Some("npy") => {
+            let array: ndarray::Array2<f64> = ndarray_npy::read_npy(path).map_err(|e| {
+                Error::invalid(
+                    field,
+                    format!("{}: not a 2-D f64 NPY array: {e}", path.display()),
+                )
+            })?;
+            array.outer_iter().map(|row| row.to_vec()).collect()
+        }
+        _ => read_csv_rows(path)?,
+    };
+    let columns = 1 + m;
+    let mut values = Vec::with_capacity(rows.len() * m);
+    for (k, row) in rows.iter().enumerate() {
+        if row.len() != columns {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k} has {} column(s), expected 1 + m = {columns} (t and one output per input)",
+                    path.display(),
+                    row.len()
+                ),
+            ));
+        }
+        if let Some(c) = row.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k}, column {c} is {} (values must be finite)",
+                    path.display(),
+                    row[c]
+                ),
+            ));
+        }
+        let expected = k as f64 * grid.h;
+        if (row[0] - expected).abs() > 1e-9 * grid.h.max(expected.abs()) {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k} has t = {}, but the grid needs t_k = k h = {expected} (scheme.h = {}): the data grid does not match h",
+                    path.display(),
+                    row[0],
+                    grid.h
+                ),
+            ));
+        }
+        values.extend_from_slice(&row[1..]);
+    }
+    if rows.len() != grid.steps + 1 {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "{}: has {} row(s), the grid t_k = k h, k = 0…N has N + 1 = {} (scheme.h = {}, scheme.t_end = {})",
+                path.display(),
+                rows.len(),
+                grid.steps + 1,
+                grid.h,
+                grid.t_end()
+            ),
+        ));
+    }
+    Ok(OutputData {
+        channels: m,
+        values,
+    })
+}
+
+/// The numeric rows of a CSV file; a first line that is not numeric is a header.
+fn read_csv_rows(path: &Path) -> Result<Vec<Vec<f64>>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+    let mut rows = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let record =
+            record.map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+        let parsed: std::result::Result<Vec<f64>, _> =
+            record.iter().map(str::parse::<f64>).collect();
+        match parsed {
+            Ok(row) => rows.push(row),
+            Err(_) if line == 0 => {}
+            Err(_) => {
+                let (column, text) = record
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| v.parse::<f64>().is_err())
+                    .expect("a field failed to parse");
+                return Err(Error::invalid(
+                    "data.file",
+                    format!(
+                        "{}: line {}, column {column}: {text:?} is not a number",
+                        path.display(),
+                        line + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(rows)
+}
