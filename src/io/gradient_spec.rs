@@ -58,7 +58,7 @@ use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vect
 use crate::model::{LinearPh, Signal, SignalSpec};
 use crate::plan::{
     Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, OutputData, Parameters,
-    Quadrature, Regularization,
+    Quadrature, Regularization, check_scheme,
 };
 use crate::tableau::Scheme;
 
@@ -198,6 +198,7 @@ impl GradientConfig {
             .stages
             .ok_or_else(|| Error::invalid("scheme.stages", "is required"))?;
         let scheme = Scheme::new(family, stages)?;
+        check_scheme(&scheme)?;
         let signals: Vec<Signal> = file
             .input
             .iter()
@@ -315,13 +316,16 @@ impl GradientConfig {
     }
 }
 
-/// An error about `from.…` renamed to `to.…` (the plan's names for what the file calls
-/// otherwise).
+/// An error about `from.…` renamed to `to.…`, in its field and its text (the plan's names
+/// for what the problem file calls otherwise).
 fn rename(e: Error, from: &str, to: &str) -> Error {
     match e {
-        Error::Invalid { field, problem } if field.starts_with(from) => Error::Invalid {
-            field: format!("{to}{}", &field[from.len()..]),
-            problem,
+        Error::Invalid { field, problem } => Error::Invalid {
+            field: match field.strip_prefix(from) {
+                Some(rest) => format!("{to}{rest}"),
+                None => field,
+            },
+            problem: problem.replace(&format!("{from}."), &format!("{to}.")),
         },
         other => other,
     }
@@ -478,6 +482,7 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
 fn read_csv_rows(path: &Path) -> Result<Vec<Vec<f64>>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
+        .flexible(true)
         .trim(csv::Trim::All)
         .from_path(path)
         .map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;

@@ -57,7 +57,14 @@ impl GradientPlan {
     }
 
     fn kernel(&self) -> Result<KernelSource> {
-        let shape = self.sweep_shape();
+        sweep_kernel(&self.sweep_shape())
+    }
+}
+
+/// The kernel variant for `shape`; an error when its operators do not fit the private
+/// memory the kernel keeps them in.
+pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
+    {
         let (n, m, p) = (shape.states, shape.inputs, shape.width());
         let sm = shape.stages * m;
         let ops = n * p + m * n;
@@ -247,5 +254,49 @@ impl Family for GradientPlan {
         state.extend_into("lambda", &mut out.final_state);
         state.extend_into("g_delta", &mut out.final_state);
         state.extend_into("g_output", &mut out.final_state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Precision;
+    use crate::kernels::wgsl::{assemble, validate};
+
+    /// Every variant assembles and validates with naga in both precisions; n = 33 is
+    /// refused with a message that names the way out.
+    #[test]
+    fn every_variant_validates() {
+        for precision in [Precision::F32, Precision::F64] {
+            for states in [1, 2, 5, 8, 32] {
+                for stages in 1..=4 {
+                    for inputs in [1, 3] {
+                        for segment in [1, 7] {
+                            let shape = SweepShape {
+                                states,
+                                inputs,
+                                stages,
+                                steps: 20,
+                                segment,
+                            };
+                            let kernel = sweep_kernel(&shape).unwrap();
+                            let source = assemble(&kernel, precision).unwrap();
+                            if let Err(e) = validate(&source, precision) {
+                                panic!("{shape:?} in {precision:?}: {e}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let too_big = SweepShape {
+            states: 33,
+            inputs: 1,
+            stages: 1,
+            steps: 20,
+            segment: 5,
+        };
+        let e = sweep_kernel(&too_big).unwrap_err().to_string();
+        assert!(e.contains("n = 33") && e.contains("--backend cpu"), "{e}");
     }
 }

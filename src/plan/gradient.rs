@@ -22,6 +22,7 @@ use super::linear_ph::LinearPhPlan;
 use super::record::{RecordSpec, Recording};
 use super::stream::SharedStream;
 use crate::error::{Error, Result};
+use crate::tableau::Scheme;
 
 /// The quadrature of ∫_0^T |y − d|² dt on the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -159,12 +160,7 @@ impl GradientPlan {
         checkpoint_every: Option<usize>,
         regularization: Regularization,
     ) -> Result<Self> {
-        if model.scheme.is_partitioned() {
-            return Err(Error::invalid(
-                "scheme.family",
-                "gradients support gauss and lobatto-iiia; the lobatto-pair's canonical form (fixed J, block-diagonal R and Q) is not a parameter space the gradient projects onto",
-            ));
-        }
+        check_scheme(&model.scheme)?;
         let (steps, m, h) = (model.grid.steps, model.inputs_count(), model.grid.h);
         if m == 0 {
             return Err(Error::invalid(
@@ -269,6 +265,22 @@ impl GradientPlan {
     pub fn record_spec(&self) -> &RecordSpec {
         &self.records
     }
+}
+
+/// Refuses partitioned schemes: gradients support gauss and lobatto-iiia, whose step has
+/// one stage matrix; the Lobatto pair's canonical form (fixed J, block-diagonal R and Q) is
+/// not a parameter space the gradient projects onto.
+pub fn check_scheme(scheme: &Scheme) -> Result<()> {
+    if scheme.is_partitioned() {
+        return Err(Error::invalid(
+            "scheme.family",
+            format!(
+                "is {}; gradients support gauss and lobatto-iiia: the lobatto-pair's canonical form (fixed J, block-diagonal R and Q) is not a parameter space the gradient projects onto",
+                scheme.family.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Width of a candidate's raw result: [data cost, λ_0 (n), Ḡ_Δ (n·p), Ḡ_C (m·n)] with

@@ -15,7 +15,9 @@ pub mod stream;
 pub use budget::{MemoryBudget, format_bytes};
 pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};
-pub use gradient::{GradientPlan, OutputData, Parameters, Quadrature, Regularization};
+pub use gradient::{
+    GradientPlan, OutputData, Parameters, Quadrature, Regularization, check_scheme,
+};
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};

@@ -100,10 +100,16 @@ pub fn run_harbor(args: &[&str]) -> std::process::Output {
 /// reported an error rather than panicking and left nothing behind (no `run`, no staging
 /// directory).
 pub fn simulate_outcome(config: &Path, overrides: &[&str]) -> Result<String, String> {
+    command_outcome("simulate", config, overrides)
+}
+
+/// [`simulate_outcome`] for any command that takes a file, `--out` and `--backend`
+/// (`simulate`, `gradient`).
+pub fn command_outcome(command: &str, config: &Path, overrides: &[&str]) -> Result<String, String> {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("run");
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harbor"));
-    cmd.arg("simulate")
+    cmd.arg(command)
         .arg(config)
         .arg("--out")
         .arg(&target)

@@ -44,7 +44,7 @@ pub fn gradient(
         evaluations.len()
     );
     say!(
-        "backend {} ({}): {seconds:.3} s, {:.3e} cost+gradient evaluations/s",
+        "backend {} ({}): {seconds:.3e} s, {:.3e} cost+gradient evaluations/s",
         backend.label(),
         backend.precision().name(),
         evaluations.len() as f64 / seconds.max(1e-9)
