@@ -175,3 +175,35 @@ fn misconfigured_problems_are_refused() {
         assert_mentions(&e, expected);
     }
 }
+
+#[test]
+fn a_batch_whose_gradients_exceed_the_memory_budget_is_refused() {
+    let example = example_path("gradient_check.toml");
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("run");
+    let output = common::run_harbor(&[
+        "gradient",
+        example.to_str().unwrap(),
+        "--out",
+        target.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--memory-budget",
+        "16MiB",
+        "--set",
+        "candidate.states=30",
+        "--set",
+        "candidates.members=1000",
+    ]);
+    assert!(!output.status.success());
+    let e = String::from_utf8_lossy(&output.stderr);
+    assert_mentions(
+        &e,
+        &[
+            "candidates.members",
+            "1000 candidate(s) (n = 30, m = 2)",
+            "memory budget of 16",
+        ],
+    );
+    assert!(!target.exists());
+}

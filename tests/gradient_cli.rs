@@ -131,3 +131,36 @@ fn npy_and_csv_data_give_the_same_gradient() {
     assert_eq!(from_csv, from_npy);
     assert_structured(&from_csv, 5, 2);
 }
+
+/// Without `checkpoint_every`, a run keeps every forward state when all candidates' states
+/// fit 64 MiB, and checkpoints every ⌈√N⌉ steps otherwise.
+#[test]
+fn the_default_checkpoint_spacing_stores_what_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example_path("gradient_check.toml")).unwrap();
+    let start = text.find("[gradient]").unwrap();
+    let end = start + text[start..].find("\n\n").unwrap();
+    let problem = dir.path().join("problem.toml");
+    std::fs::write(&problem, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let spacing = |members: &str| {
+        let out = dir.path().join(format!("run-{members}"));
+        let output = run_harbor(&[
+            "gradient",
+            problem.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--set",
+            "scheme.h=0.01",
+            "--set",
+            &format!("candidates.members={members}"),
+        ]);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}");
+        stdout
+    };
+    // 100 steps, n = 5: 4000 bytes per candidate, 64 MiB hold 16777.
+    assert!(spacing("16000").contains("checkpoints every 1 step(s)"));
+    assert!(spacing("17000").contains("checkpoints every 10 step(s)"));
+}

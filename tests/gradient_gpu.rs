@@ -119,10 +119,13 @@ fn worst_difference(a: &[Evaluation], b: &[Evaluation]) -> f64 {
 #[test]
 fn gpu_and_cpu_gradients_agree_in_f64() {
     let mut rng = common::fresh_rng("gradient gpu vs cpu");
-    for (n, m, stages, steps, members) in
-        [(5, 2, 2, 240, 150), (3, 1, 4, 90, 70), (8, 2, 1, 64, 40)]
-    {
-        let plan = plan(&mut rng, n, m, stages, steps, members, None);
+    // Checkpointed (S = 16, S = 8) and, by default for so few states, fully stored.
+    for (n, m, stages, steps, members, every) in [
+        (5, 2, 2, 240, 150, Some(16)),
+        (3, 1, 4, 90, 70, None),
+        (8, 2, 1, 64, 40, Some(8)),
+    ] {
+        let plan = plan(&mut rng, n, m, stages, steps, members, every);
         let options = GpuRunOptions {
             max_chunk_members: Some(members / 2 + 1),
             max_steps_per_dispatch: Some(2 * plan.segment()),

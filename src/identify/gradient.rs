@@ -138,6 +138,22 @@ pub fn evaluate(
     plan: &GradientPlan,
     budget: &MemoryBudget,
 ) -> Result<Vec<Evaluation>> {
+    // The gradients are collected in memory: refuse a batch whose gradients alone exceed
+    // the budget before any work.
+    let (n, m) = (plan.model.states(), plan.model.inputs_count());
+    let per_candidate = 8 * (3 * n * n + n * m + n + 1) + 5 * 48;
+    let needed = plan.member_count() as u64 * per_candidate as u64;
+    if needed > budget.bytes() {
+        return Err(Error::invalid(
+            "candidates.members",
+            format!(
+                "the gradients of {} candidate(s) (n = {n}, m = {m}) take {}, more than the memory budget of {} (--memory-budget); evaluate fewer candidates per run",
+                plan.member_count(),
+                crate::plan::format_bytes(needed),
+                crate::plan::format_bytes(budget.bytes())
+            ),
+        ));
+    }
     let mut collector = Collector {
         plan,
         evaluations: Vec::with_capacity(plan.member_count()),

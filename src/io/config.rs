@@ -232,17 +232,7 @@ impl Config {
 
     /// Parses config text; `origin` names it in errors.
     pub fn from_str_with(text: &str, overrides: &[String], origin: &str) -> Result<Config> {
-        let config_error = |message: String| Error::Config {
-            path: origin.to_string(),
-            message,
-        };
-        let mut table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| config_error(e.to_string()))?;
-        for text in overrides {
-            let (path, value) = parse_override(text)?;
-            apply_override(&mut table, &path, value)?;
-        }
+        let table = parse_with_overrides(text, overrides, origin)?;
         let file: ConfigFile = deserialize_section(toml::Value::Table(table), "", origin)?;
         file.study.check()?;
         Ok(Config {
@@ -452,6 +442,23 @@ impl SystemSpec {
             SystemSpec::Contact(_) => "contact",
         }
     }
+}
+
+/// Parses TOML text (`origin` names it in errors) and applies `--set` overrides in order.
+pub(crate) fn parse_with_overrides(
+    text: &str,
+    overrides: &[String],
+    origin: &str,
+) -> Result<toml::Table> {
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Config {
+        path: origin.to_string(),
+        message: e.to_string(),
+    })?;
+    for text in overrides {
+        let (path, value) = parse_override(text)?;
+        apply_override(&mut table, &path, value)?;
+    }
+    Ok(table)
 }
 
 /// Deserializes `value` as `T`, naming the dotted path of a bad value under `prefix`.

@@ -37,7 +37,8 @@
 //! # J = { kind = "perturb", sigma = 0.1 }
 //!
 //! # [gradient]
-//! # checkpoint_every = 32       # steps between checkpoints; 1 keeps every state; default ⌈√N⌉
+//! # checkpoint_every = 32       # steps between checkpoints; 1 keeps every state (default:
+//! #                             # 1 when every candidate's states fit 64 MiB, else ⌈√N⌉)
 //! ```
 //!
 //! A random model (`kind = "random"`, `states`, `seed`, `scale` = 1) is drawn like the
@@ -49,9 +50,8 @@ use std::path::{Path, PathBuf};
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
-use super::config::{SchemeSpec, deserialize_section};
+use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
 use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
-use super::overrides::{apply_override, parse_override};
 use crate::error::{Error, Result};
 use crate::identify::{Noise, simulate_outputs};
 use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
@@ -165,14 +165,7 @@ impl GradientConfig {
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let origin = path.display().to_string();
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Config {
-            path: origin.clone(),
-            message: e.to_string(),
-        })?;
-        for text in overrides {
-            let (path, value) = parse_override(text)?;
-            apply_override(&mut table, &path, value)?;
-        }
+        let table = parse_with_overrides(&text, overrides, &origin)?;
         let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
         Ok(GradientConfig {
             file,

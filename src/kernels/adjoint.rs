@@ -5,8 +5,8 @@
 //! (`plan::gradient::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
 //!
 //! Memory per member: the state x, λ, Ḡ_Δ (n·p), Ḡ_C (m·n), ⌈N / S⌉ checkpoints and one
-//! segment of S states; S = 1 keeps every state (nothing is recomputed), the default
-//! S = ⌈√N⌉ keeps about 2√N states and recomputes each segment once.
+//! segment of S states; S = 1 keeps every state (nothing is recomputed), S = ⌈√N⌉ keeps
+//! about 2√N states and recomputes each segment once (see [`GradientPlan::segment`]).
 
 use rayon::prelude::*;
 
@@ -24,15 +24,30 @@ use crate::plan::{
 /// The kernel.
 pub const ADJOINT_SWEEP: &str = include_str!("../../shaders/adjoint_sweep.wgsl");
 
+/// Bytes of forward states (f64) a run keeps whole rather than checkpointing: small enough
+/// that every candidate's states fit one storage binding on every adapter (lavapipe's is
+/// 128 MiB), so storing costs no extra chunks.
+pub const STORED_STATES_BYTES: usize = 64 << 20;
+
 /// The passes: the forward sweep, then the backward one.
 const PASSES: [Direction; 2] = [Direction::Forward, Direction::Backward];
 
 impl GradientPlan {
-    /// S, the steps between checkpoints: the plan's, else ⌈√N⌉; at most N.
+    /// S, the steps between checkpoints: the plan's; else 1 (every forward state kept) when
+    /// the states of all candidates, K · N · n reals, fit [`STORED_STATES_BYTES`], and
+    /// ⌈√N⌉ otherwise (about 2√N states per candidate, each segment recomputed once); at
+    /// most N.
     pub fn segment(&self) -> usize {
         let steps = self.grid().steps;
+        let stored = self.member_count() as u128 * steps as u128 * self.model.states() as u128 * 8;
         self.checkpoint_every
-            .unwrap_or_else(|| (steps as f64).sqrt().ceil() as usize)
+            .unwrap_or_else(|| {
+                if stored <= STORED_STATES_BYTES as u128 {
+                    1
+                } else {
+                    (steps as f64).sqrt().ceil() as usize
+                }
+            })
             .clamp(1, steps.max(1))
     }
 
