@@ -11,7 +11,7 @@ use harbor::identify::{Evaluation, evaluate, simulate_outputs};
 use harbor::kernels::CpuPath;
 use harbor::model::{LinearPh, Signal};
 use harbor::plan::{
-    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Quadrature, Regularization,
+    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Parts, Quadrature, Regularization,
 };
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
@@ -251,6 +251,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             regularization: Regularization {
                 weight: p.regularization,
                 reference: w_ref,
+                parts: Parts::ALL,
             },
         };
         let at = setup.evaluate(&candidate);

@@ -12,7 +12,7 @@ use harbor::kernels::{CpuPath, Family};
 use harbor::model::Signal;
 use harbor::plan::{
     Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, MemberResult,
-    Parameters, Quadrature, Regularization,
+    Parameters, Parts, Quadrature, Regularization,
 };
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
@@ -71,6 +71,7 @@ fn plan(
         Regularization {
             weight: 0.0,
             reference: Parameters::zeros(n, m),
+            parts: Parts::ALL,
         },
     )
     .unwrap()

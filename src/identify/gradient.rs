@@ -11,7 +11,9 @@ use crate::kernels::Family;
 use crate::method::step_pullback::{
     OperatorCotangents, skew_part, symmetric_part, system_gradient,
 };
-use crate::plan::{GradientPlan, Member, MemberResult, MemoryBudget, Parameters, ResultSink};
+use crate::plan::{
+    GradientPlan, Member, MemberResult, MemoryBudget, Parameters, Regularization, ResultSink,
+};
 
 /// The cost of one candidate and its gradient, each part in its structure.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,39 +72,56 @@ pub fn finish(plan: &GradientPlan, member: &Member, raw: &[f64]) -> Result<Evalu
     Ok(evaluation)
 }
 
-/// Adds (λ/2) ‖w − w_ref‖² to the cost and λ (w − w_ref), projected onto the structure, to
-/// the gradient.
+/// Adds (λ/2) ‖w − w_ref‖² over the penalised parts to the cost and λ (w − w_ref),
+/// projected onto each part's structure, to their gradients.
 fn regularize(plan: &GradientPlan, member: &Member, evaluation: &mut Evaluation) {
-    let weight = plan.regularization.weight;
+    let Regularization {
+        weight,
+        reference,
+        parts,
+    } = &plan.regularization;
+    let weight = *weight;
     if weight == 0.0 {
         return;
     }
     let w = parameters(member);
-    let reference = &plan.regularization.reference;
-    let dj = &w.j - &reference.j;
-    let dr = &w.r - &reference.r;
-    let dq = &w.q - &reference.q;
-    let db = &w.b - &reference.b;
-    let dx = &w.x0 - &reference.x0;
-    evaluation.cost += 0.5
-        * weight
-        * (dj.norm_squared()
-            + dr.norm_squared()
-            + dq.norm_squared()
-            + db.norm_squared()
-            + dx.norm_squared());
     let g = &mut evaluation.gradient;
-    g.j += skew_part(&dj) * weight;
-    g.r += symmetric_part(&dr) * weight;
-    g.q += symmetric_part(&dq) * weight;
-    g.b += db * weight;
-    g.x0 += dx * weight;
+    let mut squared = 0.0;
+    if parts.j {
+        let d = &w.j - &reference.j;
+        squared += d.norm_squared();
+        g.j += skew_part(&d) * weight;
+    }
+    if parts.r {
+        let d = &w.r - &reference.r;
+        squared += d.norm_squared();
+        g.r += symmetric_part(&d) * weight;
+    }
+    if parts.q {
+        let d = &w.q - &reference.q;
+        squared += d.norm_squared();
+        g.q += symmetric_part(&d) * weight;
+    }
+    if parts.b {
+        let d = &w.b - &reference.b;
+        squared += d.norm_squared();
+        g.b += d * weight;
+    }
+    if parts.x0 {
+        let d = &w.x0 - &reference.x0;
+        squared += d.norm_squared();
+        g.x0 += d * weight;
+    }
+    evaluation.cost += 0.5 * weight * squared;
 }
 
 /// Collects evaluations chunk by chunk, pulling each chunk back in parallel.
 struct Collector<'a> {
     plan: &'a GradientPlan,
     evaluations: Vec<Evaluation>,
+    /// Whether a candidate whose trajectory overflows gets cost +∞ (an optimiser's trial)
+    /// rather than failing the batch.
+    overflow_is_infinite: bool,
 }
 
 impl ResultSink for Collector<'_> {
@@ -113,6 +132,13 @@ impl ResultSink for Collector<'_> {
             .enumerate()
             .map(|(offset, result)| {
                 let index = first + offset;
+                if result.nonfinite_step.is_some() && self.overflow_is_infinite {
+                    let (n, m) = (plan.model.states(), plan.model.inputs_count());
+                    return Ok(Evaluation {
+                        cost: f64::INFINITY,
+                        gradient: Parameters::zeros(n, m),
+                    });
+                }
                 if let Some(step) = result.nonfinite_step {
                     return Err(Error::Numerical {
                         context: format!("candidate {index}"),
@@ -132,11 +158,31 @@ impl ResultSink for Collector<'_> {
     }
 }
 
-/// Cost and gradient of every candidate of `plan` on `backend`, in candidate order.
+/// Cost and gradient of every candidate of `plan` on `backend`, in candidate order; a
+/// candidate whose trajectory overflows fails the call.
 pub fn evaluate(
     backend: &Backend,
     plan: &GradientPlan,
     budget: &MemoryBudget,
+) -> Result<Vec<Evaluation>> {
+    collect(backend, plan, budget, false)
+}
+
+/// As [`evaluate`], but a candidate whose trajectory overflows gets cost +∞ and a zero
+/// gradient: trial points of an optimiser, which rejects them.
+pub fn evaluate_trials(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+) -> Result<Vec<Evaluation>> {
+    collect(backend, plan, budget, true)
+}
+
+fn collect(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+    overflow_is_infinite: bool,
 ) -> Result<Vec<Evaluation>> {
     // The gradients are collected in memory: refuse a batch whose gradients alone exceed
     // the budget before any work.
@@ -157,6 +203,7 @@ pub fn evaluate(
     let mut collector = Collector {
         plan,
         evaluations: Vec::with_capacity(plan.member_count()),
+        overflow_is_infinite,
     };
     backend.run_into_within(plan, budget, &mut collector)?;
     Ok(collector.evaluations)

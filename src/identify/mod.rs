@@ -1,6 +1,9 @@
 //! Identification of linear port-Hamiltonian models from input/output data (Günther, Jacob
 //! & Totzeck 2023), on the engine: the cost of a candidate w = (J, R, Q, B, x0) and its
-//! exact discrete gradient, for whole batches of candidates in one pass.
+//! exact discrete gradient, for whole batches of candidates in one pass
+//! ([`gradient`]); Monte-Carlo initialisation ([`monte_carlo`]) and Riemannian conjugate
+//! gradients ([`conjugate_gradient`]) on the structured parameter manifold
+//! ([`manifold`]), put together in [`identification`].
 //!
 //! # The gradient of the discrete cost
 //!
@@ -22,8 +25,18 @@
 //! regularisation's λ (w − w_ref). Every gradient lies in the tangent space of the
 //! structure: J's part is skew, R's and Q's symmetric.
 
+pub mod conjugate_gradient;
 pub mod data;
 pub mod gradient;
+pub mod identification;
+pub mod manifold;
+pub mod monte_carlo;
+pub mod output_error;
 
+pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};
 pub use data::{Noise, simulate_outputs};
-pub use gradient::{Evaluation, evaluate};
+pub use gradient::{Evaluation, evaluate, evaluate_trials};
+pub use identification::{Outcome, Setup, Status, evaluate_points, identify};
+pub use manifold::{Geometry, Point, Tangent};
+pub use monte_carlo::MonteCarlo;
+pub use output_error::OutputError;

@@ -41,6 +41,9 @@
 //! #                             # 1 when every candidate's states fit 64 MiB, else ⌈√N⌉)
 //! ```
 //!
+//! A model table is `kind = "linear-ph"` (J, R, Q, B, x0), `kind = "random"` or
+//! `kind = "msd-chain"` (`cells`, `mass`, `stiffness`, `damping`: the benchmark
+//! collection's single mass–spring–damper chain at rest, forces on masses 1 and 2).
 //! A random model (`kind = "random"`, `states`, `seed`, `scale` = 1) is drawn like the
 //! `random` draws of an ensemble: J = scale (A − Aᵀ)/√(2n), R = scale C Cᵀ/n,
 //! Q = scale (I + D Dᵀ/n), B = scale ξ, x0 = scale ξ, with m the number of inputs.
@@ -54,11 +57,12 @@ use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
 use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
 use crate::error::{Error, Result};
 use crate::identify::{Noise, simulate_outputs};
+use crate::model::chain::msd_benchmark_chain;
 use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
 use crate::model::{LinearPh, Signal, SignalSpec};
 use crate::plan::{
     Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, OutputData, Parameters,
-    Quadrature, Regularization, check_scheme,
+    Parts, Quadrature, Regularization, check_scheme,
 };
 use crate::tableau::Scheme;
 
@@ -84,33 +88,55 @@ struct GradientFile {
 /// `[data]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DataSpec {
+pub(crate) struct DataSpec {
     #[serde(default)]
-    file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     #[serde(default)]
-    reference: Option<toml::Table>,
+    pub(crate) reference: Option<toml::Table>,
     #[serde(default)]
-    noise: f64,
+    pub(crate) noise: f64,
     #[serde(default)]
-    seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// `[cost]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CostSpec {
+pub(crate) struct CostSpec {
     #[serde(default)]
-    regularization: f64,
+    pub(crate) regularization: f64,
+    /// The parts in the regularisation's norm (default: all).
     #[serde(default)]
-    quadrature: Quadrature,
+    pub(crate) regularized: Option<Vec<String>>,
     #[serde(default)]
-    reference: Option<ParametersSpec>,
+    pub(crate) quadrature: Quadrature,
+    #[serde(default)]
+    pub(crate) reference: Option<ParametersSpec>,
+}
+
+impl CostSpec {
+    /// The regularisation for n states and m inputs.
+    pub(crate) fn regularization(&self, n: usize, m: usize) -> Result<Regularization> {
+        let reference = match &self.reference {
+            Some(spec) => reference_parameters(spec, n, m)?,
+            None => Parameters::zeros(n, m),
+        };
+        let parts = match &self.regularized {
+            Some(names) => Parts::parse("cost.regularized", names)?,
+            None => Parts::ALL,
+        };
+        Ok(Regularization {
+            weight: self.regularization,
+            reference,
+            parts,
+        })
+    }
 }
 
 /// `[cost.reference]`: w_ref, zero where omitted.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ParametersSpec {
+pub(crate) struct ParametersSpec {
     #[serde(rename = "J", default)]
     j: Option<Rows>,
     #[serde(rename = "R", default)]
@@ -146,12 +172,60 @@ fn one() -> f64 {
     1.0
 }
 
+/// `kind = "msd-chain"`: the benchmark collection's single mass–spring–damper chain
+/// (`model::chain::msd_benchmark_chain`), at rest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MsdChainSpec {
+    cells: usize,
+    mass: f64,
+    stiffness: f64,
+    damping: f64,
+}
+
+fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<Member> {
+    if spec.cells < 2 {
+        return Err(Error::invalid(
+            format!("{prefix}.cells"),
+            format!(
+                "must be ≥ 2 (forces act on masses 1 and 2), got {}",
+                spec.cells
+            ),
+        ));
+    }
+    for (name, value) in [
+        ("mass", spec.mass),
+        ("stiffness", spec.stiffness),
+        ("damping", spec.damping),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(Error::invalid(
+                format!("{prefix}.{name}"),
+                format!("must be a finite number > 0, got {value}"),
+            ));
+        }
+    }
+    let system = msd_benchmark_chain(spec.cells, spec.mass, spec.stiffness, spec.damping)?;
+    let n = system.states();
+    Ok(Member {
+        system,
+        x0: DVector::zeros(n),
+    })
+}
+
 /// A gradient problem as configured.
 #[derive(Debug, Clone)]
 pub struct GradientConfig {
     file: GradientFile,
-    origin: String,
-    base_dir: PathBuf,
+    context: SpecContext,
+}
+
+/// Where a problem file came from: its name for errors, its folder for relative paths.
+/// Builds the sections that gradient and identification problems share.
+#[derive(Debug, Clone)]
+pub(crate) struct SpecContext {
+    pub(crate) origin: String,
+    pub(crate) base_dir: PathBuf,
 }
 
 /// The problem and whether it is a batch (`[candidates]`) or a single candidate.
@@ -169,37 +243,21 @@ impl GradientConfig {
         let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
         Ok(GradientConfig {
             file,
-            origin,
-            base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            context: SpecContext {
+                origin,
+                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            },
         })
     }
 
     /// The validated problem: data read or simulated, candidates built.
     pub fn problem(&self) -> Result<GradientProblem> {
         let file = &self.file;
-        let family = file.scheme.family.collocation().ok_or_else(|| {
-            Error::invalid(
-                "scheme.family",
-                format!(
-                    "{} integrates contact systems; gradients take gauss or lobatto-iiia",
-                    file.scheme.family.name()
-                ),
-            )
-        })?;
-        let stages = file
-            .scheme
-            .stages
-            .ok_or_else(|| Error::invalid("scheme.stages", "is required"))?;
-        let scheme = Scheme::new(family, stages)?;
-        check_scheme(&scheme)?;
-        let signals: Vec<Signal> = file
-            .input
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| Signal::from_spec(&format!("input[{i}]"), spec, &self.base_dir))
-            .collect::<Result<_>>()?;
+        let context = &self.context;
+        let scheme = context.scheme(&file.scheme)?;
+        let signals = context.signals("input", &file.input)?;
         let m = signals.len();
-        let nominal = self.model("candidate", &file.candidate, m)?;
+        let nominal = context.model("candidate", &file.candidate, m)?;
         let n = nominal.system.states();
         let (h, t_end) = (file.scheme.h, file.scheme.t_end);
         let model = match file.candidates.clone() {
@@ -215,29 +273,52 @@ impl GradientConfig {
             None => LinearPhPlan::new(scheme, h, t_end, vec![nominal], &signals, usize::MAX),
         }
         .map_err(|e| rename(e, "system", "candidate"))?;
-        let data = self.data(&model, m)?;
-        let reference = match &file.cost.reference {
-            Some(spec) => reference_parameters(spec, n, m)?,
-            None => Parameters::zeros(n, m),
-        };
+        let data = context.data(&file.data, &model, m)?;
         let plan = GradientPlan::new(
             model,
             data,
             file.cost.quadrature,
             file.gradient.checkpoint_every,
-            Regularization {
-                weight: file.cost.regularization,
-                reference,
-            },
+            file.cost.regularization(n, m)?,
         )?;
         Ok(GradientProblem {
             plan,
             batch: file.candidates.is_some(),
         })
     }
+}
+
+impl SpecContext {
+    /// `[scheme]` as a collocation scheme the gradient supports.
+    pub(crate) fn scheme(&self, spec: &SchemeSpec) -> Result<Scheme> {
+        let family = spec.family.collocation().ok_or_else(|| {
+            Error::invalid(
+                "scheme.family",
+                format!(
+                    "{} integrates contact systems; gradients take gauss or lobatto-iiia",
+                    spec.family.name()
+                ),
+            )
+        })?;
+        let stages = spec
+            .stages
+            .ok_or_else(|| Error::invalid("scheme.stages", "is required"))?;
+        let scheme = Scheme::new(family, stages)?;
+        check_scheme(&scheme)?;
+        Ok(scheme)
+    }
+
+    /// The signals of `[[<field>]]`, named `<field>[i]` in errors.
+    pub(crate) fn signals(&self, field: &str, specs: &[SignalSpec]) -> Result<Vec<Signal>> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Signal::from_spec(&format!("{field}[{i}]"), spec, &self.base_dir))
+            .collect()
+    }
 
     /// A model table: `kind = "linear-ph"` (the default) or `kind = "random"`.
-    fn model(&self, prefix: &str, table: &toml::Table, inputs: usize) -> Result<Member> {
+    pub(crate) fn model(&self, prefix: &str, table: &toml::Table, inputs: usize) -> Result<Member> {
         let mut table = table.clone();
         let kind = match table.remove("kind") {
             None => "linear-ph".to_string(),
@@ -259,16 +340,25 @@ impl GradientConfig {
                 let spec: RandomModelSpec = deserialize_section(rest, prefix, &self.origin)?;
                 random_model(prefix, &spec, inputs)
             }
+            "msd-chain" => {
+                let spec: MsdChainSpec = deserialize_section(rest, prefix, &self.origin)?;
+                msd_chain_model(prefix, &spec)
+            }
             other => Err(Error::invalid(
                 format!("{prefix}.kind"),
-                format!("unknown kind {other:?}; expected linear-ph or random"),
+                format!("unknown kind {other:?}; expected linear-ph, random or msd-chain"),
             )),
         }
     }
 
-    /// The data: read from `data.file`, or simulated from `[data.reference]`, with noise.
-    fn data(&self, model: &LinearPhPlan, m: usize) -> Result<OutputData> {
-        let spec = &self.file.data;
+    /// The data: read from `data.file`, or simulated from `[data.reference]` under
+    /// `model`'s scheme, grid and inputs, with noise.
+    pub(crate) fn data(
+        &self,
+        spec: &DataSpec,
+        model: &LinearPhPlan,
+        m: usize,
+    ) -> Result<OutputData> {
         if !(spec.noise.is_finite() && spec.noise >= 0.0) {
             return Err(Error::invalid(
                 "data.noise",

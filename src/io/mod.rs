@@ -5,6 +5,8 @@ pub mod contact_spec;
 pub mod families;
 pub mod gradient_output;
 pub mod gradient_spec;
+pub mod identify_output;
+pub mod identify_spec;
 pub mod linear_ph_spec;
 pub mod member_export;
 pub mod npy_stream;

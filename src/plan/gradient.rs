@@ -17,8 +17,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use super::ensemble::Ensemble;
 use super::grid::StepGrid;
-use super::linear_ph::LinearPhPlan;
+use super::linear_ph::{LinearPhPlan, Member};
+use super::parts::Parts;
 use super::record::{RecordSpec, Recording};
 use super::stream::SharedStream;
 use crate::error::{Error, Result};
@@ -103,12 +105,14 @@ impl Parameters {
     }
 }
 
-/// The regularisation (λ/2) ‖w − w_ref‖².
+/// The regularisation (λ/2) ‖w − w_ref‖², the norm summed over the penalised parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Regularization {
     /// λ ≥ 0.
     pub weight: f64,
     pub reference: Parameters,
+    /// The parts in the norm (all by default).
+    pub parts: Parts,
 }
 
 /// Measured outputs d_k at t_k = k h, k = 0…N.
@@ -241,6 +245,33 @@ impl GradientPlan {
             stream,
             records,
         })
+    }
+
+    /// The same problem (data, cost, scheme, grid, inputs) for other candidates, which must
+    /// have this plan's n and m: how an optimiser evaluates its trial points in one batch.
+    pub fn with_candidates(&self, candidates: Vec<Member>) -> Result<GradientPlan> {
+        let (n, m) = (self.model.states(), self.model.inputs_count());
+        if candidates.is_empty() {
+            return Err(Error::invalid("candidates", "has no members"));
+        }
+        if let Some((index, c)) = candidates
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.system.states() != n || c.system.inputs() != m || c.x0.len() != n)
+        {
+            return Err(Error::invalid(
+                format!("candidates[{index}]"),
+                format!(
+                    "has n = {}, m = {}, x0 of length {}; the problem has n = {n}, m = {m}",
+                    c.system.states(),
+                    c.system.inputs(),
+                    c.x0.len()
+                ),
+            ));
+        }
+        let mut plan = self.clone();
+        plan.model.ensemble = Ensemble::List(candidates);
+        Ok(plan)
     }
 
     pub fn grid(&self) -> &StepGrid {

@@ -9,6 +9,7 @@ pub mod ensemble;
 pub mod gradient;
 pub mod grid;
 pub mod linear_ph;
+pub mod parts;
 pub mod record;
 pub mod stream;
 
@@ -20,5 +21,6 @@ pub use gradient::{
 };
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
+pub use parts::{PART_NAMES, Parts};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
 pub use stream::SharedStream;

@@ -34,6 +34,7 @@ macro_rules! say_inline {
 mod bench;
 mod export;
 mod gradient;
+mod identify;
 mod simulate;
 mod studies;
 mod tables;
@@ -118,6 +119,21 @@ enum Command {
         /// The TOML problem: [[input]], [scheme], [data], [cost], [candidate], optionally
         /// [candidates] and [gradient] (README, "Gradients").
         problem: PathBuf,
+        /// Output directory (created; files in it are replaced only when the run succeeds).
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
+    /// Identify a port-Hamiltonian model (J, R, Q, B, x0) from input/output data:
+    /// Monte-Carlo initialisation, then Riemannian conjugate gradients from the best
+    /// candidates; writes identification.json, model/*.npy, cost histories, outputs, plots.
+    Identify {
+        /// The TOML config: [[input]], [[test_input]], [scheme], [data], [test_data],
+        /// [cost], [model], [monte_carlo], [optimizer] (README, "Identification").
+        config: PathBuf,
         /// Output directory (created; files in it are replaced only when the run succeeds).
         #[arg(long)]
         out: PathBuf,
@@ -327,6 +343,12 @@ fn main() -> ExitCode {
             device,
             overrides,
         } => gradient::gradient(&problem, &out, &device, &overrides),
+        Command::Identify {
+            config,
+            out,
+            device,
+            overrides,
+        } => identify::identify_command(&config, &out, &device, &overrides),
         Command::Devices { json } => devices(json),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {

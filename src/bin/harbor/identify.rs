@@ -1,0 +1,190 @@
+//! `harbor identify`: Monte-Carlo initialisation and Riemannian conjugate gradients on a
+//! port-Hamiltonian model of input/output data; writes identification.json, the model as
+//! NPY, the cost histories, the outputs and plots, then prints a summary table.
+
+use std::path::Path;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use harbor::Result;
+use harbor::identify::{OutputError, Status, identify, simulate_outputs};
+use harbor::io::identify_output::{IdentifyReport, OutputComparison};
+use harbor::io::identify_spec::IdentifyConfig;
+use harbor::io::output_target::OutputTarget;
+use harbor::kernels::Family;
+
+use crate::DeviceArgs;
+
+pub fn identify_command(
+    config_path: &Path,
+    out: &Path,
+    device: &DeviceArgs,
+    overrides: &[String],
+) -> Result<()> {
+    let budget = device.budget()?;
+    let config = IdentifyConfig::load(config_path, overrides)?.problem()?;
+    let problem = &config.problem;
+    let setup = &config.setup;
+    let target = OutputTarget::prepare(out)?;
+    let backend = device.open(false)?;
+    let (backend, reason) = backend.for_family(problem, device.is_auto());
+    if let Some(reason) = reason {
+        eprintln!("{reason}");
+    }
+    let grid = problem.grid();
+    let (n, m) = (problem.model.states(), problem.model.inputs_count());
+    say!(
+        "identify: n = {n}, m = {m}, fit {}, {}, h = {}, {} steps; {} Monte-Carlo candidates, best {} kept; backend {} ({})",
+        setup.fit.names().join(", "),
+        problem.method_label(),
+        grid.h,
+        grid.steps,
+        setup.monte_carlo.candidates,
+        setup.monte_carlo.keep,
+        backend.label(),
+        backend.precision().name()
+    );
+    let bar = ProgressBar::new(setup.monte_carlo.candidates as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>12} {bar:30} {pos}/{len} {msg} [{elapsed}]")
+            .expect("the template is valid"),
+    );
+    bar.set_prefix("monte carlo");
+    let started = Instant::now();
+    let mut descending = false;
+    let outcome = identify(
+        &backend,
+        &budget,
+        problem,
+        setup,
+        &mut |status| match status {
+            Status::MonteCarlo {
+                evaluated,
+                best_cost,
+                ..
+            } => {
+                bar.set_position(evaluated as u64);
+                bar.set_message(format!("best cost {best_cost:.4e}"));
+            }
+            Status::Descent(progress) => {
+                if !descending {
+                    descending = true;
+                    bar.set_prefix("descent");
+                    bar.set_length(setup.optimizer.max_iterations as u64);
+                }
+                bar.set_position(progress.iterations as u64);
+                bar.set_message(format!(
+                    "best cost {:.4e}, {} start(s) active, {} evaluations",
+                    progress.best_cost, progress.active, progress.evaluations
+                ));
+            }
+        },
+    );
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    let wall_seconds = started.elapsed().as_secs_f64();
+    let best = outcome.best_start();
+    let quadrature = problem.quadrature;
+    let fitted = simulate_outputs(&problem.model, &best.point.member(), None)?;
+    let initial_point = setup.monte_carlo.draw(
+        &setup.template,
+        setup.fit,
+        outcome.candidate_indices[outcome.best],
+    )?;
+    let initial = simulate_outputs(&problem.model, &initial_point.member(), None)?;
+    let training = OutputComparison {
+        h: grid.h,
+        error: OutputError::of(&fitted, &problem.data, quadrature, grid.h),
+        data: problem.data.clone(),
+        fitted,
+        initial: Some(initial),
+    };
+    let cross_validation = match &config.cross_validation {
+        Some(cv) => {
+            let fitted = simulate_outputs(&cv.model, &best.point.member(), None)?;
+            Some(OutputComparison {
+                h: grid.h,
+                error: OutputError::of(&fitted, &cv.data, quadrature, grid.h),
+                data: cv.data.clone(),
+                fitted,
+                initial: None,
+            })
+        }
+        None => None,
+    };
+    let report = IdentifyReport {
+        outcome,
+        fit: setup.fit,
+        training,
+        cross_validation,
+        wall_seconds,
+        backend: backend.label(),
+    };
+    target.write(|dir| report.write(dir))?;
+    print_summary(&report);
+    say!(
+        "wrote {}/identification.json (model/*.npy, cost_history.csv, outputs.csv, *.svg)",
+        out.display()
+    );
+    Ok(())
+}
+
+fn print_summary(report: &IdentifyReport) {
+    let outcome = &report.outcome;
+    say!();
+    say!(
+        "{:>5} {:>9} {:>13} {:>13} {:>10}  stop",
+        "start",
+        "candidate",
+        "cost initial",
+        "cost final",
+        "iterations"
+    );
+    for (i, (s, candidate)) in outcome
+        .starts
+        .iter()
+        .zip(&outcome.candidate_indices)
+        .enumerate()
+    {
+        say!(
+            "{:>5} {:>9} {:>13.4e} {:>13.4e} {:>10}  {}{}",
+            i,
+            candidate,
+            s.cost_initial,
+            s.cost,
+            s.iterations,
+            s.stop,
+            if i == outcome.best { "  ← best" } else { "" }
+        );
+    }
+    let best = outcome.best_start();
+    say!();
+    say!(
+        "cost {:.4e} → {:.4e} (reduced by {:.4} %), relative max-norm output error {:.4e}",
+        best.cost_initial,
+        best.cost,
+        100.0 * (1.0 - best.cost / best.cost_initial),
+        report.training.error.relative_max
+    );
+    say!(
+        "training outputs: L2 error {:.4e}, max error {:.4e}",
+        report.training.error.l2,
+        report.training.error.max
+    );
+    if let Some(cv) = &report.cross_validation {
+        say!(
+            "cross-validation: L2 error {:.4e}, max error {:.4e}",
+            cv.error.l2,
+            cv.error.max
+        );
+    }
+    say!(
+        "{} cost+gradient evaluations ({} Monte-Carlo, {} descent) in {:.2} s on {}",
+        outcome.evaluations(),
+        outcome.monte_carlo_evaluations,
+        outcome.descent_evaluations,
+        report.wall_seconds,
+        report.backend
+    );
+}

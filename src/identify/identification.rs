@@ -1,0 +1,161 @@
+//! The identification run: Monte-Carlo initialisation, then Riemannian conjugate gradients
+//! from the best candidates, every batch evaluated on one backend.
+
+use rayon::prelude::*;
+
+use super::conjugate_gradient::{CgSettings, Progress, StartResult, minimize};
+use super::gradient::{Evaluation, evaluate_trials};
+use super::manifold::{Geometry, Point};
+use super::monte_carlo::{Best, MonteCarlo};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::plan::{GradientPlan, MemoryBudget, Parts};
+
+/// Candidates per Monte-Carlo batch at most (the batch's gradients are held in memory).
+const MONTE_CARLO_BATCH: usize = 4096;
+
+/// What to fit and how.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The parts fitted; the others keep the template's values.
+    pub fit: Parts,
+    /// Order n, the rank of R's factor, and the values of the fixed parts.
+    pub template: Point,
+    pub monte_carlo: MonteCarlo,
+    /// `evaluation_budget`, when set, counts the Monte-Carlo evaluations too.
+    pub optimizer: CgSettings,
+}
+
+/// Where the run stands, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Status {
+    MonteCarlo {
+        evaluated: usize,
+        total: usize,
+        best_cost: f64,
+    },
+    Descent(Progress),
+}
+
+/// What an identification found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// One per kept candidate, in the order of their initial costs.
+    pub starts: Vec<StartResult>,
+    /// The start with the lowest final cost.
+    pub best: usize,
+    /// The Monte-Carlo candidate index of every start.
+    pub candidate_indices: Vec<usize>,
+    pub monte_carlo_evaluations: usize,
+    pub descent_evaluations: usize,
+}
+
+impl Outcome {
+    pub fn best_start(&self) -> &StartResult {
+        &self.starts[self.best]
+    }
+
+    pub fn evaluations(&self) -> usize {
+        self.monte_carlo_evaluations + self.descent_evaluations
+    }
+}
+
+/// Evaluates `points` against `problem` (data, cost, scheme) on `backend`; overflowing
+/// trajectories cost +∞.
+pub fn evaluate_points(
+    backend: &Backend,
+    budget: &MemoryBudget,
+    problem: &GradientPlan,
+    points: &[Point],
+) -> Result<Vec<Evaluation>> {
+    let members = points.par_iter().map(Point::member).collect();
+    evaluate_trials(backend, &problem.with_candidates(members)?, budget)
+}
+
+/// Runs the identification of `setup` against `problem` on `backend`.
+pub fn identify(
+    backend: &Backend,
+    budget: &MemoryBudget,
+    problem: &GradientPlan,
+    setup: &Setup,
+    status: &mut dyn FnMut(Status),
+) -> Result<Outcome> {
+    let mc = &setup.monte_carlo;
+    mc.check()?;
+    setup.optimizer.check()?;
+    if setup.fit.is_empty() {
+        return Err(Error::invalid(
+            "model.fit",
+            "names no part: fit at least one of J, R, Q, B, x0",
+        ));
+    }
+    if let Some(total) = setup.optimizer.evaluation_budget
+        && total <= mc.candidates
+    {
+        return Err(Error::invalid(
+            "optimizer.evaluation_budget",
+            format!(
+                "is {total}, no more than the {} Monte-Carlo candidates: nothing is left for the descent",
+                mc.candidates
+            ),
+        ));
+    }
+    let mut best = Best::new(mc.keep);
+    let mut best_cost = f64::INFINITY;
+    let mut first = 0;
+    while first < mc.candidates {
+        let count = MONTE_CARLO_BATCH.min(mc.candidates - first);
+        let points: Vec<Point> = (first..first + count)
+            .into_par_iter()
+            .map(|i| mc.draw(&setup.template, setup.fit, i))
+            .collect::<Result<_>>()?;
+        for (offset, evaluation) in evaluate_points(backend, budget, problem, &points)?
+            .into_iter()
+            .enumerate()
+        {
+            best_cost = best_cost.min(evaluation.cost);
+            best.offer(first + offset, evaluation);
+        }
+        first += count;
+        status(Status::MonteCarlo {
+            evaluated: first,
+            total: mc.candidates,
+            best_cost,
+        });
+    }
+    let kept = best.into_entries();
+    if kept.is_empty() {
+        return Err(Error::Numerical {
+            context: "monte_carlo".into(),
+            problem: format!(
+                "every one of the {} candidates overflows: lower monte_carlo.scale (now {}) or monte_carlo.spread",
+                mc.candidates, mc.scale
+            ),
+        });
+    }
+    let candidate_indices: Vec<usize> = kept.iter().map(|(i, _)| *i).collect();
+    let starts = kept
+        .into_iter()
+        .map(|(i, evaluation)| Ok((mc.draw(&setup.template, setup.fit, i)?, evaluation)))
+        .collect::<Result<Vec<_>>>()?;
+    let mut optimizer = setup.optimizer.clone();
+    optimizer.evaluation_budget = optimizer.evaluation_budget.map(|b| b - mc.candidates);
+    let geometry = Geometry { fit: setup.fit };
+    let (starts, descent_evaluations) = minimize(
+        &geometry,
+        starts,
+        &optimizer,
+        &mut |points| evaluate_points(backend, budget, problem, points),
+        &mut |progress| status(Status::Descent(*progress)),
+    )?;
+    let best = (0..starts.len())
+        .min_by(|&a, &b| starts[a].cost.total_cmp(&starts[b].cost))
+        .expect("at least one start");
+    Ok(Outcome {
+        starts,
+        best,
+        candidate_indices,
+        monte_carlo_evaluations: mc.candidates,
+        descent_evaluations,
+    })
+}

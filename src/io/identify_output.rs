@@ -1,0 +1,272 @@
+//! What `harbor identify` writes into its output directory:
+//!
+//! - `identification.json`: `{"cost_initial", "cost_final", "relative_max_error",
+//!   "cross_validation": {"l2", "max"} (with test inputs), "starts": [{"cost_initial",
+//!   "cost_final", "iterations", "stop", "candidate"}…], "gradient_evaluations",
+//!   "monte_carlo_evaluations", "wall_seconds", "backend", "fit", "order",
+//!   "model": {"J", "R", "Q", "B", "x0"}}`; `cost_initial` is the best Monte-Carlo cost (the
+//!   best start's), `cost_final` the best start's final cost;
+//! - `model/{J,R,Q,B,x0}.npy`: the identified matrices;
+//! - `cost_history.csv`: `start,iteration,cost` for every start;
+//! - `outputs.csv`: `t, data_<c>…, fitted_<c>…, initial_<c>…` on the training inputs;
+//! - `cross_validation.csv`: `t, data_<c>…, fitted_<c>…` on the test inputs;
+//! - `cost.svg`, `outputs.svg`, `cross_validation.svg`: the same as plots.
+
+use std::io::Write;
+use std::path::Path;
+
+use nalgebra::DMatrix;
+use serde_json::{Value, json};
+
+use super::plot::{Marker, Panel, Series, panels_svg};
+use crate::error::{Error, Result};
+use crate::identify::{Outcome, OutputError};
+use crate::plan::{OutputData, Parts};
+
+/// Outputs on one input set: the data and the fitted model's outputs (and, for training,
+/// the best start's outputs before the descent).
+#[derive(Debug, Clone)]
+pub struct OutputComparison {
+    pub h: f64,
+    pub data: OutputData,
+    pub fitted: OutputData,
+    pub initial: Option<OutputData>,
+    pub error: OutputError,
+}
+
+/// Everything an identification run reports.
+#[derive(Debug, Clone)]
+pub struct IdentifyReport {
+    pub outcome: Outcome,
+    pub fit: Parts,
+    pub training: OutputComparison,
+    pub cross_validation: Option<OutputComparison>,
+    pub wall_seconds: f64,
+    pub backend: String,
+}
+
+fn rows(m: &DMatrix<f64>) -> Value {
+    Value::Array(
+        m.row_iter()
+            .map(|row| json!(row.iter().copied().collect::<Vec<f64>>()))
+            .collect(),
+    )
+}
+
+impl IdentifyReport {
+    /// `identification.json` as a value.
+    pub fn json(&self) -> Value {
+        let best = self.outcome.best_start();
+        let w = best.point.parameters();
+        let starts: Vec<Value> = self
+            .outcome
+            .starts
+            .iter()
+            .zip(&self.outcome.candidate_indices)
+            .map(|(s, candidate)| {
+                json!({
+                    "cost_initial": s.cost_initial,
+                    "cost_final": s.cost,
+                    "iterations": s.iterations,
+                    "stop": s.stop.to_string(),
+                    "candidate": candidate,
+                })
+            })
+            .collect();
+        let mut value = json!({
+            "cost_initial": best.cost_initial,
+            "cost_final": best.cost,
+            "relative_max_error": self.training.error.relative_max,
+            "starts": starts,
+            "gradient_evaluations": self.outcome.evaluations(),
+            "monte_carlo_evaluations": self.outcome.monte_carlo_evaluations,
+            "wall_seconds": self.wall_seconds,
+            "backend": self.backend,
+            "fit": self.fit.names(),
+            "order": w.q.nrows(),
+            "model": {
+                "J": rows(&w.j),
+                "R": rows(&w.r),
+                "Q": rows(&w.q),
+                "B": rows(&w.b),
+                "x0": w.x0.iter().copied().collect::<Vec<f64>>(),
+            },
+        });
+        if let Some(cv) = &self.cross_validation {
+            value["cross_validation"] = json!({"l2": cv.error.l2, "max": cv.error.max});
+        }
+        value
+    }
+
+    /// Writes every file into `dir` (module docs).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join("identification.json");
+        let text =
+            serde_json::to_string_pretty(&self.json()).map_err(|e| Error::io(&path, e.into()))?;
+        std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
+        let model = dir.join("model");
+        std::fs::create_dir_all(&model).map_err(|e| Error::io(&model, e))?;
+        let w = self.outcome.best_start().point.parameters();
+        for (name, matrix) in w.parts() {
+            let path = model.join(format!("{name}.npy"));
+            let array = ndarray::Array2::from_shape_fn(matrix.shape(), |(i, k)| matrix[(i, k)]);
+            let array = if name == "x0" {
+                array
+                    .into_shape_with_order(matrix.nrows())
+                    .map(|a| a.into_dyn())
+            } else {
+                Ok(array.into_dyn())
+            }
+            .expect("x0 is a column");
+            ndarray_npy::write_npy(&path, &array)
+                .map_err(|e| Error::io(&path, std::io::Error::other(e.to_string())))?;
+        }
+        self.write_history(&dir.join("cost_history.csv"))?;
+        write_outputs(&dir.join("outputs.csv"), &self.training)?;
+        if let Some(cv) = &self.cross_validation {
+            write_outputs(&dir.join("cross_validation.csv"), cv)?;
+        }
+        self.plots(dir)
+    }
+
+    fn write_history(&self, path: &Path) -> Result<()> {
+        let mut text = String::from("start,iteration,cost\n");
+        for (start, s) in self.outcome.starts.iter().enumerate() {
+            for (k, cost) in s.history.iter().enumerate() {
+                text.push_str(&format!("{start},{k},{cost:e}\n"));
+            }
+        }
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    }
+
+    fn plots(&self, dir: &Path) -> Result<()> {
+        let mut order: Vec<usize> = (0..self.outcome.starts.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.outcome.starts[a]
+                .cost
+                .total_cmp(&self.outcome.starts[b].cost)
+        });
+        let series = order
+            .iter()
+            .enumerate()
+            .map(|(rank, &start)| Series {
+                label: if rank == 0 {
+                    format!("start {start} (best)")
+                } else {
+                    format!("start {start}")
+                },
+                points: self.outcome.starts[start]
+                    .history
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| (k as f64, c))
+                    .collect(),
+                color: rank.min(5),
+                width: if rank == 0 { 2 } else { 1 },
+                marker: Marker::None,
+            })
+            .take(6)
+            .collect();
+        panels_svg(
+            &dir.join("cost.svg"),
+            "identification: cost per start (the six best)",
+            &[Panel {
+                title: "cost 𝒥(w_k)".into(),
+                x_label: "iteration k".into(),
+                y_label: "cost".into(),
+                log_x: false,
+                log_y: true,
+                series,
+            }],
+        )?;
+        output_plot(&dir.join("outputs.svg"), "training outputs", &self.training)?;
+        if let Some(cv) = &self.cross_validation {
+            output_plot(
+                &dir.join("cross_validation.svg"),
+                "cross-validation outputs",
+                cv,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `t, data_<c>…, fitted_<c>…[, initial_<c>…]`.
+fn write_outputs(path: &Path, comparison: &OutputComparison) -> Result<()> {
+    let m = comparison.data.channels;
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    let io = |e: std::io::Error| Error::io(path, e);
+    let mut header = vec!["t".to_string()];
+    let sets: Vec<(&str, &OutputData)> = [
+        Some(("data", &comparison.data)),
+        Some(("fitted", &comparison.fitted)),
+        comparison.initial.as_ref().map(|d| ("initial", d)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (name, _) in &sets {
+        header.extend((0..m).map(|c| format!("{name}_{c}")));
+    }
+    writeln!(out, "{}", header.join(",")).map_err(io)?;
+    for k in 0..comparison.data.rows() {
+        let mut line = format!("{:e}", k as f64 * comparison.h);
+        for (_, set) in &sets {
+            for v in set.row(k) {
+                line.push_str(&format!(",{v:e}"));
+            }
+        }
+        writeln!(out, "{line}").map_err(io)?;
+    }
+    out.flush().map_err(io)
+}
+
+/// One panel per output channel: data, fitted and (when known) initial outputs.
+fn output_plot(path: &Path, title: &str, comparison: &OutputComparison) -> Result<()> {
+    let m = comparison.data.channels;
+    let h = comparison.h;
+    let channel = |set: &OutputData, c: usize| -> Vec<(f64, f64)> {
+        (0..set.rows())
+            .map(|k| (k as f64 * h, set.row(k)[c]))
+            .collect()
+    };
+    let panels: Vec<Panel> = (0..m)
+        .map(|c| {
+            let mut series = vec![
+                Series {
+                    label: "data".into(),
+                    points: channel(&comparison.data, c),
+                    color: 2,
+                    width: 2,
+                    marker: Marker::None,
+                },
+                Series {
+                    label: "fitted".into(),
+                    points: channel(&comparison.fitted, c),
+                    color: 4,
+                    width: 1,
+                    marker: Marker::None,
+                },
+            ];
+            if let Some(initial) = &comparison.initial {
+                series.push(Series {
+                    label: "initial".into(),
+                    points: channel(initial, c),
+                    color: 0,
+                    width: 1,
+                    marker: Marker::None,
+                });
+            }
+            Panel {
+                title: format!("output y[{c}]"),
+                x_label: "t".into(),
+                y_label: format!("y[{c}]"),
+                log_x: false,
+                log_y: false,
+                series,
+            }
+        })
+        .collect();
+    panels_svg(path, title, &panels)
+}

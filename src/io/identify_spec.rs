@@ -1,0 +1,430 @@
+//! The config of `harbor identify`: the data and cost as for `harbor gradient`, the model
+//! to fit, the Monte-Carlo initialisation and the optimiser.
+//!
+//! ```toml
+//! [[input]]                 # training inputs, one signal per channel (as for simulate)
+//! [[test_input]]            # optional cross-validation inputs, same channel count
+//! [scheme]                  # gauss or lobatto-iiia, stages, h, t_end
+//! [data]                    # file = "y.csv" | "y.npy", or [data.reference] (kind =
+//!                           # "linear-ph" | "random" | "msd-chain"), noise = σ, seed
+//! [test_data]               # file = …: outputs under the test inputs (needed when the data
+//!                           # come from a file; otherwise [data.reference] is simulated)
+//! [cost]                    # regularization = λ, regularized = ["Q"], quadrature, [cost.reference]
+//!
+//! [model]
+//! order = 5                 # n of the fitted model (may differ from the data's)
+//! fit = ["J", "R", "B"]     # the parts fitted (default: all); the others are fixed:
+//! # J, R, Q, B, x0 = …      # values of fixed parts (defaults J = 0, R = 0, Q = I, x0 = 0;
+//!                           # B has no default)
+//! dissipation_rank = 5      # r of R = L Lᵀ, L ∈ ℝ^{n×r} (default n)
+//!
+//! [monte_carlo]             # K candidates drawn, the best M kept (identify::monte_carlo)
+//! candidates = 10000
+//! keep = 16
+//! seed = 0
+//! scale = 1.0
+//! spread = 0.5              # decades either side of scale
+//!
+//! [optimizer]               # identify::conjugate_gradient
+//! max_iterations = 100
+//! initial_step = 1.0
+//! armijo = 1e-4
+//! backtrack = 0.5
+//! trials = 4                # trial steps per start per batch
+//! max_backtracks = 40
+//! restart_every = 5
+//! gradient_tolerance = 1e-8 # relative to the first gradient
+//! relative_decrease = 1e-10 # over restart_every iterations
+//! # evaluation_budget = …   # total cost+gradient evaluations, Monte-Carlo included
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::{DMatrix, DVector};
+use serde::Deserialize;
+
+use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
+use super::gradient_spec::{CostSpec, DataSpec, SpecContext, read_data_file};
+use crate::error::{Error, Result};
+use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
+use crate::model::SignalSpec;
+use crate::model::validate::{
+    check_pd, check_psd, check_skew, matrix_from_rows, vector_from_slice,
+};
+use crate::plan::{GradientPlan, LinearPhPlan, Member, OutputData, Parts};
+
+type Rows = Vec<Vec<f64>>;
+
+/// The whole file as read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentifyFile {
+    #[serde(default)]
+    input: Vec<SignalSpec>,
+    #[serde(default)]
+    test_input: Vec<SignalSpec>,
+    scheme: SchemeSpec,
+    data: DataSpec,
+    #[serde(default)]
+    test_data: Option<TestDataSpec>,
+    #[serde(default)]
+    cost: CostSpec,
+    model: ModelSpec,
+    #[serde(default)]
+    monte_carlo: MonteCarloSpec,
+    #[serde(default)]
+    optimizer: OptimizerSpec,
+}
+
+/// `[test_data]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestDataSpec {
+    file: PathBuf,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelSpec {
+    order: usize,
+    #[serde(default)]
+    fit: Option<Vec<String>>,
+    #[serde(default)]
+    dissipation_rank: Option<usize>,
+    #[serde(rename = "J", default)]
+    j: Option<Rows>,
+    #[serde(rename = "R", default)]
+    r: Option<Rows>,
+    #[serde(rename = "Q", default)]
+    q: Option<Rows>,
+    #[serde(rename = "B", default)]
+    b: Option<Rows>,
+    #[serde(default)]
+    x0: Option<Vec<f64>>,
+}
+
+/// `[monte_carlo]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct MonteCarloSpec {
+    candidates: usize,
+    keep: usize,
+    seed: u64,
+    scale: f64,
+    spread: f64,
+}
+
+impl Default for MonteCarloSpec {
+    fn default() -> Self {
+        let d = MonteCarlo::default();
+        MonteCarloSpec {
+            candidates: d.candidates,
+            keep: d.keep,
+            seed: d.seed,
+            scale: d.scale,
+            spread: d.spread,
+        }
+    }
+}
+
+/// `[optimizer]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct OptimizerSpec {
+    max_iterations: usize,
+    initial_step: f64,
+    armijo: f64,
+    backtrack: f64,
+    trials: usize,
+    max_backtracks: usize,
+    restart_every: usize,
+    gradient_tolerance: f64,
+    relative_decrease: f64,
+    evaluation_budget: Option<usize>,
+}
+
+impl Default for OptimizerSpec {
+    fn default() -> Self {
+        let d = CgSettings::default();
+        OptimizerSpec {
+            max_iterations: d.max_iterations,
+            initial_step: d.initial_step,
+            armijo: d.armijo,
+            backtrack: d.backtrack,
+            trials: d.trials,
+            max_backtracks: d.max_backtracks,
+            restart_every: d.restart_every,
+            gradient_tolerance: d.gradient_tolerance,
+            relative_decrease: d.relative_decrease,
+            evaluation_budget: d.evaluation_budget,
+        }
+    }
+}
+
+/// Cross-validation: the test inputs' plan and the outputs to compare with.
+#[derive(Debug, Clone)]
+pub struct CrossValidation {
+    pub model: LinearPhPlan,
+    pub data: OutputData,
+}
+
+/// An identification problem, validated.
+#[derive(Debug, Clone)]
+pub struct IdentifyProblem {
+    /// The data, cost, scheme, grid and training inputs (its candidate is the template).
+    pub problem: GradientPlan,
+    pub setup: Setup,
+    pub cross_validation: Option<CrossValidation>,
+    /// The model the data were simulated from, when they were.
+    pub reference: Option<Member>,
+}
+
+/// An identification config as read.
+#[derive(Debug, Clone)]
+pub struct IdentifyConfig {
+    file: IdentifyFile,
+    context: SpecContext,
+}
+
+impl IdentifyConfig {
+    /// Reads `path` and applies `--set` overrides in order.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = path.display().to_string();
+        let table = parse_with_overrides(&text, overrides, &origin)?;
+        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
+        Ok(IdentifyConfig {
+            file,
+            context: SpecContext {
+                origin,
+                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            },
+        })
+    }
+
+    /// The validated problem: data read or simulated, the template model built.
+    pub fn problem(&self) -> Result<IdentifyProblem> {
+        let file = &self.file;
+        let context = &self.context;
+        let scheme = context.scheme(&file.scheme)?;
+        let signals = context.signals("input", &file.input)?;
+        let m = signals.len();
+        if m == 0 {
+            return Err(Error::invalid(
+                "input",
+                "has no signal: identification compares one output channel per input",
+            ));
+        }
+        let fit = match &file.model.fit {
+            Some(names) => Parts::parse("model.fit", names)?,
+            None => Parts::ALL,
+        };
+        if fit.is_empty() {
+            return Err(Error::invalid(
+                "model.fit",
+                "names no part: fit at least one of J, R, Q, B, x0",
+            ));
+        }
+        let template = template(&file.model, fit, m)?;
+        let n = file.model.order;
+        let (h, t_end) = (file.scheme.h, file.scheme.t_end);
+        let model = LinearPhPlan::new(
+            scheme.clone(),
+            h,
+            t_end,
+            vec![template.member()],
+            &signals,
+            usize::MAX,
+        )?;
+        let reference = match &file.data.reference {
+            Some(table) => Some(context.model("data.reference", table, m)?),
+            None => None,
+        };
+        if let Some(reference) = &reference
+            && reference.system.inputs() != m
+        {
+            return Err(Error::invalid(
+                "data.reference.B",
+                format!(
+                    "has {} column(s), the problem has {m} input(s)",
+                    reference.system.inputs()
+                ),
+            ));
+        }
+        let data = context.data(&file.data, &model, m)?;
+        let problem = GradientPlan::new(
+            model,
+            data,
+            file.cost.quadrature,
+            None,
+            file.cost.regularization(n, m)?,
+        )?;
+        let cross_validation = self.cross_validation(&scheme, &template, reference.as_ref())?;
+        let mc = &file.monte_carlo;
+        let opt = &file.optimizer;
+        let setup = Setup {
+            fit,
+            template,
+            monte_carlo: MonteCarlo {
+                candidates: mc.candidates,
+                keep: mc.keep,
+                seed: mc.seed,
+                scale: mc.scale,
+                spread: mc.spread,
+            },
+            optimizer: CgSettings {
+                max_iterations: opt.max_iterations,
+                initial_step: opt.initial_step,
+                armijo: opt.armijo,
+                backtrack: opt.backtrack,
+                trials: opt.trials,
+                max_backtracks: opt.max_backtracks,
+                restart_every: opt.restart_every,
+                gradient_tolerance: opt.gradient_tolerance,
+                relative_decrease: opt.relative_decrease,
+                evaluation_budget: opt.evaluation_budget,
+            },
+        };
+        setup.monte_carlo.check()?;
+        setup.optimizer.check()?;
+        Ok(IdentifyProblem {
+            problem,
+            setup,
+            cross_validation,
+            reference,
+        })
+    }
+
+    /// The test inputs' plan and outputs: `[test_data]` read, or `[data.reference]`
+    /// simulated without noise.
+    fn cross_validation(
+        &self,
+        scheme: &crate::tableau::Scheme,
+        template: &Point,
+        reference: Option<&Member>,
+    ) -> Result<Option<CrossValidation>> {
+        let file = &self.file;
+        if file.test_input.is_empty() {
+            if file.test_data.is_some() {
+                return Err(Error::invalid(
+                    "test_data",
+                    "is given but there is no [[test_input]] to produce it",
+                ));
+            }
+            return Ok(None);
+        }
+        let signals = self.context.signals("test_input", &file.test_input)?;
+        if signals.len() != file.input.len() {
+            return Err(Error::invalid(
+                "test_input",
+                format!(
+                    "has {} signal(s), the training [[input]] has {}",
+                    signals.len(),
+                    file.input.len()
+                ),
+            ));
+        }
+        let model = LinearPhPlan::new(
+            scheme.clone(),
+            file.scheme.h,
+            file.scheme.t_end,
+            vec![template.member()],
+            &signals,
+            usize::MAX,
+        )
+        .map_err(|e| match e {
+            Error::Invalid { field, problem } if field.starts_with("input") => Error::Invalid {
+                field: field.replacen("input", "test_input", 1),
+                problem,
+            },
+            other => other,
+        })?;
+        model.check_inputs()?;
+        let m = signals.len();
+        let data = match (&file.test_data, reference) {
+            (Some(spec), _) => {
+                read_data_file(&self.context.base_dir.join(&spec.file), m, &model.grid).map_err(
+                    |e| match e {
+                        Error::Invalid { problem, .. } => Error::Invalid {
+                            field: "test_data.file".into(),
+                            problem,
+                        },
+                        other => other,
+                    },
+                )?
+            }
+            (None, Some(reference)) => simulate_outputs(&model, reference, None)?,
+            (None, None) => {
+                return Err(Error::invalid(
+                    "test_data.file",
+                    "is required with [[test_input]] when the data come from data.file (there is no reference model to simulate)",
+                ));
+            }
+        };
+        Ok(Some(CrossValidation { model, data }))
+    }
+}
+
+/// The template point: order n, the rank of R's factor, the fixed parts' values.
+fn template(spec: &ModelSpec, fit: Parts, m: usize) -> Result<Point> {
+    let n = spec.order;
+    if n == 0 {
+        return Err(Error::invalid("model.order", "must be ≥ 1, got 0"));
+    }
+    let rank = spec.dissipation_rank.unwrap_or(n);
+    if rank == 0 || rank > n {
+        return Err(Error::invalid(
+            "model.dissipation_rank",
+            format!("must lie in 1…n = {n}, got {rank}"),
+        ));
+    }
+    let why = format!("n = model.order = {n}, m = {m} inputs");
+    let given = |name: &str, rows: &Option<Rows>, cols: usize| -> Result<Option<DMatrix<f64>>> {
+        rows.as_ref()
+            .map(|rows| matrix_from_rows(&format!("model.{name}"), rows, n, cols, &why))
+            .transpose()
+    };
+    for (name, on, present) in [
+        ("J", fit.j, spec.j.is_some()),
+        ("R", fit.r, spec.r.is_some()),
+        ("Q", fit.q, spec.q.is_some()),
+        ("B", fit.b, spec.b.is_some()),
+        ("x0", fit.x0, spec.x0.is_some()),
+    ] {
+        if on && present {
+            return Err(Error::invalid(
+                format!("model.{name}"),
+                format!(
+                    "is given but {name} is fitted (model.fit): give values only for fixed parts"
+                ),
+            ));
+        }
+    }
+    let j = given("J", &spec.j, n)?.unwrap_or_else(|| DMatrix::zeros(n, n));
+    check_skew("model.J", &j)?;
+    let r = given("R", &spec.r, n)?.unwrap_or_else(|| DMatrix::zeros(n, n));
+    check_psd("model.R", &r)?;
+    let q = given("Q", &spec.q, n)?.unwrap_or_else(|| DMatrix::identity(n, n));
+    check_pd("model.Q", &q)?;
+    let b = match given("B", &spec.b, m)? {
+        Some(b) => b,
+        None if fit.b => DMatrix::zeros(n, m),
+        None => {
+            return Err(Error::invalid(
+                "model.B",
+                "is required when B is fixed (not in model.fit): it has no default",
+            ));
+        }
+    };
+    let x0 = match &spec.x0 {
+        Some(x0) => vector_from_slice("model.x0", x0, n, &why)?,
+        None => DVector::zeros(n),
+    };
+    let (l, fixed_r) = if fit.r {
+        (DMatrix::zeros(n, rank), None)
+    } else {
+        (DMatrix::zeros(n, 0), Some(r))
+    };
+    Point::new(j, l, fixed_r, q, b, x0)
+}
