@@ -14,7 +14,8 @@
 //! t_end = 1.0
 //!
 //! [data]                        # file = "y.csv" | "y.npy": N + 1 rows [t_k, y_k] with t_k = k h
-//! noise = 0.0                   # σ of Gaussian noise added to the outputs (seeded by `seed`)
+//! noise = 0.0                   # σ of Gaussian noise added to the outputs (seeded by `seed`);
+//!                               # or a table: [data.noise] sigma = 0.05, seed = 7
 //! seed = 0
 //! [data.reference]              # or: data made by simulating this model
 //! kind = "random"               # or "linear-ph" with J, R, Q, B, x0
@@ -94,9 +95,38 @@ pub(crate) struct DataSpec {
     #[serde(default)]
     pub(crate) reference: Option<toml::Table>,
     #[serde(default)]
-    pub(crate) noise: f64,
+    pub(crate) noise: NoiseSpec,
     #[serde(default)]
     pub(crate) seed: u64,
+}
+
+/// `data.noise`: σ alone (`noise = 0.05`, seeded by `data.seed`) or a table
+/// (`[data.noise] sigma = 0.05`, optionally with its own `seed`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum NoiseSpec {
+    Sigma(f64),
+    Table {
+        sigma: f64,
+        #[serde(default)]
+        seed: Option<u64>,
+    },
+}
+
+impl Default for NoiseSpec {
+    fn default() -> Self {
+        NoiseSpec::Sigma(0.0)
+    }
+}
+
+impl DataSpec {
+    /// (σ, seed) of the output noise.
+    fn noise(&self) -> (f64, u64) {
+        match self.noise {
+            NoiseSpec::Sigma(sigma) => (sigma, self.seed),
+            NoiseSpec::Table { sigma, seed } => (sigma, seed.unwrap_or(self.seed)),
+        }
+    }
 }
 
 /// `[cost]`.
@@ -359,16 +389,14 @@ impl SpecContext {
         model: &LinearPhPlan,
         m: usize,
     ) -> Result<OutputData> {
-        if !(spec.noise.is_finite() && spec.noise >= 0.0) {
+        let (sigma, seed) = spec.noise();
+        if !(sigma.is_finite() && sigma >= 0.0) {
             return Err(Error::invalid(
                 "data.noise",
-                format!("must be a finite number ≥ 0 (σ), got {}", spec.noise),
+                format!("must be a finite number ≥ 0 (σ), got {sigma}"),
             ));
         }
-        let noise = (spec.noise > 0.0).then_some(Noise {
-            sigma: spec.noise,
-            seed: spec.seed,
-        });
+        let noise = (sigma > 0.0).then_some(Noise { sigma, seed });
         match (&spec.file, &spec.reference) {
             (Some(_), Some(_)) | (None, None) => Err(Error::invalid(
                 "data",
