@@ -267,17 +267,8 @@ pub struct GradientProblem {
 impl GradientConfig {
     /// Reads `path` and applies `--set` overrides in order.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let origin = path.display().to_string();
-        let table = parse_with_overrides(&text, overrides, &origin)?;
-        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
-        Ok(GradientConfig {
-            file,
-            context: SpecContext {
-                origin,
-                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            },
-        })
+        let (file, context) = SpecContext::load(path, overrides)?;
+        Ok(GradientConfig { file, context })
     }
 
     /// The validated problem: data read or simulated, candidates built.
@@ -319,6 +310,25 @@ impl GradientConfig {
 }
 
 impl SpecContext {
+    /// Reads the file at `path`, applies `--set` overrides in order and deserialises it,
+    /// with the context of its name and folder.
+    pub(crate) fn load<T: serde::de::DeserializeOwned>(
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<(T, SpecContext)> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = path.display().to_string();
+        let table = parse_with_overrides(&text, overrides, &origin)?;
+        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
+        Ok((
+            file,
+            SpecContext {
+                origin,
+                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            },
+        ))
+    }
+
     /// `[scheme]` as a collocation scheme the gradient supports.
     pub(crate) fn scheme(&self, spec: &SchemeSpec) -> Result<Scheme> {
         let family = spec.family.collocation().ok_or_else(|| {

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
-use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
+use super::config::SchemeSpec;
 use super::gradient_spec::{CostSpec, DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
@@ -190,17 +190,8 @@ pub struct IdentifyConfig {
 impl IdentifyConfig {
     /// Reads `path` and applies `--set` overrides in order.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let origin = path.display().to_string();
-        let table = parse_with_overrides(&text, overrides, &origin)?;
-        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
-        Ok(IdentifyConfig {
-            file,
-            context: SpecContext {
-                origin,
-                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            },
-        })
+        let (file, context) = SpecContext::load(path, overrides)?;
+        Ok(IdentifyConfig { file, context })
     }
 
     /// The validated problem: data read or simulated, the template model built.
