@@ -342,18 +342,22 @@ pub fn minimize(
             break;
         }
         // Every trial of every active start: (start, step, point).
-        let mut trials: Vec<(usize, f64, Option<Point>)> = Vec::new();
+        // Every trial of every active start: (start, step, whether its point exists), the
+        // points in the same order.
+        let mut trials: Vec<(usize, f64, bool)> = Vec::new();
+        let mut points: Vec<Point> = Vec::new();
         for &i in &active {
             let w = &walkers[i];
             let mut step = w.step;
             for _ in 0..settings.trials {
                 // A retraction that leaves the manifold numerically (Q loses its
                 // Cholesky factor) counts as a failed trial.
-                trials.push((i, step, geometry.retract(&w.point, &w.direction, step).ok()));
+                let point = geometry.retract(&w.point, &w.direction, step).ok();
+                trials.push((i, step, point.is_some()));
+                points.extend(point);
                 step *= settings.backtrack;
             }
         }
-        let points: Vec<Point> = trials.iter().filter_map(|t| t.2.clone()).collect();
         if let Some(budget) = settings.evaluation_budget
             && evaluations + points.len() > budget
         {
@@ -368,11 +372,11 @@ pub fn minimize(
             evaluate(&points)?
         };
         evaluations += points.len();
-        let mut results = results.into_iter();
+        let mut evaluated = points.into_iter().zip(results);
         let mut per_start: Vec<Vec<Trial>> = vec![Vec::new(); walkers.len()];
-        for (i, step, point) in trials {
-            let evaluated = point.map(|p| (p, results.next().expect("one result per trial")));
-            per_start[i].push((step, evaluated));
+        for (i, step, exists) in trials {
+            let trial = if exists { evaluated.next() } else { None };
+            per_start[i].push((step, trial));
         }
         for &i in &active {
             let w = &mut walkers[i];

@@ -44,7 +44,7 @@ use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
 use super::config::SchemeSpec;
-use super::gradient_spec::{CostSpec, DataSpec, SpecContext, read_data_file};
+use super::problem_spec::{CostSpec, DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
 use crate::model::SignalSpec;

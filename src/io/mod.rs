@@ -14,6 +14,7 @@ pub mod output;
 pub mod output_target;
 pub mod overrides;
 pub mod plot;
+pub mod problem_spec;
 pub mod resources;
 pub mod statistics;
 pub mod study_spec;

@@ -1,0 +1,499 @@
+//! The sections that gradient and identification problems share: `[data]` (measured or
+//! simulated outputs, noise), `[cost]`, the model tables, and [`SpecContext`], which builds
+//! them with the file's name for errors and its folder for relative paths.
+//!
+//! A model table is `kind = "linear-ph"` (J, R, Q, B, x0), `kind = "random"` or
+//! `kind = "msd-chain"` (`cells`, `mass`, `stiffness`, `damping`: the benchmark
+//! collection's single mass–spring–damper chain at rest, forces on masses 1 and 2).
+//! A random model (`kind = "random"`, `states`, `seed`, `scale` = 1) is drawn like the
+//! `random` draws of an ensemble: J = scale (A − Aᵀ)/√(2n), R = scale C Cᵀ/n,
+//! Q = scale (I + D Dᵀ/n), B = scale ξ, x0 = scale ξ, with m the number of inputs.
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::{DMatrix, DVector};
+use serde::Deserialize;
+
+use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
+use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
+use crate::error::{Error, Result};
+use crate::identify::{Noise, simulate_outputs};
+use crate::model::chain::msd_benchmark_chain;
+use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
+use crate::model::{LinearPh, Signal, SignalSpec};
+use crate::plan::{
+    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, OutputData, Parameters, Parts,
+    Quadrature, Regularization, check_scheme,
+};
+use crate::tableau::Scheme;
+
+type Rows = Vec<Vec<f64>>;
+
+/// `[data]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DataSpec {
+    #[serde(default)]
+    pub(crate) file: Option<PathBuf>,
+    #[serde(default)]
+    pub(crate) reference: Option<toml::Table>,
+    #[serde(default)]
+    pub(crate) noise: NoiseSpec,
+    #[serde(default)]
+    pub(crate) seed: u64,
+}
+
+/// `data.noise`: σ alone (`noise = 0.05`, seeded by `data.seed`) or a table
+/// (`[data.noise] sigma = 0.05`, optionally with its own `seed`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum NoiseSpec {
+    Sigma(f64),
+    Table {
+        sigma: f64,
+        #[serde(default)]
+        seed: Option<u64>,
+    },
+}
+
+impl Default for NoiseSpec {
+    fn default() -> Self {
+        NoiseSpec::Sigma(0.0)
+    }
+}
+
+impl DataSpec {
+    /// (σ, seed) of the output noise.
+    fn noise(&self) -> (f64, u64) {
+        match self.noise {
+            NoiseSpec::Sigma(sigma) => (sigma, self.seed),
+            NoiseSpec::Table { sigma, seed } => (sigma, seed.unwrap_or(self.seed)),
+        }
+    }
+}
+
+/// `[cost]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CostSpec {
+    #[serde(default)]
+    pub(crate) regularization: f64,
+    /// The parts in the regularisation's norm (default: all).
+    #[serde(default)]
+    pub(crate) regularized: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) quadrature: Quadrature,
+    #[serde(default)]
+    pub(crate) reference: Option<ParametersSpec>,
+}
+
+impl CostSpec {
+    /// The regularisation for n states and m inputs.
+    pub(crate) fn regularization(&self, n: usize, m: usize) -> Result<Regularization> {
+        let reference = match &self.reference {
+            Some(spec) => reference_parameters(spec, n, m)?,
+            None => Parameters::zeros(n, m),
+        };
+        let parts = match &self.regularized {
+            Some(names) => Parts::parse("cost.regularized", names)?,
+            None => Parts::ALL,
+        };
+        Ok(Regularization {
+            weight: self.regularization,
+            reference,
+            parts,
+        })
+    }
+}
+
+/// `[cost.reference]`: w_ref, zero where omitted.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ParametersSpec {
+    #[serde(rename = "J", default)]
+    j: Option<Rows>,
+    #[serde(rename = "R", default)]
+    r: Option<Rows>,
+    #[serde(rename = "Q", default)]
+    q: Option<Rows>,
+    #[serde(rename = "B", default)]
+    b: Option<Rows>,
+    #[serde(default)]
+    x0: Option<Vec<f64>>,
+}
+
+/// `kind = "random"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RandomModelSpec {
+    states: usize,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default = "one")]
+    scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `kind = "msd-chain"`: the benchmark collection's single mass–spring–damper chain
+/// (`model::chain::msd_benchmark_chain`), at rest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MsdChainSpec {
+    cells: usize,
+    mass: f64,
+    stiffness: f64,
+    damping: f64,
+}
+
+fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<Member> {
+    if spec.cells < 2 {
+        return Err(Error::invalid(
+            format!("{prefix}.cells"),
+            format!(
+                "must be ≥ 2 (forces act on masses 1 and 2), got {}",
+                spec.cells
+            ),
+        ));
+    }
+    for (name, value) in [
+        ("mass", spec.mass),
+        ("stiffness", spec.stiffness),
+        ("damping", spec.damping),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(Error::invalid(
+                format!("{prefix}.{name}"),
+                format!("must be a finite number > 0, got {value}"),
+            ));
+        }
+    }
+    let system = msd_benchmark_chain(spec.cells, spec.mass, spec.stiffness, spec.damping)?;
+    let n = system.states();
+    Ok(Member {
+        system,
+        x0: DVector::zeros(n),
+    })
+}
+
+/// Where a problem file came from: its name for errors, its folder for relative paths.
+/// Builds the sections that gradient and identification problems share.
+#[derive(Debug, Clone)]
+pub(crate) struct SpecContext {
+    pub(crate) origin: String,
+    pub(crate) base_dir: PathBuf,
+}
+
+impl SpecContext {
+    /// Reads the file at `path`, applies `--set` overrides in order and deserialises it,
+    /// with the context of its name and folder.
+    pub(crate) fn load<T: serde::de::DeserializeOwned>(
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<(T, SpecContext)> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = path.display().to_string();
+        let table = parse_with_overrides(&text, overrides, &origin)?;
+        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
+        Ok((
+            file,
+            SpecContext {
+                origin,
+                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            },
+        ))
+    }
+
+    /// `[scheme]` as a collocation scheme the gradient supports.
+    pub(crate) fn scheme(&self, spec: &SchemeSpec) -> Result<Scheme> {
+        let family = spec.family.collocation().ok_or_else(|| {
+            Error::invalid(
+                "scheme.family",
+                format!(
+                    "{} integrates contact systems; gradients take gauss or lobatto-iiia",
+                    spec.family.name()
+                ),
+            )
+        })?;
+        let stages = spec
+            .stages
+            .ok_or_else(|| Error::invalid("scheme.stages", "is required"))?;
+        let scheme = Scheme::new(family, stages)?;
+        check_scheme(&scheme)?;
+        Ok(scheme)
+    }
+
+    /// The signals of `[[<field>]]`, named `<field>[i]` in errors.
+    pub(crate) fn signals(&self, field: &str, specs: &[SignalSpec]) -> Result<Vec<Signal>> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Signal::from_spec(&format!("{field}[{i}]"), spec, &self.base_dir))
+            .collect()
+    }
+
+    /// A model table: `kind = "linear-ph"` (the default) or `kind = "random"`.
+    pub(crate) fn model(&self, prefix: &str, table: &toml::Table, inputs: usize) -> Result<Member> {
+        let mut table = table.clone();
+        let kind = match table.remove("kind") {
+            None => "linear-ph".to_string(),
+            Some(toml::Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(Error::invalid(
+                    format!("{prefix}.kind"),
+                    format!("must be a string (linear-ph or random), got {other}"),
+                ));
+            }
+        };
+        let rest = toml::Value::Table(table);
+        match kind.as_str() {
+            "linear-ph" => {
+                let spec: LinearPhSpec = deserialize_section(rest, prefix, &self.origin)?;
+                build_linear_ph_member(prefix, &spec)
+            }
+            "random" => {
+                let spec: RandomModelSpec = deserialize_section(rest, prefix, &self.origin)?;
+                random_model(prefix, &spec, inputs)
+            }
+            "msd-chain" => {
+                let spec: MsdChainSpec = deserialize_section(rest, prefix, &self.origin)?;
+                msd_chain_model(prefix, &spec)
+            }
+            other => Err(Error::invalid(
+                format!("{prefix}.kind"),
+                format!("unknown kind {other:?}; expected linear-ph, random or msd-chain"),
+            )),
+        }
+    }
+
+    /// The data: read from `data.file`, or simulated from `[data.reference]` under
+    /// `model`'s scheme, grid and inputs, with noise.
+    pub(crate) fn data(
+        &self,
+        spec: &DataSpec,
+        model: &LinearPhPlan,
+        m: usize,
+    ) -> Result<OutputData> {
+        let (sigma, seed) = spec.noise();
+        if !(sigma.is_finite() && sigma >= 0.0) {
+            return Err(Error::invalid(
+                "data.noise",
+                format!("must be a finite number ≥ 0 (σ), got {sigma}"),
+            ));
+        }
+        let noise = (sigma > 0.0).then_some(Noise { sigma, seed });
+        match (&spec.file, &spec.reference) {
+            (Some(_), Some(_)) | (None, None) => Err(Error::invalid(
+                "data",
+                "give exactly one of data.file (measured outputs) and [data.reference] (a model to simulate)",
+            )),
+            (None, Some(table)) => {
+                let reference = self.model("data.reference", table, m)?;
+                if reference.system.inputs() != m {
+                    return Err(Error::invalid(
+                        "data.reference.B",
+                        format!(
+                            "has {} column(s), the problem has {m} input(s)",
+                            reference.system.inputs()
+                        ),
+                    ));
+                }
+                simulate_outputs(model, &reference, noise)
+            }
+            (Some(path), None) => {
+                let path = self.base_dir.join(path);
+                let mut data = read_data_file(&path, m, &model.grid)?;
+                if let Some(noise) = noise {
+                    add_noise(&mut data, noise)?;
+                }
+                Ok(data)
+            }
+        }
+    }
+}
+
+/// A random model with n = `spec.states` and m = `inputs` (module docs).
+fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<Member> {
+    let n = spec.states;
+    if n == 0 {
+        return Err(Error::invalid(
+            format!("{prefix}.states"),
+            "must be ≥ 1, got 0",
+        ));
+    }
+    if !(spec.scale.is_finite() && spec.scale > 0.0) {
+        return Err(Error::invalid(
+            format!("{prefix}.scale"),
+            format!("must be a finite number > 0, got {}", spec.scale),
+        ));
+    }
+    let nominal = Member {
+        system: LinearPh::new(
+            prefix,
+            DMatrix::zeros(n, n),
+            DMatrix::zeros(n, n),
+            DMatrix::identity(n, n),
+            DMatrix::zeros(n, inputs),
+        )?,
+        x0: DVector::zeros(n),
+    };
+    let random = Draw::Random { scale: spec.scale };
+    let draws = EnsembleSpec {
+        members: 1,
+        seed: spec.seed,
+        j: random,
+        r: random,
+        q: random,
+        b: random,
+        x0: random,
+    };
+    DrawnEnsemble::new(nominal, draws, None)?.draw(0)
+}
+
+/// w_ref: shapes checked, J skew, R and Q symmetric (no definiteness: w_ref = 0 is allowed).
+fn reference_parameters(spec: &ParametersSpec, n: usize, m: usize) -> Result<Parameters> {
+    let why = format!("n = {n}, m = {m} from the candidate");
+    let square = |name: &str, rows: &Option<Rows>| -> Result<DMatrix<f64>> {
+        rows.as_ref().map_or(Ok(DMatrix::zeros(n, n)), |rows| {
+            matrix_from_rows(&format!("cost.reference.{name}"), rows, n, n, &why)
+        })
+    };
+    let j = square("J", &spec.j)?;
+    let r = square("R", &spec.r)?;
+    let q = square("Q", &spec.q)?;
+    check_skew("cost.reference.J", &j)?;
+    check_symmetric("cost.reference.R", &r)?;
+    check_symmetric("cost.reference.Q", &q)?;
+    let b = spec.b.as_ref().map_or(Ok(DMatrix::zeros(n, m)), |rows| {
+        matrix_from_rows("cost.reference.B", rows, n, m, &why)
+    })?;
+    let x0 = spec.x0.as_ref().map_or(Ok(DVector::zeros(n)), |x0| {
+        vector_from_slice("cost.reference.x0", x0, n, &why)
+    })?;
+    Ok(Parameters { j, r, q, b, x0 })
+}
+
+/// Adds seeded Gaussian noise to read data.
+fn add_noise(data: &mut OutputData, noise: Noise) -> Result<()> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, Normal};
+    let normal = Normal::new(0.0, noise.sigma)
+        .map_err(|e| Error::invalid("data.noise", format!("{e}: σ = {}", noise.sigma)))?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(noise.seed);
+    data.values
+        .iter_mut()
+        .for_each(|v| *v += normal.sample(&mut rng));
+    Ok(())
+}
+
+/// Reads N + 1 rows [t_k, y_k] (m outputs) from a CSV file (an optional header line) or an
+/// NPY array ((N + 1) × (1 + m), f64), checking the columns, the grid t_k = k h and that
+/// every value is finite.
+pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Result<OutputData> {
+    let field = "data.file";
+    let rows: Vec<Vec<f64>> = match path.extension().and_then(|e| e.to_str()) {
+        Some("npy") => {
+            let array: ndarray::Array2<f64> = ndarray_npy::read_npy(path).map_err(|e| {
+                Error::invalid(
+                    field,
+                    format!("{}: not a 2-D f64 NPY array: {e}", path.display()),
+                )
+            })?;
+            array.outer_iter().map(|row| row.to_vec()).collect()
+        }
+        _ => read_csv_rows(path)?,
+    };
+    let columns = 1 + m;
+    let mut values = Vec::with_capacity(rows.len() * m);
+    for (k, row) in rows.iter().enumerate() {
+        if row.len() != columns {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k} has {} column(s), expected 1 + m = {columns} (t and one output per input)",
+                    path.display(),
+                    row.len()
+                ),
+            ));
+        }
+        if let Some(c) = row.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k}, column {c} is {} (values must be finite)",
+                    path.display(),
+                    row[c]
+                ),
+            ));
+        }
+        let expected = k as f64 * grid.h;
+        if (row[0] - expected).abs() > 1e-9 * grid.h.max(expected.abs()) {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: row {k} has t = {}, but the grid needs t_k = k h = {expected} (scheme.h = {}): the data grid does not match h",
+                    path.display(),
+                    row[0],
+                    grid.h
+                ),
+            ));
+        }
+        values.extend_from_slice(&row[1..]);
+    }
+    if rows.len() != grid.steps + 1 {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "{}: has {} row(s), the grid t_k = k h, k = 0…N has N + 1 = {} (scheme.h = {}, scheme.t_end = {})",
+                path.display(),
+                rows.len(),
+                grid.steps + 1,
+                grid.h,
+                grid.t_end()
+            ),
+        ));
+    }
+    Ok(OutputData {
+        channels: m,
+        values,
+    })
+}
+
+/// The numeric rows of a CSV file; a first line that is not numeric is a header.
+fn read_csv_rows(path: &Path) -> Result<Vec<Vec<f64>>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+    let mut rows = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let record =
+            record.map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+        let parsed: std::result::Result<Vec<f64>, _> =
+            record.iter().map(str::parse::<f64>).collect();
+        match parsed {
+            Ok(row) => rows.push(row),
+            Err(_) if line == 0 => {}
+            Err(_) => {
+                let (column, text) = record
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| v.parse::<f64>().is_err())
+                    .expect("a field failed to parse");
+                return Err(Error::invalid(
+                    "data.file",
+                    format!(
+                        "{}: line {}, column {column}: {text:?} is not a number",
+                        path.display(),
+                        line + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(rows)
+}
