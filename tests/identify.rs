@@ -217,4 +217,13 @@ fn bad_configs_get_clear_errors() {
     );
     assert_mentions(&fails(&["data.noise=-1.0"]), &["data.noise", "-1"]);
     assert_mentions(&fails(&["optimizer.max_iteration=3"]), &["max_iteration"]);
+    assert_mentions(
+        &fails(&["optimizer.stall_window=0"]),
+        &["optimizer.stall_window", "got 0"],
+    );
+    assert_mentions(
+        &fails(&["optimizer.prune_every=-2"]),
+        &["prune_every", "-2"],
+    );
+    assert_mentions(&fails(&["optimizer.refine=\"yes\""]), &["refine"]);
 }

@@ -6,25 +6,39 @@
 //! With g_k = grad 𝒥(w_k) (the Riemannian gradient, [`super::manifold`]) and the direction
 //! η_0 = −g_0:
 //!
-//! 1. **Armijo backtracking.** Trial steps σ, βσ, β²σ, … (β = `backtrack`, `trials` of them
-//!    per batch, the next batch continuing where the last stopped); the largest σ with
-//!    𝒥(R_{w_k}(σ η_k)) ≤ 𝒥(w_k) + c σ ⟨g_k, η_k⟩ (c = `armijo`) is taken:
-//!    w_{k+1} = R_{w_k}(σ_k η_k). The first trial is `initial_step` / ‖η_0‖ at k = 0
-//!    (a move of length `initial_step`) and afterwards 2 σ_{k−1} ⟨g_{k−1}, η_{k−1}⟩ /
-//!    ⟨g_k, η_k⟩ (twice the step whose first-order decrease matches the last one).
+//! 1. **Armijo backtracking, refined.** Trial steps σ, βσ, β²σ, … (β = `backtrack`,
+//!    `trials` of them per batch, the next batch continuing where the last stopped). Of the
+//!    trials that pass the Armijo test 𝒥(R_{w_k}(σ η_k)) ≤ 𝒥(w_k) + c σ ⟨g_k, η_k⟩
+//!    (c = `armijo`) the one of lowest cost is accepted. Its evaluation brings the gradient
+//!    along, so the slope φ'(σ) of φ(t) = 𝒥(R_{w_k}(t η_k)) is known as well as
+//!    φ'(0) = ⟨g_k, η_k⟩; with `refine`, the zero of the secant through them,
+//!    t* = σ φ'(0) / (φ'(0) − φ'(σ)) (the line minimum of a quadratic φ), is evaluated in
+//!    the next batch and replaces σ when it passes the Armijo test at a lower cost. It is
+//!    skipped when φ' does not increase or t* is within 10 % of σ. Conjugate directions
+//!    lose their conjugacy under inexact line minima, and on the ill-conditioned fits of
+//!    identification this one extra evaluation per iteration is what lets them work.
+//!    The first trial is `initial_step` / ‖η_0‖ at k = 0 (a move of length
+//!    `initial_step`) and afterwards 2 σ_{k−1} ⟨g_{k−1}, η_{k−1}⟩ / ⟨g_k, η_k⟩ (twice the
+//!    step whose first-order decrease matches the last one).
 //! 2. **Direction** (Sato 2022, eq. (11) of the seed): every tangent space is the same
 //!    vector space and vectors are transported by the identity, 𝒯(η_k) = η_k, scaled by
 //!    s_k = min(1, ‖η_k‖_{w_k} / ‖η_k‖_{w_{k+1}}) so that transport never lengthens a
 //!    direction; then η_{k+1} = −g_{k+1} + β_{k+1} s_k 𝒯(η_k) with the Polak–Ribière+
 //!    coefficient β_{k+1} = max(0, ⟨g_{k+1}, g_{k+1} − 𝒯(g_k)⟩_{w_{k+1}} / ‖g_k‖²_{w_k}).
-//! 3. **Restarts**: η_{k+1} = −g_{k+1} every `restart_every` iterations, whenever η_{k+1}
-//!    is not a descent direction (⟨g_{k+1}, η_{k+1}⟩ ≥ 0), and when backtracking along a
-//!    conjugate direction finds no decrease within `max_backtracks` halvings.
+//! 3. **Restarts**: η_{k+1} = −g_{k+1} where β⁺ = 0, whenever η_{k+1} is not a descent
+//!    direction (⟨g_{k+1}, η_{k+1}⟩ ≥ 0), when backtracking along a conjugate direction
+//!    finds no decrease within `max_backtracks` halvings, and every `restart_every`
+//!    iterations if that is not 0 (the default: periodic restarts throw away the
+//!    conjugacy that the refined line search builds up).
 //!
 //! A start stops when ‖g_k‖ ≤ `gradient_tolerance` ‖g_0‖, when the cost has fallen by less
-//! than `relative_decrease` (relative) over the last `restart_every` iterations, after
+//! than `relative_decrease` (relative) over the last `stall_window` iterations, after
 //! `max_iterations` iterations, or when no step along −g_k decreases the cost. All starts
 //! stop when the next batch would exceed `evaluation_budget`.
+//!
+//! **Successive halving** (`prune_every` = k > 0): each time every active start has made
+//! another k iterations, the costlier half of the active starts stops, so that the starts
+//! explore side by side early and the budget goes into depth on the best of them later.
 
 use std::fmt;
 
@@ -44,9 +58,19 @@ pub struct CgSettings {
     pub backtrack: f64,
     /// Trial steps per start in one batch.
     pub trials: usize,
+    /// Refine the accepted trial by one secant step on the slope along the curve (one
+    /// more evaluation, in the next batch); off reproduces plain backtracking.
+    pub refine: bool,
     /// Backtracking steps without a decrease before a restart (or a stop along −g).
     pub max_backtracks: usize,
+    /// Periodic restart along −g every this many iterations; 0: never (Polak–Ribière+
+    /// restarts by itself where β⁺ = 0).
     pub restart_every: usize,
+    /// Iterations over which `relative_decrease` is measured.
+    pub stall_window: usize,
+    /// Successive halving: each time every active start has made another `prune_every`
+    /// iterations, the costlier half of them stops; 0: never.
+    pub prune_every: usize,
     pub gradient_tolerance: f64,
     pub relative_decrease: f64,
     /// Total cost+gradient evaluations allowed (trials included).
@@ -61,8 +85,11 @@ impl Default for CgSettings {
             armijo: 1e-4,
             backtrack: 0.5,
             trials: 4,
+            refine: true,
             max_backtracks: 40,
-            restart_every: 5,
+            restart_every: 0,
+            stall_window: 10,
+            prune_every: 10,
             gradient_tolerance: 1e-8,
             relative_decrease: 1e-10,
             evaluation_budget: None,
@@ -105,7 +132,7 @@ impl CgSettings {
         for (name, value) in [
             ("trials", self.trials),
             ("max_backtracks", self.max_backtracks),
-            ("restart_every", self.restart_every),
+            ("stall_window", self.stall_window),
         ] {
             if value == 0 {
                 return Err(Error::invalid(
@@ -126,6 +153,7 @@ pub enum Stop {
     Stalled,
     LineSearch,
     Budget,
+    Pruned,
 }
 
 impl fmt::Display for Stop {
@@ -136,6 +164,7 @@ impl fmt::Display for Stop {
             Stop::Stalled => "relative decrease",
             Stop::LineSearch => "no descent step",
             Stop::Budget => "evaluation budget",
+            Stop::Pruned => "pruned (costlier half)",
         })
     }
 }
@@ -183,6 +212,14 @@ struct Walker {
     since_restart: usize,
     history: Vec<f64>,
     stop: Option<Stop>,
+    /// The best Armijo trial, waiting for the evaluation of its refinement.
+    pending: Option<Pending>,
+}
+
+/// An accepted trial (step, point, evaluation) and the refined step evaluated next.
+struct Pending {
+    accepted: (f64, Point, Evaluation),
+    refined: f64,
 }
 
 impl Walker {
@@ -216,6 +253,7 @@ impl Walker {
             since_restart: 0,
             history: vec![evaluation.cost],
             stop,
+            pending: None,
         }
     }
 
@@ -232,7 +270,7 @@ impl Walker {
         let grad_norm_sq = geometry.inner(&point, &grad, &grad);
         self.since_restart += 1;
         let mut beta = 0.0;
-        if self.since_restart < settings.restart_every {
+        if settings.restart_every == 0 || self.since_restart < settings.restart_every {
             let cross = geometry.inner(&point, &grad, &self.grad);
             beta = ((grad_norm_sq - cross) / self.grad_norm_sq).max(0.0);
         } else {
@@ -268,7 +306,7 @@ impl Walker {
         self.backtracks = 0;
         self.history.push(self.cost);
         let iterations = self.history.len() - 1;
-        let window = settings.restart_every;
+        let window = settings.stall_window;
         if grad_norm_sq.sqrt() <= settings.gradient_tolerance * self.grad_norm_initial
             || self.cost == 0.0
         {
@@ -304,6 +342,104 @@ impl Walker {
         self.backtracks = 0;
     }
 
+    /// The steps to evaluate in the next batch: the refinement when one is pending, else
+    /// `trials` backtracking steps from `step`.
+    fn steps(&self, settings: &CgSettings) -> Vec<f64> {
+        match &self.pending {
+            Some(pending) => vec![pending.refined],
+            None => (0..settings.trials)
+                .scan(self.step, |step, _| {
+                    let this = *step;
+                    *step *= settings.backtrack;
+                    Some(this)
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether the cost at `step` passes the Armijo test.
+    fn armijo(&self, settings: &CgSettings, step: f64, cost: f64) -> bool {
+        cost.is_finite() && cost <= self.cost + settings.armijo * step * self.slope
+    }
+
+    /// The zero of the secant through the slopes φ'(0) and φ'(σ) of φ(t) = 𝒥(R_w(t η)):
+    /// t* = σ φ'(0) / (φ'(0) − φ'(σ)), the line minimum when φ is quadratic. `None` when
+    /// φ' does not increase (no curvature to use) or t* is within 10 % of σ.
+    fn refined_step(
+        &self,
+        geometry: &Geometry,
+        step: f64,
+        reached: &Point,
+        evaluation: &Evaluation,
+    ) -> Option<f64> {
+        let slope = geometry.slope_along(
+            &self.point,
+            &self.direction,
+            step,
+            reached,
+            &evaluation.gradient,
+        );
+        let rise = slope - self.slope;
+        if !(rise.is_finite() && rise > 0.0) {
+            return None;
+        }
+        let refined = (step * -self.slope / rise).min(8.0 * step);
+        ((refined / step - 1.0).abs() > 1e-3).then_some(refined)
+    }
+
+    /// Takes the result of a batch: the refinement's, or the backtracking trials'.
+    fn take(
+        &mut self,
+        geometry: &Geometry,
+        settings: &CgSettings,
+        evaluated: Vec<(f64, Option<(Point, Evaluation)>)>,
+    ) {
+        if let Some(Pending { accepted, .. }) = self.pending.take() {
+            let (step, point, evaluation) = match evaluated.into_iter().next() {
+                Some((step, Some((point, evaluation))))
+                    if evaluation.cost < accepted.2.cost
+                        && self.armijo(settings, step, evaluation.cost) =>
+                {
+                    (step, point, evaluation)
+                }
+                _ => accepted,
+            };
+            self.accept(geometry, settings, step, point, &evaluation);
+            return;
+        }
+        let mut smallest = f64::INFINITY;
+        let mut accepted: Option<(f64, Point, Evaluation)> = None;
+        for (step, evaluated) in evaluated {
+            smallest = smallest.min(step);
+            if let Some((point, evaluation)) = evaluated
+                && self.armijo(settings, step, evaluation.cost)
+                && accepted
+                    .as_ref()
+                    .is_none_or(|best| evaluation.cost < best.2.cost)
+            {
+                accepted = Some((step, point, evaluation));
+            }
+        }
+        let Some((step, point, evaluation)) = accepted else {
+            self.reject(settings, smallest);
+            return;
+        };
+        let refined = if settings.refine {
+            self.refined_step(geometry, step, &point, &evaluation)
+        } else {
+            None
+        };
+        match refined {
+            Some(refined) => {
+                self.pending = Some(Pending {
+                    accepted: (step, point, evaluation),
+                    refined,
+                })
+            }
+            None => self.accept(geometry, settings, step, point, &evaluation),
+        }
+    }
+
     fn result(self) -> StartResult {
         StartResult {
             cost_initial: self.history[0],
@@ -315,6 +451,25 @@ impl Walker {
             history: self.history,
         }
     }
+}
+
+/// Successive halving: once every active start has made `prune_at` iterations, stops the
+/// costlier half of them (the cheaper ⌈a/2⌉ of a active go on) and moves `prune_at` on by
+/// `every`. A lone active start is never pruned.
+fn prune(walkers: &mut [Walker], prune_at: &mut usize, every: usize) {
+    let mut active: Vec<usize> = (0..walkers.len())
+        .filter(|&i| walkers[i].stop.is_none())
+        .collect();
+    let iterations = |w: &Walker| w.history.len() - 1;
+    if active.len() < 2 || active.iter().any(|&i| iterations(&walkers[i]) < *prune_at) {
+        return;
+    }
+    active.sort_by(|&a, &b| walkers[a].cost.total_cmp(&walkers[b].cost).then(a.cmp(&b)));
+    for &i in &active[active.len().div_ceil(2)..] {
+        walkers[i].stop = Some(Stop::Pruned);
+        walkers[i].pending = None;
+    }
+    *prune_at += every;
 }
 
 /// Minimises from every start (a point with its evaluation), all advanced together:
@@ -334,6 +489,7 @@ pub fn minimize(
         .map(|(point, evaluation)| Walker::new(geometry, point, &evaluation, settings))
         .collect();
     let mut evaluations = 0;
+    let mut prune_at = settings.prune_every;
     loop {
         let active: Vec<usize> = (0..walkers.len())
             .filter(|&i| walkers[i].stop.is_none())
@@ -348,14 +504,12 @@ pub fn minimize(
         let mut points: Vec<Point> = Vec::new();
         for &i in &active {
             let w = &walkers[i];
-            let mut step = w.step;
-            for _ in 0..settings.trials {
+            for step in w.steps(settings) {
                 // A retraction that leaves the manifold numerically (Q loses its
                 // Cholesky factor) counts as a failed trial.
                 let point = geometry.retract(&w.point, &w.direction, step).ok();
                 trials.push((i, step, point.is_some()));
                 points.extend(point);
-                step *= settings.backtrack;
             }
         }
         if let Some(budget) = settings.evaluation_budget
@@ -379,27 +533,11 @@ pub fn minimize(
             per_start[i].push((step, trial));
         }
         for &i in &active {
-            let w = &mut walkers[i];
-            let mut smallest = f64::INFINITY;
-            let mut accepted = None;
-            for (step, evaluated) in per_start[i].drain(..) {
-                smallest = smallest.min(step);
-                if accepted.is_some() {
-                    continue;
-                }
-                if let Some((point, evaluation)) = evaluated
-                    && evaluation.cost.is_finite()
-                    && evaluation.cost <= w.cost + settings.armijo * step * w.slope
-                {
-                    accepted = Some((step, point, evaluation));
-                }
-            }
-            match accepted {
-                Some((step, point, evaluation)) => {
-                    w.accept(geometry, settings, step, point, &evaluation)
-                }
-                None => w.reject(settings, smallest),
-            }
+            let evaluated = std::mem::take(&mut per_start[i]);
+            walkers[i].take(geometry, settings, evaluated);
+        }
+        if settings.prune_every > 0 {
+            prune(&mut walkers, &mut prune_at, settings.prune_every);
         }
         progress(&Progress {
             evaluations,
@@ -416,4 +554,136 @@ pub fn minimize(
         walkers.into_iter().map(Walker::result).collect(),
         evaluations,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use nalgebra::{DMatrix, DVector};
+
+    use super::*;
+    use crate::plan::{Parameters, Parts};
+
+    /// 𝒥(B) = ½ Σ_i d_i (b_i − c_i)² over the 10 entries of a 5×2 B, curvatures d_i spread
+    /// over four decades (condition number 10⁴).
+    fn quadratic(point: &Point) -> Evaluation {
+        let (n, m) = point.shape();
+        let d = |i: usize| 10f64.powf(4.0 * i as f64 / (n * m - 1) as f64);
+        let c = |i: usize| (i as f64 * 0.7).sin();
+        let mut gradient = Parameters {
+            j: DMatrix::zeros(n, n),
+            r: DMatrix::zeros(n, n),
+            q: DMatrix::zeros(n, n),
+            b: DMatrix::zeros(n, m),
+            x0: DVector::zeros(n),
+        };
+        let mut cost = 0.0;
+        for (i, b) in point.b.iter().enumerate() {
+            cost += 0.5 * d(i) * (b - c(i)).powi(2);
+            gradient.b[i] = d(i) * (b - c(i));
+        }
+        Evaluation { cost, gradient }
+    }
+
+    /// A start with B = offset · 1 (everything else fixed).
+    fn start(offset: f64) -> (Point, Evaluation) {
+        let n = 5;
+        let point = Point::new(
+            DMatrix::zeros(n, n),
+            DMatrix::zeros(n, 0),
+            Some(DMatrix::zeros(n, n)),
+            DMatrix::identity(n, n),
+            DMatrix::from_element(n, 2, offset),
+            DVector::zeros(n),
+        )
+        .unwrap();
+        let evaluation = quadratic(&point);
+        (point, evaluation)
+    }
+
+    fn minimize_quadratic(starts: &[f64], settings: CgSettings) -> Vec<StartResult> {
+        let geometry = Geometry {
+            fit: Parts {
+                b: true,
+                ..Parts::NONE
+            },
+        };
+        let (results, _) = minimize(
+            &geometry,
+            starts.iter().map(|&offset| start(offset)).collect(),
+            &settings,
+            &mut |points| Ok(points.iter().map(quadratic).collect()),
+            &mut |_| {},
+        )
+        .unwrap();
+        results
+    }
+
+    fn run(refine: bool, iterations: usize) -> StartResult {
+        let settings = CgSettings {
+            max_iterations: iterations,
+            refine,
+            gradient_tolerance: 0.0,
+            relative_decrease: 0.0,
+            ..CgSettings::default()
+        };
+        minimize_quadratic(&[0.0], settings).remove(0)
+    }
+
+    #[test]
+    fn successive_halving_keeps_the_cheaper_half_until_one_start_is_left() {
+        let settings = CgSettings {
+            max_iterations: 9,
+            refine: false,
+            gradient_tolerance: 0.0,
+            relative_decrease: 0.0,
+            prune_every: 2,
+            ..CgSettings::default()
+        };
+        let results = minimize_quadratic(&[3.0, 0.0, 9.0, -1.0, 30.0], settings);
+        let pruned: Vec<usize> = results.iter().map(|r| r.iterations).collect();
+        let survivors: Vec<&StartResult> =
+            results.iter().filter(|r| r.stop != Stop::Pruned).collect();
+        assert_eq!(survivors.len(), 1, "iterations {pruned:?}");
+        assert_eq!(survivors[0].stop, Stop::Iterations);
+        // 5 → 3 once all have 2 iterations, 3 → 2 at 4, 2 → 1 at 6 (a start that needed
+        // an extra backtracking batch lags, so the others may be further on).
+        let mut rounds: Vec<usize> = results
+            .iter()
+            .filter(|r| r.stop == Stop::Pruned)
+            .map(|r| r.iterations)
+            .collect();
+        rounds.sort();
+        assert_eq!(rounds.len(), 4, "iterations {pruned:?}");
+        for (at, least) in rounds.iter().zip([2, 2, 4, 6]) {
+            assert!(*at >= least, "iterations {pruned:?}");
+        }
+        // The survivor was the cheapest when each was pruned and its cost never rose since.
+        for r in results.iter().filter(|r| r.stop == Stop::Pruned) {
+            assert!(r.cost >= survivors[0].cost, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn refined_line_search_makes_conjugate_gradients_finite_on_a_quadratic() {
+        // With exact line minima, CG minimises a quadratic in 10 unknowns in 10 steps (up
+        // to rounding); the secant refinement is exact on a quadratic, plain backtracking
+        // is not.
+        let refined = run(true, 14);
+        let plain = run(false, 14);
+        let initial = refined.cost_initial;
+        assert!(
+            refined.cost <= 1e-20 * initial,
+            "refined: {:e} of {initial:e} after 14 iterations",
+            refined.cost
+        );
+        assert!(
+            plain.cost > 1e3 * refined.cost.max(1e-30 * initial),
+            "plain backtracking {:e} vs refined {:e}",
+            plain.cost,
+            refined.cost
+        );
+        for pair in refined.history.windows(2) {
+            assert!(pair[1] <= pair[0], "cost rose: {pair:?}");
+        }
+    }
 }

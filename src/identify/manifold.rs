@@ -257,6 +257,38 @@ impl Geometry {
         self.inner(point, xi, xi).max(0.0).sqrt()
     }
 
+    /// d/dt 𝒥(R_w(t ξ)) at t: the slope of the cost along the retraction curve, from the
+    /// Euclidean gradient `euclidean` of 𝒥 at R_w(t ξ). The curve's velocity is ξ for J, L,
+    /// B and x0, and ξ + t ξ Q⁻¹ ξ for Q (the derivative of Q + tξ + ½ t² ξ Q⁻¹ ξ); for L
+    /// the Euclidean gradient is 2 ∇_R 𝒥 L, evaluated with L(t) = L + t ξ_L.
+    pub fn slope_along(
+        &self,
+        start: &Point,
+        xi: &Tangent,
+        t: f64,
+        reached: &Point,
+        euclidean: &Parameters,
+    ) -> f64 {
+        let mut slope = 0.0;
+        if self.fit.j {
+            slope += euclidean.j.dot(&xi.j);
+        }
+        if self.fit.r {
+            slope += (&euclidean.r * &reached.l * 2.0).dot(&xi.l);
+        }
+        if self.fit.q {
+            let velocity = &xi.q + &xi.q * &start.q_inverse * &xi.q * t;
+            slope += euclidean.q.dot(&velocity);
+        }
+        if self.fit.b {
+            slope += euclidean.b.dot(&xi.b);
+        }
+        if self.fit.x0 {
+            slope += euclidean.x0.dot(&xi.x0);
+        }
+        slope
+    }
+
     /// R_w(t ξ): the point reached from `point` along t ξ (module docs).
     pub fn retract(&self, point: &Point, xi: &Tangent, t: f64) -> Result<Point> {
         let j = if self.fit.j {
@@ -367,5 +399,18 @@ mod tests {
             (pairing - fd).abs() <= 1e-8 * pairing.abs().max(1.0),
             "pairing {pairing}, finite difference {fd}"
         );
+        // Away from t = 0 the slope along the curve follows the retraction's own velocity
+        // (Q's is not ξ there).
+        for s in [0.0, 0.7, -1.3] {
+            let reached = geometry.retract(&at, &xi, s).unwrap();
+            let slope = geometry.slope_along(&at, &xi, s, &reached, &euclidean);
+            let fd = (cost(&geometry.retract(&at, &xi, s + t).unwrap())
+                - cost(&geometry.retract(&at, &xi, s - t).unwrap()))
+                / (2.0 * t);
+            assert!(
+                (slope - fd).abs() <= 1e-8 * slope.abs().max(1.0),
+                "t = {s}: slope {slope}, finite difference {fd}"
+            );
+        }
     }
 }

@@ -31,10 +31,13 @@
 //! armijo = 1e-4
 //! backtrack = 0.5
 //! trials = 4                # trial steps per start per batch
+//! refine = true             # a secant refinement of the accepted step (one more evaluation)
 //! max_backtracks = 40
-//! restart_every = 5
+//! restart_every = 0         # periodic restart along −grad; 0: never (PR+ restarts itself)
 //! gradient_tolerance = 1e-8 # relative to the first gradient
-//! relative_decrease = 1e-10 # over restart_every iterations
+//! relative_decrease = 1e-10 # over stall_window iterations
+//! stall_window = 10
+//! prune_every = 10         # every k iterations the costlier half of the starts stops; 0: never
 //! # evaluation_budget = …   # total cost+gradient evaluations, Monte-Carlo included
 //! ```
 
@@ -137,8 +140,11 @@ struct OptimizerSpec {
     armijo: f64,
     backtrack: f64,
     trials: usize,
+    refine: bool,
     max_backtracks: usize,
     restart_every: usize,
+    stall_window: usize,
+    prune_every: usize,
     gradient_tolerance: f64,
     relative_decrease: f64,
     evaluation_budget: Option<usize>,
@@ -153,8 +159,11 @@ impl Default for OptimizerSpec {
             armijo: d.armijo,
             backtrack: d.backtrack,
             trials: d.trials,
+            refine: d.refine,
             max_backtracks: d.max_backtracks,
             restart_every: d.restart_every,
+            stall_window: d.stall_window,
+            prune_every: d.prune_every,
             gradient_tolerance: d.gradient_tolerance,
             relative_decrease: d.relative_decrease,
             evaluation_budget: d.evaluation_budget,
@@ -270,8 +279,11 @@ impl IdentifyConfig {
                 armijo: opt.armijo,
                 backtrack: opt.backtrack,
                 trials: opt.trials,
+                refine: opt.refine,
                 max_backtracks: opt.max_backtracks,
                 restart_every: opt.restart_every,
+                stall_window: opt.stall_window,
+                prune_every: opt.prune_every,
                 gradient_tolerance: opt.gradient_tolerance,
                 relative_decrease: opt.relative_decrease,
                 evaluation_budget: opt.evaluation_budget,
