@@ -14,7 +14,7 @@
 //!    φ'(0) = ⟨g_k, η_k⟩; with `refine`, the zero of the secant through them,
 //!    t* = σ φ'(0) / (φ'(0) − φ'(σ)) (the line minimum of a quadratic φ), is evaluated in
 //!    the next batch and replaces σ when it passes the Armijo test at a lower cost. It is
-//!    skipped when φ' does not increase or t* is within 10 % of σ. Conjugate directions
+//!    skipped when φ' does not increase or t* is within 0.1 % of σ. Conjugate directions
 //!    lose their conjugacy under inexact line minima, and on the ill-conditioned fits of
 //!    identification this one extra evaluation per iteration is what lets them work.
 //!    The first trial is `initial_step` / ‖η_0‖ at k = 0 (a move of length
@@ -43,7 +43,8 @@
 use std::fmt;
 
 use super::gradient::Evaluation;
-use super::manifold::{Geometry, Point, Tangent};
+use super::manifold::{Geometry, Point};
+use super::walker::{Trial, Walker};
 use crate::error::{Error, Result};
 
 /// The settings of the iteration (module docs).
@@ -191,283 +192,19 @@ pub struct Progress {
     pub iterations: usize,
 }
 
-/// A trial step with its point and evaluation (`None` when the retraction failed).
-type Trial = (f64, Option<(Point, Evaluation)>);
-
-/// One start's walk.
-struct Walker {
-    point: Point,
-    cost: f64,
-    grad: Tangent,
-    grad_norm_sq: f64,
-    grad_norm_initial: f64,
-    direction: Tangent,
-    /// ⟨g_k, η_k⟩ < 0.
-    slope: f64,
-    /// The first trial step of the next batch.
-    step: f64,
-    /// Backtracking steps taken along the current direction.
-    backtracks: usize,
-    steepest: bool,
-    since_restart: usize,
-    history: Vec<f64>,
-    stop: Option<Stop>,
-    /// The best Armijo trial, waiting for the evaluation of its refinement.
-    pending: Option<Pending>,
-}
-
-/// An accepted trial (step, point, evaluation) and the refined step evaluated next.
-struct Pending {
-    accepted: (f64, Point, Evaluation),
-    refined: f64,
-}
-
-impl Walker {
-    fn new(
-        geometry: &Geometry,
-        point: Point,
-        evaluation: &Evaluation,
-        settings: &CgSettings,
-    ) -> Self {
-        let grad = geometry.gradient(&point, &evaluation.gradient);
-        let grad_norm_sq = geometry.inner(&point, &grad, &grad);
-        let norm = grad_norm_sq.sqrt();
-        let stop = if norm.is_nan() || norm <= 0.0 {
-            Some(Stop::Gradient)
-        } else if settings.max_iterations == 0 {
-            Some(Stop::Iterations)
-        } else {
-            None
-        };
-        Walker {
-            direction: grad.scaled(-1.0),
-            slope: -grad_norm_sq,
-            step: settings.initial_step / norm.max(f64::MIN_POSITIVE),
-            point,
-            cost: evaluation.cost,
-            grad,
-            grad_norm_sq,
-            grad_norm_initial: norm,
-            backtracks: 0,
-            steepest: true,
-            since_restart: 0,
-            history: vec![evaluation.cost],
-            stop,
-            pending: None,
-        }
-    }
-
-    /// Moves to the accepted trial and picks the next direction (module docs, 2 and 3).
-    fn accept(
-        &mut self,
-        geometry: &Geometry,
-        settings: &CgSettings,
-        step: f64,
-        point: Point,
-        evaluation: &Evaluation,
-    ) {
-        let grad = geometry.gradient(&point, &evaluation.gradient);
-        let grad_norm_sq = geometry.inner(&point, &grad, &grad);
-        self.since_restart += 1;
-        let mut beta = 0.0;
-        if settings.restart_every == 0 || self.since_restart < settings.restart_every {
-            let cross = geometry.inner(&point, &grad, &self.grad);
-            beta = ((grad_norm_sq - cross) / self.grad_norm_sq).max(0.0);
-        } else {
-            self.since_restart = 0;
-        }
-        let mut direction = grad.scaled(-1.0);
-        if beta > 0.0 {
-            let before = geometry.norm(&self.point, &self.direction);
-            let after = geometry.norm(&point, &self.direction);
-            let scale = if after > before { before / after } else { 1.0 };
-            direction = Tangent::combine(-1.0, &grad, beta * scale, &self.direction);
-        }
-        let mut slope = geometry.inner(&point, &grad, &direction);
-        self.steepest = beta == 0.0;
-        if slope.is_nan() || slope >= 0.0 {
-            direction = grad.scaled(-1.0);
-            slope = -grad_norm_sq;
-            self.steepest = true;
-            self.since_restart = 0;
-        }
-        let next = 2.0 * step * self.slope / slope;
-        self.step = if next.is_finite() && next > 0.0 {
-            next
-        } else {
-            step
-        };
-        self.point = point;
-        self.cost = evaluation.cost;
-        self.grad = grad;
-        self.grad_norm_sq = grad_norm_sq;
-        self.direction = direction;
-        self.slope = slope;
-        self.backtracks = 0;
-        self.history.push(self.cost);
-        let iterations = self.history.len() - 1;
-        let window = settings.stall_window;
-        if grad_norm_sq.sqrt() <= settings.gradient_tolerance * self.grad_norm_initial
-            || self.cost == 0.0
-        {
-            self.stop = Some(Stop::Gradient);
-        } else if iterations >= window
-            && self.history[iterations - window] - self.cost
-                <= settings.relative_decrease * self.history[iterations - window].abs()
-        {
-            self.stop = Some(Stop::Stalled);
-        } else if iterations >= settings.max_iterations {
-            self.stop = Some(Stop::Iterations);
-        }
-    }
-
-    /// No trial of the batch decreased the cost enough: continue backtracking, restart
-    /// along −g, or stop.
-    fn reject(&mut self, settings: &CgSettings, smallest: f64) {
-        self.backtracks += settings.trials;
-        self.step = smallest * settings.backtrack;
-        if self.backtracks < settings.max_backtracks {
-            return;
-        }
-        if self.steepest {
-            self.stop = Some(Stop::LineSearch);
-            return;
-        }
-        self.direction = self.grad.scaled(-1.0);
-        let slope = -self.grad_norm_sq;
-        self.step = settings.initial_step / self.grad_norm_sq.sqrt();
-        self.slope = slope;
-        self.steepest = true;
-        self.since_restart = 0;
-        self.backtracks = 0;
-    }
-
-    /// The steps to evaluate in the next batch: the refinement when one is pending, else
-    /// `trials` backtracking steps from `step`.
-    fn steps(&self, settings: &CgSettings) -> Vec<f64> {
-        match &self.pending {
-            Some(pending) => vec![pending.refined],
-            None => (0..settings.trials)
-                .scan(self.step, |step, _| {
-                    let this = *step;
-                    *step *= settings.backtrack;
-                    Some(this)
-                })
-                .collect(),
-        }
-    }
-
-    /// Whether the cost at `step` passes the Armijo test.
-    fn armijo(&self, settings: &CgSettings, step: f64, cost: f64) -> bool {
-        cost.is_finite() && cost <= self.cost + settings.armijo * step * self.slope
-    }
-
-    /// The zero of the secant through the slopes φ'(0) and φ'(σ) of φ(t) = 𝒥(R_w(t η)):
-    /// t* = σ φ'(0) / (φ'(0) − φ'(σ)), the line minimum when φ is quadratic. `None` when
-    /// φ' does not increase (no curvature to use) or t* is within 10 % of σ.
-    fn refined_step(
-        &self,
-        geometry: &Geometry,
-        step: f64,
-        reached: &Point,
-        evaluation: &Evaluation,
-    ) -> Option<f64> {
-        let slope = geometry.slope_along(
-            &self.point,
-            &self.direction,
-            step,
-            reached,
-            &evaluation.gradient,
-        );
-        let rise = slope - self.slope;
-        if !(rise.is_finite() && rise > 0.0) {
-            return None;
-        }
-        let refined = (step * -self.slope / rise).min(8.0 * step);
-        ((refined / step - 1.0).abs() > 1e-3).then_some(refined)
-    }
-
-    /// Takes the result of a batch: the refinement's, or the backtracking trials'.
-    fn take(
-        &mut self,
-        geometry: &Geometry,
-        settings: &CgSettings,
-        evaluated: Vec<(f64, Option<(Point, Evaluation)>)>,
-    ) {
-        if let Some(Pending { accepted, .. }) = self.pending.take() {
-            let (step, point, evaluation) = match evaluated.into_iter().next() {
-                Some((step, Some((point, evaluation))))
-                    if evaluation.cost < accepted.2.cost
-                        && self.armijo(settings, step, evaluation.cost) =>
-                {
-                    (step, point, evaluation)
-                }
-                _ => accepted,
-            };
-            self.accept(geometry, settings, step, point, &evaluation);
-            return;
-        }
-        let mut smallest = f64::INFINITY;
-        let mut accepted: Option<(f64, Point, Evaluation)> = None;
-        for (step, evaluated) in evaluated {
-            smallest = smallest.min(step);
-            if let Some((point, evaluation)) = evaluated
-                && self.armijo(settings, step, evaluation.cost)
-                && accepted
-                    .as_ref()
-                    .is_none_or(|best| evaluation.cost < best.2.cost)
-            {
-                accepted = Some((step, point, evaluation));
-            }
-        }
-        let Some((step, point, evaluation)) = accepted else {
-            self.reject(settings, smallest);
-            return;
-        };
-        let refined = if settings.refine {
-            self.refined_step(geometry, step, &point, &evaluation)
-        } else {
-            None
-        };
-        match refined {
-            Some(refined) => {
-                self.pending = Some(Pending {
-                    accepted: (step, point, evaluation),
-                    refined,
-                })
-            }
-            None => self.accept(geometry, settings, step, point, &evaluation),
-        }
-    }
-
-    fn result(self) -> StartResult {
-        StartResult {
-            cost_initial: self.history[0],
-            cost: self.cost,
-            iterations: self.history.len() - 1,
-            gradient_norm: self.grad_norm_sq.sqrt(),
-            stop: self.stop.unwrap_or(Stop::Budget),
-            point: self.point,
-            history: self.history,
-        }
-    }
-}
-
 /// Successive halving: once every active start has made `prune_at` iterations, stops the
 /// costlier half of them (the cheaper ⌈a/2⌉ of a active go on) and moves `prune_at` on by
 /// `every`. A lone active start is never pruned.
 fn prune(walkers: &mut [Walker], prune_at: &mut usize, every: usize) {
     let mut active: Vec<usize> = (0..walkers.len())
-        .filter(|&i| walkers[i].stop.is_none())
+        .filter(|&i| walkers[i].is_active())
         .collect();
-    let iterations = |w: &Walker| w.history.len() - 1;
-    if active.len() < 2 || active.iter().any(|&i| iterations(&walkers[i]) < *prune_at) {
+    if active.len() < 2 || active.iter().any(|&i| walkers[i].iterations() < *prune_at) {
         return;
     }
     active.sort_by(|&a, &b| walkers[a].cost.total_cmp(&walkers[b].cost).then(a.cmp(&b)));
     for &i in &active[active.len().div_ceil(2)..] {
-        walkers[i].stop = Some(Stop::Pruned);
-        walkers[i].pending = None;
+        walkers[i].stop(Stop::Pruned);
     }
     *prune_at += every;
 }
@@ -492,12 +229,11 @@ pub fn minimize(
     let mut prune_at = settings.prune_every;
     loop {
         let active: Vec<usize> = (0..walkers.len())
-            .filter(|&i| walkers[i].stop.is_none())
+            .filter(|&i| walkers[i].is_active())
             .collect();
         if active.is_empty() {
             break;
         }
-        // Every trial of every active start: (start, step, point).
         // Every trial of every active start: (start, step, whether its point exists), the
         // points in the same order.
         let mut trials: Vec<(usize, f64, bool)> = Vec::new();
@@ -516,7 +252,7 @@ pub fn minimize(
             && evaluations + points.len() > budget
         {
             for &i in &active {
-                walkers[i].stop = Some(Stop::Budget);
+                walkers[i].stop(Stop::Budget);
             }
             break;
         }
@@ -542,12 +278,8 @@ pub fn minimize(
         progress(&Progress {
             evaluations,
             best_cost: walkers.iter().map(|w| w.cost).fold(f64::INFINITY, f64::min),
-            active: walkers.iter().filter(|w| w.stop.is_none()).count(),
-            iterations: walkers
-                .iter()
-                .map(|w| w.history.len() - 1)
-                .max()
-                .unwrap_or(0),
+            active: walkers.iter().filter(|w| w.is_active()).count(),
+            iterations: walkers.iter().map(Walker::iterations).max().unwrap_or(0),
         });
     }
     Ok((

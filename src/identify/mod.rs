@@ -32,6 +32,7 @@ pub mod identification;
 pub mod manifold;
 pub mod monte_carlo;
 pub mod output_error;
+mod walker;
 
 pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};
 pub use data::{Noise, simulate_outputs};

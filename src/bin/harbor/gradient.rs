@@ -23,11 +23,7 @@ pub fn gradient(
     let problem = GradientConfig::load(problem_path, overrides)?.problem()?;
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
-    let backend = device.open(false)?;
-    let (backend, reason) = backend.for_family(plan, device.is_auto());
-    if let Some(reason) = reason {
-        eprintln!("{reason}");
-    }
+    let backend = device.open_for(plan)?;
     let started = Instant::now();
     let evaluations = evaluate(&backend, plan, &budget)?;
     let seconds = started.elapsed().as_secs_f64();

@@ -27,11 +27,7 @@ pub fn identify_command(
     let problem = &config.problem;
     let setup = &config.setup;
     let target = OutputTarget::prepare(out)?;
-    let backend = device.open(false)?;
-    let (backend, reason) = backend.for_family(problem, device.is_auto());
-    if let Some(reason) = reason {
-        eprintln!("{reason}");
-    }
+    let backend = device.open_for(problem)?;
     let grid = problem.grid();
     let (n, m) = (problem.model.states(), problem.model.inputs_count());
     say!(

@@ -5,11 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use harbor::Result;
-use harbor::backend::gpu::Precision;
-use harbor::backend::{Backend, BackendKind, BackendRequest};
 use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
-use harbor::plan::MemoryBudget;
 
 /// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
 /// always written before anything is printed, so nothing is lost.
@@ -32,6 +28,7 @@ macro_rules! say_inline {
 }
 
 mod bench;
+mod device_args;
 mod export;
 mod gradient;
 mod identify;
@@ -40,6 +37,7 @@ mod studies;
 mod tables;
 
 use bench::{BenchBackends, BenchTarget, bench};
+use device_args::{DeviceArgs, PrecisionArg};
 use simulate::simulate;
 use studies::{study_contact_energy, study_energy_order, study_precision_drift};
 use tables::{devices, splitting, tableau};
@@ -278,38 +276,9 @@ const SET_HELP: &str = "Override a config value by dotted path, the value writte
 const STUDY_OUT_HELP: &str = "Output directory for the study's files (created; files in it are replaced only when the study succeeds)";
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BackendArg {
-    /// The best hardware GPU adapter, else the CPU path (also when the only adapters are
-    /// software rasterisers such as llvmpipe, which are slower than it).
-    Auto,
-    /// The GPU path; fails when no adapter is usable.
-    Gpu,
-    /// The fast f64 CPU engine (SIMD blocks of members) on all cores.
-    Cpu,
-    /// The f64 reference integrator (the method as defined: stage equations solved every
-    /// step) on all cores.
-    Reference,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BenchFamily {
     LinearPh,
     Contact,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum PrecisionArg {
-    F64,
-    F32,
-}
-
-impl From<PrecisionArg> for Precision {
-    fn from(p: PrecisionArg) -> Precision {
-        match p {
-            PrecisionArg::F64 => Precision::F64,
-            PrecisionArg::F32 => Precision::F32,
-        }
-    }
 }
 
 fn main() -> ExitCode {
@@ -451,63 +420,4 @@ fn quiet_wayland_probe() -> Option<tempfile::TempDir> {
     // write the environment concurrently.
     unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
     Some(dir)
-}
-
-/// Which backend, adapter and precision the user asked for.
-#[derive(clap::Args)]
-struct DeviceArgs {
-    /// Where to run: auto picks the best hardware GPU adapter, else the CPU path (also over
-    /// a software rasteriser such as llvmpipe), and says which.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
-    /// Pick the GPU adapter whose name contains this (case-insensitive); also read from
-    /// the HARBOR_ADAPTER environment variable.
-    #[arg(long)]
-    adapter: Option<String>,
-    /// GPU precision; default f64 where the adapter supports it, else f32.
-    #[arg(long, value_enum)]
-    precision: Option<PrecisionArg>,
-    /// Host memory the run is planned in (e.g. 512MiB, 2GiB; default 1GiB, also read from
-    /// HARBOR_MEMORY_BUDGET): a quarter of it holds results in flight, so members stream
-    /// to disk in chunks of that size.
-    #[arg(long, value_name = "SIZE")]
-    memory_budget: Option<String>,
-}
-
-impl DeviceArgs {
-    /// The memory budget asked for: --memory-budget, else HARBOR_MEMORY_BUDGET, else 1 GiB.
-    fn budget(&self) -> Result<MemoryBudget> {
-        match &self.memory_budget {
-            Some(text) => MemoryBudget::parse("--memory-budget", text),
-            None => MemoryBudget::from_env(),
-        }
-    }
-
-    /// Opens the backend asked for; `auto` (and `announce`) says on stderr which one runs
-    /// and, after a fallback, why.
-    /// Whether the backend is left to `auto`.
-    fn is_auto(&self) -> bool {
-        self.backend == BackendArg::Auto
-    }
-
-    fn open(&self, announce: bool) -> Result<Backend> {
-        let request = BackendRequest {
-            kind: match self.backend {
-                BackendArg::Auto => BackendKind::Auto,
-                BackendArg::Gpu => BackendKind::Gpu,
-                BackendArg::Cpu => BackendKind::Cpu,
-                BackendArg::Reference => BackendKind::Reference,
-            },
-            adapter: self.adapter.clone(),
-            precision: self.precision.map(Precision::from),
-        };
-        let (backend, chosen) = Backend::open(&request)?;
-        if announce || self.backend == BackendArg::Auto {
-            match &chosen.fallback {
-                Some(reason) => eprintln!("backend: {} — {reason}", chosen.description),
-                None => eprintln!("backend: {}", chosen.description),
-            }
-        }
-        Ok(backend)
-    }
 }
