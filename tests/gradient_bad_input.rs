@@ -147,7 +147,7 @@ fn candidates_violating_the_structure_are_refused() {
 #[test]
 fn misconfigured_problems_are_refused() {
     let example = example_path("gradient_check.toml");
-    let cases: [(&[&str], &[&str]); 6] = [
+    let cases: [(&[&str], &[&str]); 8] = [
         (
             &["gradient.checkpoint_every=0"],
             &["gradient.checkpoint_every", "≥ 1", "got 0"],
@@ -168,6 +168,23 @@ fn misconfigured_problems_are_refused() {
         (
             &["cost.quadrature=\"simpson\""],
             &["cost.quadrature", "unknown variant `simpson`"],
+        ),
+        (
+            &["cost.q_distance=\"geodesic\""],
+            &["cost.q_distance", "unknown variant `geodesic`", "log"],
+        ),
+        (
+            &[
+                "cost.regularization=0.1",
+                "cost.q_distance=\"log\"",
+                "cost.reference.Q=[[1.0,0.0,0.0,0.0,0.0],[0.0,1.0,0.0,0.0,0.0],[0.0,0.0,1.0,0.0,0.0],[0.0,0.0,0.0,1.0,0.0],[0.0,0.0,0.0,0.0,-0.5]]",
+            ],
+            &[
+                "cost.reference.Q",
+                "positive definite",
+                "q_distance",
+                "-5.000e-1",
+            ],
         ),
     ];
     for (overrides, expected) in cases {

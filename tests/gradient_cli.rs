@@ -164,3 +164,28 @@ fn the_default_checkpoint_spacing_stores_what_fits() {
     assert!(spacing("16000").contains("checkpoints every 1 step(s)"));
     assert!(spacing("17000").contains("checkpoints every 10 step(s)"));
 }
+
+#[test]
+fn the_log_distance_of_q_is_measured_from_the_identity_unless_a_reference_is_given() {
+    let example = example_path("gradient_check.toml");
+    let identity = "cost.reference.Q=[[1.0,0.0,0.0,0.0,0.0],[0.0,1.0,0.0,0.0,0.0],\
+                    [0.0,0.0,1.0,0.0,0.0],[0.0,0.0,0.0,1.0,0.0],[0.0,0.0,0.0,0.0,1.0]]";
+    let penalised = [
+        "scheme.h=0.01",
+        "cost.regularization=0.5",
+        "cost.regularized=[\"Q\"]",
+        "cost.q_distance=\"log\"",
+    ];
+    let plain = gradient(&example, &["scheme.h=0.01"]);
+    let by_default = gradient(&example, &penalised);
+    let explicit = gradient(&example, &[&penalised[..], &[identity]].concat());
+    assert_eq!(by_default, explicit);
+    assert_structured(&by_default, 5, 2);
+    let cost = |v: &Value| v["cost"].as_f64().unwrap();
+    assert!(cost(&by_default) > cost(&plain));
+    // Only Q is penalised: the other parts' gradients are untouched, Q's moves.
+    for part in ["J", "R", "B", "x0"] {
+        assert_eq!(by_default["grad"][part], plain["grad"][part], "∇{part}");
+    }
+    assert_ne!(by_default["grad"]["Q"], plain["grad"]["Q"]);
+}

@@ -1,7 +1,8 @@
 //! The discrete adjoint gradient against central finite differences of the discrete cost,
 //! along random directions tangent to each structure (J skew, R and Q symmetric, B and x0
 //! free), for each part separately and for all together, on random problems (n = 3…20,
-//! Gauss s = 1…4, both quadratures, with and without regularisation), relative to
+//! Gauss s = 1…4, both quadratures, with and without regularisation, Q's distance Euclidean
+//! or log), relative to
 //! max(|⟨∇𝒥, D⟩|, 1e-2 ‖∇𝒥‖ ‖D‖). Run with `--nocapture` for the table.
 
 mod common;
@@ -11,7 +12,8 @@ use harbor::identify::{Evaluation, evaluate, simulate_outputs};
 use harbor::kernels::CpuPath;
 use harbor::model::{LinearPh, Signal};
 use harbor::plan::{
-    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Parts, Quadrature, Regularization,
+    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Parts, QDistance, Quadrature,
+    Regularization,
 };
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
@@ -49,6 +51,7 @@ struct Problem {
     t_end: f64,
     quadrature: Quadrature,
     regularization: f64,
+    q_distance: QDistance,
 }
 
 fn member(system: LinearPh, x0: DVector<f64>) -> Member {
@@ -149,6 +152,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 1.0,
             quadrature: Quadrature::Left,
             regularization: 0.0,
+            q_distance: QDistance::Euclidean,
         },
         Problem {
             n: 3,
@@ -158,6 +162,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 1.0,
             quadrature: Quadrature::Trapezoid,
             regularization: 0.3,
+            q_distance: QDistance::Euclidean,
         },
         Problem {
             n: 8,
@@ -167,6 +172,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 1.0,
             quadrature: Quadrature::Left,
             regularization: 0.0,
+            q_distance: QDistance::Euclidean,
         },
         Problem {
             n: 6,
@@ -176,6 +182,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 0.5,
             quadrature: Quadrature::Trapezoid,
             regularization: 0.01,
+            q_distance: QDistance::Log,
         },
         Problem {
             n: 20,
@@ -185,6 +192,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 0.5,
             quadrature: Quadrature::Left,
             regularization: 0.0,
+            q_distance: QDistance::Euclidean,
         },
         Problem {
             n: 20,
@@ -194,6 +202,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 0.5,
             quadrature: Quadrature::Trapezoid,
             regularization: 0.0,
+            q_distance: QDistance::Euclidean,
         },
         Problem {
             n: 20,
@@ -203,6 +212,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 0.5,
             quadrature: Quadrature::Left,
             regularization: 0.1,
+            q_distance: QDistance::Log,
         },
         Problem {
             n: 20,
@@ -212,12 +222,13 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             t_end: 0.5,
             quadrature: Quadrature::Left,
             regularization: 0.0,
+            q_distance: QDistance::Euclidean,
         },
     ];
     println!(
-        "| n | m | s | N | quadrature | λ | part | ⟨∇𝒥, D⟩ | central difference | relative difference |"
+        "| n | m | s | N | quadrature | λ | Q distance | part | ⟨∇𝒥, D⟩ | central difference | relative difference |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut worst: f64 = 0.0;
     for p in &problems {
         let scheme = Scheme::new(SchemeFamily::Gauss, p.stages).unwrap();
@@ -240,7 +251,11 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
         )
         .unwrap();
         let data = simulate_outputs(&model, &reference, None).unwrap();
-        let w_ref = structured_direction(&mut rng, p.n, p.m);
+        let mut w_ref = structured_direction(&mut rng, p.n, p.m);
+        if p.q_distance == QDistance::Log {
+            // The log distance is measured from a positive definite Q_ref.
+            w_ref.q = &w_ref.q * w_ref.q.transpose() + DMatrix::identity(p.n, p.n);
+        }
         let setup = Setup {
             scheme,
             h: p.h,
@@ -252,6 +267,7 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
                 weight: p.regularization,
                 reference: w_ref,
                 parts: Parts::ALL,
+                q_distance: p.q_distance,
             },
         };
         let at = setup.evaluate(&candidate);
@@ -276,12 +292,13 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
             worst = worst.max(relative);
             let quadrature = format!("{:?}", p.quadrature).to_lowercase();
             println!(
-                "| {} | {} | {} | {} | {quadrature} | {} | {part} | {pairing:.12e} | {fd:.12e} | {relative:.1e} |",
+                "| {} | {} | {} | {} | {quadrature} | {} | {:?} | {part} | {pairing:.12e} | {fd:.12e} | {relative:.1e} |",
                 p.n,
                 p.m,
                 p.stages,
                 (p.t_end / p.h).round(),
-                p.regularization
+                p.regularization,
+                p.q_distance
             );
             assert!(
                 relative <= 1e-7,
@@ -292,4 +309,64 @@ fn the_gradient_matches_central_differences_along_structured_directions() {
         }
     }
     println!("worst relative difference: {worst:.1e}");
+}
+
+#[test]
+fn the_log_distance_adds_half_lambda_times_the_squared_logarithms_of_q() {
+    let mut rng = common::fresh_rng("log distance of Q");
+    let (n, m, lambda) = (4, 2, 0.7);
+    let scheme = Scheme::new(SchemeFamily::Gauss, 2).unwrap();
+    let (reference, x_ref) = common::random_linear_ph(&mut rng, n, m, 1.0);
+    let (candidate, x_cand) = common::random_linear_ph(&mut rng, n, m, 1.0);
+    let (reference, candidate) = (member(reference, x_ref), member(candidate, x_cand));
+    let model = LinearPhPlan::new(
+        scheme.clone(),
+        0.01,
+        1.0,
+        vec![candidate.clone()],
+        &signals(m),
+        1,
+    )
+    .unwrap();
+    let data = simulate_outputs(&model, &reference, None).unwrap();
+    let setup = |regularization| Setup {
+        scheme: scheme.clone(),
+        h: 0.01,
+        t_end: 1.0,
+        signals: signals(m),
+        data: data.clone(),
+        quadrature: Quadrature::Left,
+        regularization,
+    };
+    let plain = setup(Regularization::none(n, m)).evaluate(&candidate);
+    let mut reference_at_identity = Parameters::zeros(n, m);
+    reference_at_identity.q = DMatrix::identity(n, n);
+    let penalised = setup(Regularization {
+        weight: lambda,
+        reference: reference_at_identity,
+        parts: Parts {
+            q: true,
+            ..Parts::NONE
+        },
+        q_distance: QDistance::Log,
+    })
+    .evaluate(&candidate);
+    // Q = V diag(μ) Vᵀ: ½ λ Σ ln² μ_i added to the cost, λ V diag(ln μ_i / μ_i) Vᵀ to ∇Q.
+    let eigen = nalgebra::SymmetricEigen::new(candidate.system.q.clone());
+    let added: f64 = eigen
+        .eigenvalues
+        .iter()
+        .map(|mu| mu.ln().powi(2))
+        .sum::<f64>()
+        * lambda
+        / 2.0;
+    let slope = eigen.eigenvalues.map(|mu| mu.ln() / mu);
+    let gradient = &eigen.eigenvectors
+        * DMatrix::from_diagonal(&slope)
+        * eigen.eigenvectors.transpose()
+        * lambda;
+    assert!(((penalised.cost - plain.cost) - added).abs() <= 1e-13 * added.max(plain.cost));
+    assert!((&penalised.gradient.q - &plain.gradient.q - gradient).amax() <= 1e-12);
+    assert_eq!(penalised.gradient.j, plain.gradient.j);
+    assert_eq!(penalised.gradient.b, plain.gradient.b);
 }

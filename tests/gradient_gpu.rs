@@ -12,7 +12,7 @@ use harbor::kernels::{CpuPath, Family};
 use harbor::model::Signal;
 use harbor::plan::{
     Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, MemberResult,
-    Parameters, Parts, Quadrature, Regularization,
+    Quadrature, Regularization,
 };
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
@@ -68,11 +68,7 @@ fn plan(
         data,
         Quadrature::Trapezoid,
         checkpoint_every,
-        Regularization {
-            weight: 0.0,
-            reference: Parameters::zeros(n, m),
-            parts: Parts::ALL,
-        },
+        Regularization::none(n, m),
     )
     .unwrap()
 }

@@ -5,15 +5,12 @@
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
+use super::regularization::regularize;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
-use crate::method::step_pullback::{
-    OperatorCotangents, skew_part, symmetric_part, system_gradient,
-};
-use crate::plan::{
-    GradientPlan, Member, MemberResult, MemoryBudget, Parameters, Regularization, ResultSink,
-};
+use crate::method::step_pullback::{OperatorCotangents, system_gradient};
+use crate::plan::{GradientPlan, Member, MemberResult, MemoryBudget, Parameters, ResultSink};
 
 /// The cost of one candidate and its gradient, each part in its structure.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,51 +65,8 @@ pub fn finish(plan: &GradientPlan, member: &Member, raw: &[f64]) -> Result<Evalu
             x0: DVector::from_column_slice(lambda0),
         },
     };
-    regularize(plan, member, &mut evaluation);
+    regularize(&plan.regularization, member, &mut evaluation);
     Ok(evaluation)
-}
-
-/// Adds (λ/2) ‖w − w_ref‖² over the penalised parts to the cost and λ (w − w_ref),
-/// projected onto each part's structure, to their gradients.
-fn regularize(plan: &GradientPlan, member: &Member, evaluation: &mut Evaluation) {
-    let Regularization {
-        weight,
-        reference,
-        parts,
-    } = &plan.regularization;
-    let weight = *weight;
-    if weight == 0.0 {
-        return;
-    }
-    let w = parameters(member);
-    let g = &mut evaluation.gradient;
-    let mut squared = 0.0;
-    if parts.j {
-        let d = &w.j - &reference.j;
-        squared += d.norm_squared();
-        g.j += skew_part(&d) * weight;
-    }
-    if parts.r {
-        let d = &w.r - &reference.r;
-        squared += d.norm_squared();
-        g.r += symmetric_part(&d) * weight;
-    }
-    if parts.q {
-        let d = &w.q - &reference.q;
-        squared += d.norm_squared();
-        g.q += symmetric_part(&d) * weight;
-    }
-    if parts.b {
-        let d = &w.b - &reference.b;
-        squared += d.norm_squared();
-        g.b += d * weight;
-    }
-    if parts.x0 {
-        let d = &w.x0 - &reference.x0;
-        squared += d.norm_squared();
-        g.x0 += d * weight;
-    }
-    evaluation.cost += 0.5 * weight * squared;
 }
 
 /// Collects evaluations chunk by chunk, pulling each chunk back in parallel.

@@ -32,6 +32,7 @@ pub mod identification;
 pub mod manifold;
 pub mod monte_carlo;
 pub mod output_error;
+pub mod regularization;
 mod walker;
 
 pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};

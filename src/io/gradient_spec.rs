@@ -25,6 +25,7 @@
 //! [cost]
 //! regularization = 0.0          # λ
 //! quadrature = "left"           # or "trapezoid"
+//! # regularized = ["Q"]; q_distance = "log" (src/io/cost_spec.rs)
 //! # [cost.reference] J, R, Q, B, x0 (w_ref; zero where omitted)
 //!
 //! [candidate]                   # kind = "linear-ph" (default: J, R, Q, B, x0) or "random"
@@ -50,7 +51,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::config::SchemeSpec;
-use super::problem_spec::{CostSpec, DataSpec, SpecContext};
+use super::cost_spec::CostSpec;
+use super::problem_spec::{DataSpec, SpecContext};
 use crate::error::{Error, Result};
 use crate::model::SignalSpec;
 use crate::plan::{DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan};

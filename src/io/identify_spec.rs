@@ -9,7 +9,8 @@
 //!                           # "linear-ph" | "random" | "msd-chain"), noise = σ, seed
 //! [test_data]               # file = …: outputs under the test inputs (needed when the data
 //!                           # come from a file; otherwise [data.reference] is simulated)
-//! [cost]                    # regularization = λ, regularized = ["Q"], quadrature, [cost.reference]
+//! [cost]                    # regularization = λ, regularized = ["Q"], q_distance = "log",
+//!                           # quadrature, [cost.reference] (src/io/cost_spec.rs)
 //!
 //! [model]
 //! order = 5                 # n of the fitted model (may differ from the data's)
@@ -47,7 +48,8 @@ use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
 use super::config::SchemeSpec;
-use super::problem_spec::{CostSpec, DataSpec, SpecContext, read_data_file};
+use super::cost_spec::CostSpec;
+use super::problem_spec::{DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
 use crate::model::SignalSpec;

@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod contact_spec;
+pub mod cost_spec;
 pub mod families;
 pub mod gradient_output;
 pub mod gradient_spec;

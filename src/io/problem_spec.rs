@@ -1,5 +1,5 @@
 //! The sections that gradient and identification problems share: `[data]` (measured or
-//! simulated outputs, noise), `[cost]`, the model tables, and [`SpecContext`], which builds
+//! simulated outputs, noise), the model tables, and [`SpecContext`], which builds
 //! them with the file's name for errors and its folder for relative paths.
 //!
 //! A model table is `kind = "linear-ph"` (J, R, Q, B, x0), `kind = "random"` or
@@ -19,15 +19,11 @@ use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
 use crate::error::{Error, Result};
 use crate::identify::{Noise, simulate_outputs};
 use crate::model::chain::msd_benchmark_chain;
-use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
 use crate::model::{LinearPh, Signal, SignalSpec};
 use crate::plan::{
-    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, OutputData, Parameters, Parts,
-    Quadrature, Regularization, check_scheme,
+    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, OutputData, check_scheme,
 };
 use crate::tableau::Scheme;
-
-type Rows = Vec<Vec<f64>>;
 
 /// `[data]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -70,56 +66,6 @@ impl DataSpec {
             NoiseSpec::Table { sigma, seed } => (sigma, seed.unwrap_or(self.seed)),
         }
     }
-}
-
-/// `[cost]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CostSpec {
-    #[serde(default)]
-    pub(crate) regularization: f64,
-    /// The parts in the regularisation's norm (default: all).
-    #[serde(default)]
-    pub(crate) regularized: Option<Vec<String>>,
-    #[serde(default)]
-    pub(crate) quadrature: Quadrature,
-    #[serde(default)]
-    pub(crate) reference: Option<ParametersSpec>,
-}
-
-impl CostSpec {
-    /// The regularisation for n states and m inputs.
-    pub(crate) fn regularization(&self, n: usize, m: usize) -> Result<Regularization> {
-        let reference = match &self.reference {
-            Some(spec) => reference_parameters(spec, n, m)?,
-            None => Parameters::zeros(n, m),
-        };
-        let parts = match &self.regularized {
-            Some(names) => Parts::parse("cost.regularized", names)?,
-            None => Parts::ALL,
-        };
-        Ok(Regularization {
-            weight: self.regularization,
-            reference,
-            parts,
-        })
-    }
-}
-
-/// `[cost.reference]`: w_ref, zero where omitted.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ParametersSpec {
-    #[serde(rename = "J", default)]
-    j: Option<Rows>,
-    #[serde(rename = "R", default)]
-    r: Option<Rows>,
-    #[serde(rename = "Q", default)]
-    q: Option<Rows>,
-    #[serde(rename = "B", default)]
-    b: Option<Rows>,
-    #[serde(default)]
-    x0: Option<Vec<f64>>,
 }
 
 /// `kind = "random"`.
@@ -350,29 +296,6 @@ fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<M
         x0: random,
     };
     DrawnEnsemble::new(nominal, draws, None)?.draw(0)
-}
-
-/// w_ref: shapes checked, J skew, R and Q symmetric (no definiteness: w_ref = 0 is allowed).
-fn reference_parameters(spec: &ParametersSpec, n: usize, m: usize) -> Result<Parameters> {
-    let why = format!("n = {n}, m = {m} from the candidate");
-    let square = |name: &str, rows: &Option<Rows>| -> Result<DMatrix<f64>> {
-        rows.as_ref().map_or(Ok(DMatrix::zeros(n, n)), |rows| {
-            matrix_from_rows(&format!("cost.reference.{name}"), rows, n, n, &why)
-        })
-    };
-    let j = square("J", &spec.j)?;
-    let r = square("R", &spec.r)?;
-    let q = square("Q", &spec.q)?;
-    check_skew("cost.reference.J", &j)?;
-    check_symmetric("cost.reference.R", &r)?;
-    check_symmetric("cost.reference.Q", &q)?;
-    let b = spec.b.as_ref().map_or(Ok(DMatrix::zeros(n, m)), |rows| {
-        matrix_from_rows("cost.reference.B", rows, n, m, &why)
-    })?;
-    let x0 = spec.x0.as_ref().map_or(Ok(DVector::zeros(n)), |x0| {
-        vector_from_slice("cost.reference.x0", x0, n, &why)
-    })?;
-    Ok(Parameters { j, r, q, b, x0 })
 }
 
 /// Adds seeded Gaussian noise to read data.

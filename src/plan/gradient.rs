@@ -8,7 +8,8 @@
 //! - Outputs y_k = C x_k with C = Bᵀ Q at the grid points (the model's output map), compared
 //!   with data d_k given at the same N + 1 points.
 //! - Cost 𝒥(w) = ½ Σ_{k=0}^{N} ω_k |y_k − d_k|² + (λ/2) ‖w − w_ref‖², the norm the
-//!   Frobenius norm summed over J, R, Q, B and x0, with quadrature weights ω_k of
+//!   Frobenius norm summed over J, R, Q, B and x0 (for Q optionally the affine-invariant
+//!   distance, [`Regularization`]), with quadrature weights ω_k of
 //!   ∫_0^T dt: `left` (ω_k = h for k < N, ω_N = 0: ½ h Σ_{k<N}, the left-endpoint rule) or
 //!   `trapezoid` (ω_0 = ω_N = h/2, h otherwise).
 //!
@@ -20,8 +21,8 @@ use nalgebra::{DMatrix, DVector};
 use super::ensemble::Ensemble;
 use super::grid::StepGrid;
 use super::linear_ph::{LinearPhPlan, Member};
-use super::parts::Parts;
 use super::record::{RecordSpec, Recording};
+use super::regularization::Regularization;
 use super::stream::SharedStream;
 use crate::error::{Error, Result};
 use crate::tableau::Scheme;
@@ -103,16 +104,6 @@ impl Parameters {
             ),
         ]
     }
-}
-
-/// The regularisation (λ/2) ‖w − w_ref‖², the norm summed over the penalised parts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Regularization {
-    /// λ ≥ 0.
-    pub weight: f64,
-    pub reference: Parameters,
-    /// The parts in the norm (all by default).
-    pub parts: Parts,
 }
 
 /// Measured outputs d_k at t_k = k h, k = 0…N.
@@ -209,13 +200,7 @@ impl GradientPlan {
                 "must be ≥ 1 (1 keeps every state), got 0",
             ));
         }
-        let weight = regularization.weight;
-        if !(weight.is_finite() && weight >= 0.0) {
-            return Err(Error::invalid(
-                "cost.regularization",
-                format!("must be a finite number ≥ 0, got {weight}"),
-            ));
-        }
+        regularization.check()?;
         model.check_inputs()?;
         let model = model.with_recording(Recording::FINAL_STATE);
         let width = model.inputs.width();

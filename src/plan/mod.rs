@@ -11,16 +11,16 @@ pub mod grid;
 pub mod linear_ph;
 pub mod parts;
 pub mod record;
+pub mod regularization;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
 pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};
-pub use gradient::{
-    GradientPlan, OutputData, Parameters, Quadrature, Regularization, check_scheme,
-};
+pub use gradient::{GradientPlan, OutputData, Parameters, Quadrature, check_scheme};
 pub use grid::{StepGrid, step_count};
 pub use linear_ph::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
 pub use parts::{PART_NAMES, Parts};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
+pub use regularization::{QDistance, Regularization};
 pub use stream::SharedStream;
