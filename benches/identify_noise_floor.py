@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""How well can noisy data pin down a cross-validation output? The information limit of the
+leading-order gain, beside what `harbor identify` reaches on independent noise draws.
+
+For x0 = 0 and a short horizon (‖(J − R) Q‖ T ≪ 1, as in the seed's synthetic model) the
+output is, to leading order,
+
+    y(t) = G ∫₀ᵗ u(s) ds,   G = Bᵀ Q B   (m × m, symmetric),
+
+so the training data y_k + σ n_k (k = 0 … N−1, step h, n_k standard normal) carry about G
+exactly what a linear regression on φ_k = ∫₀^{t_k} u does. Its least-squares estimate is
+unbiased and efficient: vec δG ~ N(0, σ² (Σ_k D_kᵀ D_k)⁻¹) with y_k = D_k vec G. The error it
+leaves on the test output, δy(t) = δG ∫₀ᵗ u_test, is sampled here, and its L2 norm
+(h Σ_{k<N} |δy_k|²)^½ and max norm are summarised (median [min, max] and root mean square).
+By the Cramér–Rao bound no estimator that is unbiased for G (no prior information about B)
+has a smaller mean-square test error, whatever else it fits: knowing J, R and the rest of
+B can only shrink the bound, and this one already assumes all of them known (and zero).
+
+With `--draws`, `harbor identify` runs the example on those noise draws, with the ridge
+λ = σ² h / τ² on J and R (the MAP estimate for a N(0, τ²) prior on their entries; `--tau 0`
+for none), and its cross-validation errors are printed beside the limit.
+
+    python3 benches/identify_noise_floor.py examples/identify_synthetic.toml --sigma 0.25 \\
+        [--h 1e-4] [--draws 0-9] [--tau 0.05] [--below 0.101,0.204] \\
+        [--harbor target/release/harbor] [--set key=value]...
+"""
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+SAMPLES = 20000
+SUBSTEPS = 64
+
+
+def signal(spec, t):
+    """u(t) of one `[[input]]` table, in the conventions of src/model/input.rs."""
+    kind = spec["kind"]
+    amplitude = spec.get("amplitude", 1.0)
+    if kind == "zero":
+        return np.zeros_like(t)
+    if kind == "constant":
+        return np.full_like(t, spec["value"])
+    if kind in ("sine", "cosine"):
+        wave = np.sin if kind == "sine" else np.cos
+        arg = 2 * math.pi * spec["frequency"] * t + spec.get("phase", 0.0)
+        return spec.get("offset", 0.0) + amplitude * wave(arg)
+    if kind == "chirp":
+        f0, f1, t1 = spec["f0"], spec["f1"], spec["t1"]
+        arg = 2 * math.pi * (f0 * t + (f1 - f0) * t * t / (2 * t1))
+        return amplitude * np.cos(arg + math.radians(spec.get("phi", 0.0)))
+    if kind == "square":
+        arg = np.mod(2 * math.pi * spec["frequency"] * t + spec.get("phase", 0.0), 2 * math.pi)
+        return np.where(arg < 2 * math.pi * spec.get("duty", 0.5), amplitude, -amplitude)
+    sys.exit(f"input kind {kind!r} is not supported by this script")
+
+
+def integrated_inputs(specs, h, t_end):
+    """φ_k = ∫₀^{t_k} u, t_k = k h for k < N = t_end / h, by the trapezoidal rule on h/64."""
+    steps = round(t_end / h)
+    fine = np.linspace(0.0, t_end, steps * SUBSTEPS + 1)
+    columns = []
+    for spec in specs:
+        u = signal(spec, fine)
+        integral = np.concatenate([[0.0], np.cumsum((u[1:] + u[:-1]) * (fine[1] - fine[0]) / 2)])
+        columns.append(integral[: steps * SUBSTEPS : SUBSTEPS])
+    return np.array(columns).T
+
+
+def gain_design(phi):
+    """D_k with y_k = D_k g for the upper-triangle entries g of the symmetric G."""
+    m = phi.shape[1]
+    pairs = [(i, j) for i in range(m) for j in range(i, m)]
+    design = np.zeros((phi.shape[0], m, len(pairs)))
+    for column, (i, j) in enumerate(pairs):
+        design[:, i, column] += phi[:, j]
+        if i != j:
+            design[:, j, column] += phi[:, i]
+    return design
+
+
+def information_limit(example, sigma, h):
+    """Samples of the test-output errors (L2, max) left by the efficient estimate of G."""
+    t_end = example["scheme"]["t_end"]
+    train = gain_design(integrated_inputs(example["input"], h, t_end))
+    test = gain_design(integrated_inputs(example["test_input"], h, t_end))
+    fisher = np.einsum("kia,kib->ab", train, train) / sigma**2
+    rng = np.random.default_rng(0)
+    errors = rng.multivariate_normal(np.zeros(len(fisher)), np.linalg.inv(fisher), SAMPLES)
+    outputs = np.einsum("kia,sa->ski", test, errors)
+    return np.sqrt(h * (outputs**2).sum(axis=(1, 2))), np.abs(outputs).max(axis=(1, 2))
+
+
+def draws(text):
+    first, _, last = text.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+def identify(args, h, draw, work):
+    out = Path(work) / f"draw{draw}"
+    overrides = args.overrides + [
+        f"data.noise.sigma={args.sigma}",
+        f"data.noise.seed={draw}",
+        f"scheme.h={h}",
+    ]
+    if args.tau > 0:
+        overrides += [
+            f"cost.regularization={args.sigma**2 * h / args.tau**2}",
+            'cost.regularized=["J","R"]',
+        ]
+    command = [args.harbor, "identify", args.example, "--out", str(out), "--backend", "cpu"]
+    for override in overrides:
+        command += ["--set", override]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr}")
+    cv = json.loads((out / "identification.json").read_text())["cross_validation"]
+    return cv["l2"], cv["max"]
+
+
+def spread(values):
+    values = sorted(values)
+    rms = math.sqrt(statistics.fmean(v * v for v in values))
+    return f"{statistics.median(values):.3g} [{values[0]:.2g}, {values[-1]:.2g}] rms {rms:.3g}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example")
+    parser.add_argument("--sigma", type=float, required=True)
+    parser.add_argument("--h", type=float, help="data step (default: the example's scheme.h)")
+    parser.add_argument("--draws", help="noise draws to identify on, e.g. 0-9")
+    parser.add_argument("--tau", type=float, default=0.05, help="prior scale of J, R entries")
+    parser.add_argument("--below", help="L2,max: report how often each is beaten")
+    parser.add_argument("--set", action="append", default=[], dest="overrides")
+    parser.add_argument("--harbor", default="target/release/harbor")
+    args = parser.parse_args()
+
+    with open(args.example, "rb") as file:
+        example = tomllib.load(file)
+    if not example.get("test_input"):
+        sys.exit(f"{args.example} has no [[test_input]]: nothing to cross-validate")
+    h = args.h or example["scheme"]["h"]
+    below = [float(v) for v in args.below.split(",")] if args.below else None
+
+    l2, peak = information_limit(example, args.sigma, h)
+    rows = [("limit (efficient G, J = R = 0)", l2, peak)]
+    if args.draws:
+        measured = []
+        with tempfile.TemporaryDirectory() as work:
+            for draw in draws(args.draws):
+                measured.append(identify(args, h, draw, work))
+                print(f"draw {draw}: CV L2 {measured[-1][0]:.4f}, max {measured[-1][1]:.4f}",
+                      flush=True)
+        ridge = f"harbor identify, τ = {args.tau}" if args.tau > 0 else "harbor identify, no ridge"
+        rows.append((ridge, [m[0] for m in measured], [m[1] for m in measured]))
+
+    print(f"\nσ = {args.sigma}, h = {h}: median [min, max] over draws (limit: {SAMPLES} samples)")
+    print("| estimate | CV L2 | CV max |" + (" fraction below (L2, max, both) |" if below else ""))
+    print("|---|---|---|" + ("---|" if below else ""))
+    for name, l2s, peaks in rows:
+        line = f"| {name} | {spread(l2s)} | {spread(peaks)} |"
+        if below:
+            under_l2, under_max = np.array(l2s) < below[0], np.array(peaks) < below[1]
+            line += f" {under_l2.mean():.2f}, {under_max.mean():.2f}, "
+            line += f"{(under_l2 & under_max).mean():.2f} |"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
