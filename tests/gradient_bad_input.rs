@@ -147,7 +147,7 @@ fn candidates_violating_the_structure_are_refused() {
 #[test]
 fn misconfigured_problems_are_refused() {
     let example = example_path("gradient_check.toml");
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 10] = [
         (
             &["gradient.checkpoint_every=0"],
             &["gradient.checkpoint_every", "≥ 1", "got 0"],
@@ -184,6 +184,21 @@ fn misconfigured_problems_are_refused() {
                 "positive definite",
                 "q_distance",
                 "-5.000e-1",
+            ],
+        ),
+        (
+            &[
+                "cost.q_distance=\"log\"",
+                "cost.reference.Q=[[1.0,0.0,0.0,0.0,0.0],[0.0,1.0,0.0,0.0,0.0],[0.0,0.0,1.0,0.0,0.0],[0.0,0.0,0.0,1.0,0.0],[0.0,0.0,0.0,0.0,1e-300]]",
+            ],
+            &["cost.reference.Q", "positive definite", "1.000e-300"],
+        ),
+        (
+            &["cost.q_distance=\"log\"", "cost.regularized=[\"J\",\"R\"]"],
+            &[
+                "cost.q_distance",
+                "Q is not among the penalised parts",
+                "cost.regularized",
             ],
         ),
     ];

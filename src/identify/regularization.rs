@@ -69,7 +69,7 @@ pub fn regularize(regularization: &Regularization, member: &Member, evaluation: 
 /// g(μ) = ½ ln² μ has dF = tr(g′(M) dM), g′(μ) = ln μ / μ, and dM = S dQ S, so
 /// dF = tr(S g′(M) S dQ). With Q_ref = I this is the seed's Q⁻¹ log Q. Q and Q_ref are
 /// symmetric positive definite (the plan checks Q_ref, the model Q); should rounding put an
-/// eigenvalue of M at or below 0, the distance is +∞ and the gradient zero.
+/// eigenvalue of M at or below 0, or M overflow, the distance is +∞ and the gradient zero.
 pub fn log_distance_penalty(q: &DMatrix<f64>, q_ref: &DMatrix<f64>) -> (f64, DMatrix<f64>) {
     let n = q.nrows();
     let reference = SymmetricEigen::new(symmetric_part(q_ref));
@@ -77,6 +77,9 @@ pub fn log_distance_penalty(q: &DMatrix<f64>, q_ref: &DMatrix<f64>) -> (f64, DMa
         * DMatrix::from_diagonal(&reference.eigenvalues.map(|mu| 1.0 / mu.sqrt()))
         * reference.eigenvectors.transpose();
     let m = symmetric_part(&(&s * q * &s));
+    if m.iter().any(|v| !v.is_finite()) {
+        return (f64::INFINITY, DMatrix::zeros(n, n));
+    }
     let eigen = SymmetricEigen::new(m);
     if eigen.eigenvalues.iter().any(|&mu| mu.is_nan() || mu <= 0.0) {
         return (f64::INFINITY, DMatrix::zeros(n, n));

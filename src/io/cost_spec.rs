@@ -53,14 +53,13 @@ impl CostSpec {
             Some(names) => Parts::parse("cost.regularized", names)?,
             None => Parts::ALL,
         };
-        let regularization = Regularization {
+        // Checked with the plan (`GradientPlan::new`).
+        Ok(Regularization {
             weight: self.regularization,
             reference,
             parts,
             q_distance: self.q_distance,
-        };
-        regularization.check()?;
-        Ok(regularization)
+        })
     }
 }
 

@@ -26,7 +26,7 @@
 //! regularization = 0.0          # λ
 //! quadrature = "left"           # or "trapezoid"
 //! # regularized = ["Q"]; q_distance = "log" (src/io/cost_spec.rs)
-//! # [cost.reference] J, R, Q, B, x0 (w_ref; zero where omitted)
+//! # [cost.reference] J, R, Q, B, x0 (w_ref; zero where omitted, Q = I under "log")
 //!
 //! [candidate]                   # kind = "linear-ph" (default: J, R, Q, B, x0) or "random"
 //! kind = "random"

@@ -4,7 +4,7 @@
 use super::gradient::Parameters;
 use super::parts::Parts;
 use crate::error::{Error, Result};
-use crate::model::validate::smallest_eigenvalue;
+use crate::model::validate::{STRUCTURE_TOLERANCE, smallest_eigenvalue};
 
 /// How the distance of Q from Q_ref is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -14,8 +14,9 @@ pub enum QDistance {
     #[default]
     Euclidean,
     /// ‖log(Q_ref^{−½} Q Q_ref^{−½})‖_F, the affine-invariant (Riemannian) distance on the
-    /// symmetric positive definite matrices; with Q_ref = I the seed's ½ ‖log Q‖²_F.
-    /// Invariant under Q ↦ A Q Aᵀ, Q_ref ↦ A Q_ref Aᵀ, and infinite at the cone's boundary.
+    /// symmetric positive definite matrices: the penalty (λ/2) ‖log(Q_ref^{−½} Q Q_ref^{−½})‖²_F,
+    /// with Q_ref = I the seed's (λ/2) ‖log Q‖²_F. Invariant under Q ↦ A Q Aᵀ,
+    /// Q_ref ↦ A Q_ref Aᵀ, and infinite at the cone's boundary.
     Log,
 }
 
@@ -42,7 +43,8 @@ impl Regularization {
         }
     }
 
-    /// λ finite and ≥ 0; under the log distance a penalised Q_ref positive definite.
+    /// λ finite and ≥ 0; under the log distance Q penalised and Q_ref positive definite
+    /// (smallest eigenvalue above the structure tolerance times its largest entry).
     pub fn check(&self) -> Result<()> {
         let weight = self.weight;
         if !(weight.is_finite() && weight >= 0.0) {
@@ -51,13 +53,21 @@ impl Regularization {
                 format!("must be a finite number ≥ 0, got {weight}"),
             ));
         }
-        if self.parts.q && self.q_distance == QDistance::Log {
-            let lambda = smallest_eigenvalue(&self.reference.q);
-            if lambda.is_nan() || lambda <= 0.0 {
+        if self.q_distance == QDistance::Log {
+            if !self.parts.q {
+                return Err(Error::invalid(
+                    "cost.q_distance",
+                    "is \"log\", but Q is not among the penalised parts (cost.regularized): add \"Q\" or drop q_distance",
+                ));
+            }
+            let q_ref = &self.reference.q;
+            let lambda = smallest_eigenvalue(q_ref);
+            let scale = q_ref.amax();
+            if !(q_ref.iter().all(|v| v.is_finite()) && lambda > STRUCTURE_TOLERANCE * scale) {
                 return Err(Error::invalid(
                     "cost.reference.Q",
                     format!(
-                        "must be positive definite for cost.q_distance = \"log\" (the distance is measured from it; omitted, it is I): smallest eigenvalue {lambda:.3e}"
+                        "must be positive definite for cost.q_distance = \"log\" (the distance is measured from it; omitted, it is I): smallest eigenvalue {lambda:.3e}, largest entry {scale:.3e}"
                     ),
                 ));
             }
