@@ -22,7 +22,8 @@
 //! the λ_k collect the sensitivities of all later residuals to x_k.) The kernels compute
 //! the cost, λ_0, Ḡ_Δ and Ḡ_C per candidate (`kernels::adjoint`); the host pulls Ḡ_Δ and
 //! Ḡ_C back through the stage solve to (J, R, Q, B) (`method::step_pullback`) and adds the
-//! regularisation's λ (w − w_ref). Every gradient lies in the tangent space of the
+//! regularisation's λ (w − w_ref), for Q optionally that of the log distance
+//! ([`regularization`]). Every gradient lies in the tangent space of the
 //! structure: J's part is skew, R's and Q's symmetric.
 
 pub mod conjugate_gradient;

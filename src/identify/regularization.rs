@@ -72,10 +72,15 @@ pub fn regularize(regularization: &Regularization, member: &Member, evaluation: 
 /// eigenvalue of M at or below 0, or M overflow, the distance is +∞ and the gradient zero.
 pub fn log_distance_penalty(q: &DMatrix<f64>, q_ref: &DMatrix<f64>) -> (f64, DMatrix<f64>) {
     let n = q.nrows();
-    let reference = SymmetricEigen::new(symmetric_part(q_ref));
-    let s = &reference.eigenvectors
-        * DMatrix::from_diagonal(&reference.eigenvalues.map(|mu| 1.0 / mu.sqrt()))
-        * reference.eigenvectors.transpose();
+    // S = I for the usual Q_ref = I, without a decomposition.
+    let s = if *q_ref == DMatrix::identity(n, n) {
+        DMatrix::identity(n, n)
+    } else {
+        let reference = SymmetricEigen::new(symmetric_part(q_ref));
+        &reference.eigenvectors
+            * DMatrix::from_diagonal(&reference.eigenvalues.map(|mu| 1.0 / mu.sqrt()))
+            * reference.eigenvectors.transpose()
+    };
     let m = symmetric_part(&(&s * q * &s));
     if m.iter().any(|v| !v.is_finite()) {
         return (f64::INFINITY, DMatrix::zeros(n, n));
