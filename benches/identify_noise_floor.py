@@ -30,15 +30,15 @@ for none), and its cross-validation errors are printed beside the reference.
 """
 
 import argparse
-import json
 import math
-import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
 import numpy as np
+
+from identify_runs import inclusive_range, run_identify
 
 SAMPLES = 20000
 SUBSTEPS = 64
@@ -109,11 +109,6 @@ def leading_order_reference(example, sigma, h):
     return l2, peak, rms
 
 
-def draws(text):
-    first, _, last = text.partition("-")
-    return range(int(first), int(last or first) + 1)
-
-
 def identify(args, h, draw, work):
     out = Path(work) / f"draw{draw}"
     overrides = args.overrides + [
@@ -126,13 +121,7 @@ def identify(args, h, draw, work):
             f"cost.regularization={args.sigma**2 * h / args.tau**2}",
             'cost.regularized=["J","R"]',
         ]
-    command = [args.harbor, "identify", args.example, "--out", str(out), "--backend", "cpu"]
-    for override in overrides:
-        command += ["--set", override]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{done.stderr}")
-    cv = json.loads((out / "identification.json").read_text())["cross_validation"]
+    cv = run_identify(args.harbor, args.example, overrides, out)["cross_validation"]
     return cv["l2"], cv["max"]
 
 
@@ -173,7 +162,7 @@ def main():
     if args.draws:
         measured = []
         with tempfile.TemporaryDirectory() as work:
-            for draw in draws(args.draws):
+            for draw in inclusive_range(args.draws):
                 measured.append(identify(args, h, draw, work))
                 print(f"draw {draw}: CV L2 {measured[-1][0]:.4f}, max {measured[-1][1]:.4f}",
                       flush=True)

@@ -21,12 +21,11 @@ on the training data and, when the example has a test input, the cross-validatio
 """
 
 import argparse
-import json
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from identify_runs import inclusive_range, run_identify
 
 VARIANTS = {
     "multi": [],
@@ -34,21 +33,6 @@ VARIANTS = {
     "mc-best": ["monte_carlo.keep=1"],
     "single": ["monte_carlo.candidates=1", "monte_carlo.keep=1"],
 }
-
-
-def seeds(text):
-    first, _, last = text.partition("-")
-    return range(int(first), int(last or first) + 1)
-
-
-def run(harbor, example, overrides, out):
-    command = [harbor, "identify", example, "--out", str(out), "--backend", "cpu"]
-    for override in overrides:
-        command += ["--set", override]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{done.stderr}")
-    return json.loads((out / "identification.json").read_text())
 
 
 def summary(values):
@@ -67,7 +51,7 @@ def main():
 
     rows = {name: [] for name in VARIANTS}
     with tempfile.TemporaryDirectory() as work:
-        for seed in seeds(args.seeds):
+        for seed in inclusive_range(args.seeds):
             for name, extra in VARIANTS.items():
                 overrides = args.overrides + extra + [
                     f"monte_carlo.seed={seed}",
@@ -76,7 +60,7 @@ def main():
                     "optimizer.gradient_tolerance=0",
                     "optimizer.relative_decrease=0",
                 ]
-                result = run(args.harbor, args.example, overrides, Path(work) / name)
+                result = run_identify(args.harbor, args.example, overrides, Path(work) / name)
                 rows[name].append(result)
                 cv = result.get("cross_validation") or {}
                 print(

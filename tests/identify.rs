@@ -173,57 +173,47 @@ fn bad_configs_get_clear_errors() {
             Err(stderr) => stderr,
         }
     };
-    assert_mentions(
-        &fails(&["model.fit=[\"J\", \"K\"]"]),
-        &["model.fit", "\"K\""],
-    );
-    assert_mentions(&fails(&["model.fit=[]"]), &["model.fit", "no part"]);
-    assert_mentions(&fails(&["model.order=0"]), &["model.order", "got 0"]);
-    assert_mentions(
-        &fails(&["monte_carlo.keep=9"]),
-        &["monte_carlo.keep", "got 9"],
-    );
-    assert_mentions(
-        &fails(&["optimizer.armijo=1.5"]),
-        &["optimizer.armijo", "1.5"],
-    );
-    assert_mentions(
-        &fails(&["optimizer.trials=0"]),
-        &["optimizer.trials", "got 0"],
-    );
-    assert_mentions(
-        &fails(&["model.dissipation_rank=6"]),
-        &["model.dissipation_rank", "n = 5", "got 6"],
-    );
-    assert_mentions(
-        &fails(&["model.fit=[\"J\", \"R\", \"Q\"]"]),
-        &["model.B", "required"],
-    );
-    assert_mentions(&fails(&["model.Q=[[1.0, 0.0], [0.0, 1.0]]"]), &["model.Q"]);
-    assert_mentions(
-        &fails(&[
-            "model.fit=[\"J\", \"R\", \"B\"]",
-            "model.Q=[[1,0,0,0,0],[0,1,0,0,0],[0,0,-1,0,0],[0,0,0,1,0],[0,0,0,0,1]]",
-        ]),
-        &["model.Q", "positive definite"],
-    );
-    assert_mentions(
-        &fails(&["optimizer.evaluation_budget=8"]),
-        &["optimizer.evaluation_budget", "Monte-Carlo"],
-    );
-    assert_mentions(
-        &fails(&["test_input=[{kind = \"sine\", frequency = 1.0}]"]),
-        &["test_input", "1 signal", "has 2"],
-    );
-    assert_mentions(&fails(&["data.noise=-1.0"]), &["data.noise", "-1"]);
-    assert_mentions(&fails(&["optimizer.max_iteration=3"]), &["max_iteration"]);
-    assert_mentions(
-        &fails(&["optimizer.stall_window=0"]),
-        &["optimizer.stall_window", "got 0"],
-    );
-    assert_mentions(
-        &fails(&["optimizer.prune_every=-2"]),
-        &["prune_every", "-2"],
-    );
-    assert_mentions(&fails(&["optimizer.refine=\"yes\""]), &["refine"]);
+    let cases: [(&[&str], &[&str]); 17] = [
+        (&["model.fit=[\"J\", \"K\"]"], &["model.fit", "\"K\""]),
+        (&["model.fit=[]"], &["model.fit", "no part"]),
+        (&["model.order=0"], &["model.order", "got 0"]),
+        (&["monte_carlo.keep=9"], &["monte_carlo.keep", "got 9"]),
+        (&["optimizer.armijo=1.5"], &["optimizer.armijo", "1.5"]),
+        (&["optimizer.trials=0"], &["optimizer.trials", "got 0"]),
+        (
+            &["model.dissipation_rank=6"],
+            &["model.dissipation_rank", "n = 5", "got 6"],
+        ),
+        (
+            &["model.fit=[\"J\", \"R\", \"Q\"]"],
+            &["model.B", "required"],
+        ),
+        (&["model.Q=[[1.0, 0.0], [0.0, 1.0]]"], &["model.Q"]),
+        (
+            &[
+                "model.fit=[\"J\", \"R\", \"B\"]",
+                "model.Q=[[1,0,0,0,0],[0,1,0,0,0],[0,0,-1,0,0],[0,0,0,1,0],[0,0,0,0,1]]",
+            ],
+            &["model.Q", "positive definite"],
+        ),
+        (
+            &["optimizer.evaluation_budget=8"],
+            &["optimizer.evaluation_budget", "Monte-Carlo"],
+        ),
+        (
+            &["test_input=[{kind = \"sine\", frequency = 1.0}]"],
+            &["test_input", "1 signal", "has 2"],
+        ),
+        (&["data.noise=-1.0"], &["data.noise", "-1"]),
+        (&["optimizer.max_iteration=3"], &["max_iteration"]),
+        (
+            &["optimizer.stall_window=0"],
+            &["optimizer.stall_window", "got 0"],
+        ),
+        (&["optimizer.prune_every=-2"], &["prune_every", "-2"]),
+        (&["optimizer.refine=\"yes\""], &["refine"]),
+    ];
+    for (overrides, expected) in cases {
+        assert_mentions(&fails(overrides), expected);
+    }
 }

@@ -47,8 +47,10 @@ use super::manifold::{Geometry, Point};
 use super::walker::{Trial, Walker};
 use crate::error::{Error, Result};
 
-/// The settings of the iteration (module docs).
-#[derive(Debug, Clone, PartialEq)]
+/// The settings of the iteration (module docs; `[optimizer]` of an identify config, every
+/// key defaulting to [`CgSettings::default`]).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct CgSettings {
     pub max_iterations: usize,
     /// Length ‖σ η_0‖ of the first trial move.
@@ -301,13 +303,7 @@ mod tests {
         let (n, m) = point.shape();
         let d = |i: usize| 10f64.powf(4.0 * i as f64 / (n * m - 1) as f64);
         let c = |i: usize| (i as f64 * 0.7).sin();
-        let mut gradient = Parameters {
-            j: DMatrix::zeros(n, n),
-            r: DMatrix::zeros(n, n),
-            q: DMatrix::zeros(n, n),
-            b: DMatrix::zeros(n, m),
-            x0: DVector::zeros(n),
-        };
+        let mut gradient = Parameters::zeros(n, m);
         let mut cost = 0.0;
         for (i, b) in point.b.iter().enumerate() {
             cost += 0.5 * d(i) * (b - c(i)).powi(2);

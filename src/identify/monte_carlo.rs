@@ -23,8 +23,10 @@ use super::manifold::Point;
 use crate::error::{Error, Result};
 use crate::plan::Parts;
 
-/// How the candidates are drawn and how many are kept.
-#[derive(Debug, Clone, PartialEq)]
+/// How the candidates are drawn and how many are kept (`[monte_carlo]` of an identify
+/// config, every key defaulting to [`MonteCarlo::default`]).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct MonteCarlo {
     /// K ≥ 1.
     pub candidates: usize,

@@ -3,7 +3,7 @@
 
 use nalgebra::{DMatrix, SymmetricEigen};
 
-use super::gradient::{Evaluation, parameters};
+use super::gradient::Evaluation;
 use crate::method::step_pullback::{skew_part, symmetric_part};
 use crate::plan::{Member, QDistance, Regularization};
 
@@ -22,7 +22,7 @@ pub fn regularize(regularization: &Regularization, member: &Member, evaluation: 
     if weight == 0.0 {
         return;
     }
-    let w = parameters(member);
+    let w = &member.system;
     let g = &mut evaluation.gradient;
     let mut squared = 0.0;
     if parts.j {
@@ -55,7 +55,7 @@ pub fn regularize(regularization: &Regularization, member: &Member, evaluation: 
         g.b += d * weight;
     }
     if parts.x0 {
-        let d = &w.x0 - &reference.x0;
+        let d = &member.x0 - &reference.x0;
         squared += d.norm_squared();
         g.x0 += d * weight;
     }

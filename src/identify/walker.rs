@@ -273,7 +273,7 @@ impl Walker {
         StartResult {
             cost_initial: self.history[0],
             cost: self.cost,
-            iterations: self.history.len() - 1,
+            iterations: self.iterations(),
             gradient_norm: self.grad_norm_sq.sqrt(),
             stop: self.stop.unwrap_or(Stop::Budget),
             point: self.point,

@@ -76,9 +76,9 @@ struct IdentifyFile {
     cost: CostSpec,
     model: ModelSpec,
     #[serde(default)]
-    monte_carlo: MonteCarloSpec,
+    monte_carlo: MonteCarlo,
     #[serde(default)]
-    optimizer: OptimizerSpec,
+    optimizer: CgSettings,
 }
 
 /// `[test_data]`.
@@ -107,70 +107,6 @@ struct ModelSpec {
     b: Option<Rows>,
     #[serde(default)]
     x0: Option<Vec<f64>>,
-}
-
-/// `[monte_carlo]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct MonteCarloSpec {
-    candidates: usize,
-    keep: usize,
-    seed: u64,
-    scale: f64,
-    spread: f64,
-}
-
-impl Default for MonteCarloSpec {
-    fn default() -> Self {
-        let d = MonteCarlo::default();
-        MonteCarloSpec {
-            candidates: d.candidates,
-            keep: d.keep,
-            seed: d.seed,
-            scale: d.scale,
-            spread: d.spread,
-        }
-    }
-}
-
-/// `[optimizer]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct OptimizerSpec {
-    max_iterations: usize,
-    initial_step: f64,
-    armijo: f64,
-    backtrack: f64,
-    trials: usize,
-    refine: bool,
-    max_backtracks: usize,
-    restart_every: usize,
-    stall_window: usize,
-    prune_every: usize,
-    gradient_tolerance: f64,
-    relative_decrease: f64,
-    evaluation_budget: Option<usize>,
-}
-
-impl Default for OptimizerSpec {
-    fn default() -> Self {
-        let d = CgSettings::default();
-        OptimizerSpec {
-            max_iterations: d.max_iterations,
-            initial_step: d.initial_step,
-            armijo: d.armijo,
-            backtrack: d.backtrack,
-            trials: d.trials,
-            refine: d.refine,
-            max_backtracks: d.max_backtracks,
-            restart_every: d.restart_every,
-            stall_window: d.stall_window,
-            prune_every: d.prune_every,
-            gradient_tolerance: d.gradient_tolerance,
-            relative_decrease: d.relative_decrease,
-            evaluation_budget: d.evaluation_budget,
-        }
-    }
 }
 
 /// Cross-validation: the test inputs' plan and the outputs to compare with.
@@ -263,33 +199,11 @@ impl IdentifyConfig {
             file.cost.regularization(n, m)?,
         )?;
         let cross_validation = self.cross_validation(&scheme, &template, reference.as_ref())?;
-        let mc = &file.monte_carlo;
-        let opt = &file.optimizer;
         let setup = Setup {
             fit,
             template,
-            monte_carlo: MonteCarlo {
-                candidates: mc.candidates,
-                keep: mc.keep,
-                seed: mc.seed,
-                scale: mc.scale,
-                spread: mc.spread,
-            },
-            optimizer: CgSettings {
-                max_iterations: opt.max_iterations,
-                initial_step: opt.initial_step,
-                armijo: opt.armijo,
-                backtrack: opt.backtrack,
-                trials: opt.trials,
-                refine: opt.refine,
-                max_backtracks: opt.max_backtracks,
-                restart_every: opt.restart_every,
-                stall_window: opt.stall_window,
-                prune_every: opt.prune_every,
-                gradient_tolerance: opt.gradient_tolerance,
-                relative_decrease: opt.relative_decrease,
-                evaluation_budget: opt.evaluation_budget,
-            },
+            monte_carlo: file.monte_carlo.clone(),
+            optimizer: file.optimizer.clone(),
         };
         setup.monte_carlo.check()?;
         setup.optimizer.check()?;
