@@ -194,7 +194,7 @@ fn signal(child: &std::process::Child, name: &str) {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_leaves_nothing_behind() {
-    for name in ["INT", "TERM"] {
+    for (name, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run");
         let child = long_run(&out);
@@ -202,7 +202,7 @@ fn an_interrupted_run_leaves_nothing_behind() {
         signal(&child, name);
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(130), "SIG{name}: {stderr}");
+        assert_eq!(output.status.code(), Some(code), "SIG{name}: {stderr}");
         assert!(
             stderr.contains("interrupted: no output was written"),
             "{stderr}"

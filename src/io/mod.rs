@@ -1,5 +1,6 @@
 //! Configuration in, result files and plots out.
 
+pub mod atomic_rename;
 pub mod config;
 pub mod contact_spec;
 pub mod cost_spec;
@@ -8,6 +9,7 @@ pub mod gradient_output;
 pub mod gradient_spec;
 pub mod identify_output;
 pub mod identify_spec;
+pub mod interrupt;
 pub mod linear_ph_spec;
 pub mod member_export;
 pub mod npy_stream;

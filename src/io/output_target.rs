@@ -1,28 +1,38 @@
-//! Where a run's files go, handled so that nothing is ever half-written:
+//! Where a run's files go, handled so that nothing is ever half-written and nothing harbor
+//! did not write is ever replaced:
 //!
 //! - [`OutputTarget::prepare`] checks `--out` before any work: it must be a new path, an
 //!   empty directory, or a directory of harbor's own outputs (nothing else is ever
-//!   replaced), with a name the file system accepts, in a parent harbor can write to — the
-//!   staging directory is created right then, which proves it.
+//!   replaced; a symbolic link is refused, dangling or not), with a name the file system
+//!   accepts, in a parent harbor can write to — the staging directory is created right then,
+//!   which proves it. What is at `--out` then (its device and inode) is remembered.
 //! - The run writes into the staging directory `.harbor-staging-<pid>-…` beside `--out`.
-//! - [`OutputTarget::commit`] replaces `--out` all at once: an existing output directory is
-//!   first renamed aside, the staging directory renamed into place, and only then the old one
-//!   removed; if the final rename fails, the old output is put back and the new results stay
-//!   in the staging directory, whose path the error names.
-//! - A failed run removes its staging directory; so does SIGINT or SIGTERM once
-//!   [`install_interrupt_cleanup`] has run. Staging directories of runs that were killed
-//!   outright (their process no longer exists) are removed by the next run into the same
-//!   place, which says so on stderr.
+//! - [`OutputTarget::commit`] looks at `--out` again and puts the results in place in one
+//!   atomic step: into a free name with `renameat2(RENAME_NOREPLACE)`, over the directory
+//!   that was there at the start (still replaceable) or over another harbor output (a
+//!   concurrent run's) with `renameat2(RENAME_EXCHANGE)`, after which the old directory,
+//!   now at the staging path, is removed. Anything else found at `--out` — a directory or
+//!   file that appeared while the run was in progress — makes the commit refuse: the
+//!   foreign entry stays as it is and the results are discarded.
+//! - A failed run removes its staging directory; so does SIGINT, SIGTERM or SIGHUP once
+//!   [`install_interrupt_cleanup`] has run (see [`super::interrupt`]: a signal during the
+//!   commit waits for it). Staging directories of runs that were killed outright (their
+//!   process no longer exists) are removed by the next run into the same place, which says
+//!   so on stderr.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
+use super::atomic_rename::{exchange, rename_noreplace};
+use super::interrupt::{InterruptRecord, record, remove_tree};
 use crate::error::{Error, Result};
+
+pub use super::interrupt::{install_interrupt_cleanup, remove_on_interrupt};
 
 /// Prefix of staging directories; the pid of their process follows.
 const STAGING_PREFIX: &str = ".harbor-staging-";
 
-/// Prefix of an output directory renamed aside while being replaced.
+/// Prefix of an output directory renamed aside while being replaced (by earlier versions;
+/// such leftovers are still removed).
 const REPLACED_PREFIX: &str = ".harbor-replaced-";
 
 /// Marker file in every output directory harbor writes.
@@ -47,77 +57,41 @@ const KNOWN_OUTPUTS: [&str; 13] = [
     "contact_energy.svg",
 ];
 
-/// Staging directories of this process, removed on SIGINT/SIGTERM.
-static LIVE_STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn live_staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    LIVE_STAGING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Directories this process created on the way to an output location, deepest first;
-/// removed on SIGINT/SIGTERM after the staging directories, if empty.
-static LIVE_PARENTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn live_parents() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    LIVE_PARENTS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Adds `dir` (a private temporary directory of this process) to what an interrupt removes.
-pub fn remove_on_interrupt(dir: &Path) {
-    live_staging().push(dir.to_path_buf());
-}
-
-/// Removes this process's staging directories (and the parents it created for them) and
-/// exits with 130 on SIGINT or SIGTERM. Call once, early, from a binary.
-pub fn install_interrupt_cleanup() {
-    let _ = ctrlc::set_handler(|| {
-        for dir in live_staging().drain(..) {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        for dir in live_parents().drain(..) {
-            let _ = std::fs::remove_dir(&dir);
-        }
-        eprintln!("interrupted: no output was written");
-        std::process::exit(130);
-    });
-}
-
-/// A checked output location with its staging directory.
-pub struct OutputTarget {
-    out: PathBuf,
-    /// `None` once committed. (Fields drop in order: the staging directory goes before
-    /// the parents that held it.)
-    staging: Option<tempfile::TempDir>,
-    created_parents: CreatedParents,
-}
-
 /// Ancestors of `--out` this run created, deepest first: removed again (when empty) unless
 /// the run commits, so a failed run leaves the file system as it found it.
 struct CreatedParents(Vec<PathBuf>);
 
 impl CreatedParents {
-    /// Creates `dir` and its missing ancestors, remembering which were missing.
-    fn create(dir: &Path) -> std::io::Result<Self> {
-        let created = CreatedParents(missing_ancestors(dir));
-        live_parents().extend(created.0.iter().cloned());
-        std::fs::create_dir_all(dir)?;
-        Ok(created)
+    /// Creates `dir` and its missing ancestors, remembering which were missing (also in
+    /// the interrupt record, whose lock the caller holds).
+    fn create(dir: &Path, record: &mut InterruptRecord) -> std::io::Result<Self> {
+        let missing = missing_ancestors(dir);
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            // remove_dir takes only empty directories; one that never came to be is skipped.
+            for dir in &missing {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(e);
+        }
+        record.parents.extend(missing.iter().cloned());
+        Ok(CreatedParents(missing))
     }
 
     /// Keeps the directories (the run committed into them).
-    fn keep(mut self) {
+    fn keep(mut self, record: &mut InterruptRecord) {
         let kept = std::mem::take(&mut self.0);
-        live_parents().retain(|p| !kept.contains(p));
+        record.parents.retain(|p| !kept.contains(p));
     }
 }
 
 impl Drop for CreatedParents {
     fn drop(&mut self) {
-        live_parents().retain(|p| !self.0.contains(p));
+        // Kept (or none created): nothing to undo, and no lock to take — `keep` runs while
+        // the commit holds it.
+        if self.0.is_empty() {
+            return;
+        }
+        record().parents.retain(|p| !self.0.contains(p));
         // remove_dir takes only empty directories; one that never came to be is skipped.
         for dir in &self.0 {
             let _ = std::fs::remove_dir(dir);
@@ -203,6 +177,58 @@ fn replaceable(dir: &Path) -> Result<()> {
     ))
 }
 
+/// What was at `--out` when the run started: a directory, by device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    device: u64,
+    inode: u64,
+}
+
+impl Identity {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<Identity> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Identity {
+            device: meta.dev(),
+            inode: meta.ino(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_meta: &std::fs::Metadata) -> Option<Identity> {
+        None
+    }
+}
+
+/// What the file system has at a path, without following a symbolic link.
+fn describe(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_file() {
+        "a file"
+    } else {
+        "a special file"
+    }
+}
+
+/// Whether `dir` holds harbor's output marker (a concurrent run's committed output).
+fn marked_output(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(OUTPUT_MARKER)).is_ok_and(|m| m.is_file())
+}
+
+/// A checked output location with its staging directory.
+pub struct OutputTarget {
+    out: PathBuf,
+    /// The directory at `--out` when the run started (`None`: nothing was there).
+    found: Option<Identity>,
+    /// `None` once committed or discarded.
+    staging: Option<PathBuf>,
+    created_parents: Option<CreatedParents>,
+}
+
 impl OutputTarget {
     /// Checks `out` and creates the staging directory beside it (see the module docs).
     pub fn prepare(out: &Path) -> Result<Self> {
@@ -228,16 +254,42 @@ impl OutputTarget {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        if out.exists() {
-            if !out.is_dir() {
+        let found = match std::fs::symlink_metadata(out) {
+            Err(_) => None,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let points_to = std::fs::read_link(out)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                let dangling = if out.exists() {
+                    ""
+                } else {
+                    " that points nowhere"
+                };
                 return Err(Error::invalid(
                     "--out",
-                    format!("{} exists and is not a directory", out.display()),
+                    format!(
+                        "{} is a symbolic link{dangling} (to {points_to}); harbor puts a directory at --out and replaces no link: give the real path",
+                        out.display()
+                    ),
                 ));
             }
-            replaceable(out)?;
-        }
-        let created_parents = CreatedParents::create(&parent).map_err(|e| {
+            Ok(meta) if !meta.is_dir() => {
+                return Err(Error::invalid(
+                    "--out",
+                    format!(
+                        "{} exists and is {}, not a directory",
+                        out.display(),
+                        describe(&meta)
+                    ),
+                ));
+            }
+            Ok(meta) => {
+                replaceable(out)?;
+                Identity::of(&meta)
+            }
+        };
+        let mut record = record();
+        let created_parents = CreatedParents::create(&parent, &mut record).map_err(|e| {
             Error::invalid(
                 "--out",
                 format!(
@@ -247,95 +299,147 @@ impl OutputTarget {
             )
         })?;
         remove_stale(&parent);
-        let staging = tempfile::Builder::new()
+        let staging = match tempfile::Builder::new()
             .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
             .tempdir_in(&parent)
-            .map_err(|e| {
-                Error::invalid(
+        {
+            Ok(dir) => dir.keep(),
+            Err(e) => {
+                // The parents' cleanup takes the lock.
+                drop(record);
+                drop(created_parents);
+                return Err(Error::invalid(
                     "--out",
                     format!("cannot write in {}: {e}", parent.display()),
-                )
-            })?;
-        live_staging().push(staging.path().to_path_buf());
+                ));
+            }
+        };
+        record.staging.push(staging.clone());
         Ok(OutputTarget {
             out: out.to_path_buf(),
+            found,
             staging: Some(staging),
-            created_parents,
+            created_parents: Some(created_parents),
         })
     }
 
     /// The staging directory the run writes into.
     pub fn dir(&self) -> &Path {
         self.staging
-            .as_ref()
+            .as_deref()
             .expect("a target is staged until it is committed")
-            .path()
     }
 
-    /// Moves the staging directory into place, replacing an existing output directory all
-    /// at once.
-    pub fn commit(self) -> Result<()> {
-        let OutputTarget {
-            out,
-            staging,
-            created_parents,
-        } = self;
-        let staging = staging.expect("a target is staged until it is committed");
-        let marker = staging.path().join(OUTPUT_MARKER);
+    /// Puts the staged results at `--out` in one atomic step (see the module docs), or
+    /// refuses, leaving whatever appeared at `--out` as it is.
+    pub fn commit(mut self) -> Result<()> {
+        let staged = self.dir().to_path_buf();
+        let marker = staged.join(OUTPUT_MARKER);
         std::fs::write(&marker, "written by harbor\n").map_err(|e| Error::io(&marker, e))?;
-        let staged = staging.keep();
-        // From here the results are on disk (staged or in place): their parents stay.
-        created_parents.keep();
-        live_staging().retain(|p| p != &staged);
-        let parent = staged
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        let aside = if out.exists() {
-            let aside = tempfile::Builder::new()
-                .prefix(&format!("{REPLACED_PREFIX}{}-", std::process::id()))
-                .tempdir_in(&parent)
-                .map_err(|e| Error::io(&parent, e))?
-                .keep();
-            std::fs::remove_dir(&aside).map_err(|e| Error::io(&aside, e))?;
-            std::fs::rename(&out, &aside).map_err(|e| {
-                Error::io(
-                    &out,
-                    std::io::Error::other(format!(
-                        "{e}; the new results are in {}",
-                        staged.display()
-                    )),
-                )
-            })?;
-            Some(aside)
-        } else {
-            None
-        };
-        if let Err(e) = std::fs::rename(&staged, &out) {
-            if let Some(aside) = &aside {
-                let _ = std::fs::rename(aside, &out);
+        // An interrupt waits until the commit has finished or failed.
+        let mut record = record();
+        let replaced = match self.swap_into_place(&staged, &mut record) {
+            Ok(replaced) => replaced,
+            Err(e) => {
+                // The staging directory's cleanup (on drop) takes the lock.
+                drop(record);
+                return Err(e);
             }
-            return Err(Error::io(
-                &out,
-                std::io::Error::other(format!("{e}; the new results are in {}", staged.display())),
-            ));
+        };
+        record.staging.retain(|p| p != &staged);
+        record.committed.push(self.out.clone());
+        self.staging = None;
+        if let Some(parents) = self.created_parents.take() {
+            parents.keep(&mut record);
         }
-        if let Some(aside) = aside {
-            std::fs::remove_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+        if replaced && let Err(e) = remove_tree(&staged) {
+            eprintln!(
+                "warning: the previous output, now at {}, could not be removed: {e}",
+                staged.display()
+            );
         }
         Ok(())
     }
-}
 
-impl OutputTarget {
+    /// The atomic step of [`commit`](Self::commit): moves `staged` to `--out`; returns
+    /// whether a previous directory was swapped out (it is then at `staged`).
+    fn swap_into_place(&mut self, staged: &Path, record: &mut InterruptRecord) -> Result<bool> {
+        let out = &self.out.clone();
+        let with_results = |e: std::io::Error| Error::io(out, e);
+        // A name taken between the look and the rename is looked at again.
+        for _ in 0..8 {
+            let meta = match std::fs::symlink_metadata(out) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    match rename_noreplace(staged, out) {
+                        Ok(()) => return Ok(false),
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                        Err(e) => return Err(with_results(e)),
+                    }
+                }
+                Err(e) => return Err(with_results(e)),
+                Ok(meta) => meta,
+            };
+            let id = Identity::of(&meta);
+            let is_dir = meta.is_dir() && !meta.file_type().is_symlink();
+            let ours = is_dir
+                && ((self.found.is_some() && id == self.found && replaceable(out).is_ok())
+                    || marked_output(out));
+            if !ours {
+                return Err(self.appeared(describe(&meta)));
+            }
+            exchange(staged, out).map_err(with_results)?;
+            let swapped = std::fs::symlink_metadata(staged).ok();
+            if swapped.as_ref().and_then(Identity::of) != id {
+                // Something else took `--out`'s place between the look and the swap: put
+                // it back.
+                if let Err(e) = exchange(staged, out) {
+                    // What is at `staged` now is not harbor's: it must not be removed.
+                    record.staging.retain(|p| p != staged);
+                    self.staging = None;
+                    return Err(Error::invalid(
+                        "--out",
+                        format!(
+                            "an entry appeared at {} during the commit and could not be put back ({e}): it is now at {}, and the new results are at {}",
+                            out.display(),
+                            staged.display(),
+                            out.display()
+                        ),
+                    ));
+                }
+                return Err(self.appeared("another entry"));
+            }
+            return Ok(true);
+        }
+        Err(self.appeared("an entry, again and again,"))
+    }
+
+    /// The refusal when `--out` holds something the run may not replace.
+    fn appeared(&self, what: &str) -> Error {
+        Error::invalid(
+            "--out",
+            format!(
+                "{what} appeared at {} while the run was in progress; harbor replaces only what was there when the run started or its own outputs, so it left it as it is and discarded the results",
+                self.out.display()
+            ),
+        )
+    }
+
     /// Runs `write` on the staging directory and commits; on error the staging directory is
     /// removed and `--out` is untouched.
     pub fn write(self, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-        let staged = self.dir().to_path_buf();
-        if let Err(e) = write(&staged) {
-            live_staging().retain(|p| p != &staged);
-            return Err(e);
-        }
+        write(self.dir())?;
         self.commit()
+    }
+}
+
+impl Drop for OutputTarget {
+    /// A target dropped before its commit (a failed run) removes its staging directory;
+    /// then its created parents go, when empty.
+    fn drop(&mut self) {
+        if let Some(staged) = self.staging.take() {
+            let _ = remove_tree(&staged);
+            record().staging.retain(|p| p != &staged);
+        }
     }
 }
 
@@ -343,4 +447,154 @@ impl OutputTarget {
 /// directory is removed and `out` is untouched.
 pub fn write_atomically(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     OutputTarget::prepare(out)?.write(write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names in `dir`, sorted.
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Prepares `out` and writes `content` into the staging directory's result file.
+    fn staged(out: &Path, content: &str) -> OutputTarget {
+        let target = OutputTarget::prepare(out).unwrap();
+        std::fs::write(target.dir().join("summary.json"), content).unwrap();
+        target
+    }
+
+    #[test]
+    fn a_directory_that_appears_during_the_run_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let target = staged(&out, "new");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("notes.txt"), "mine").unwrap();
+        let error = target.commit().unwrap_err().to_string();
+        assert!(
+            error.starts_with("--out: a directory appeared at")
+                && error.contains("left it as it is"),
+            "{error}"
+        );
+        assert_eq!(entries(dir.path()), ["run"]);
+        assert_eq!(entries(&out), ["notes.txt"]);
+
+        // An empty directory too: it was not there when the run started.
+        let empty = dir.path().join("empty");
+        let target = staged(&empty, "new");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(target.commit().is_err());
+        assert_eq!(entries(&empty), Vec::<String>::new());
+        assert_eq!(entries(dir.path()), ["empty", "run"]);
+    }
+
+    #[test]
+    fn a_file_that_appears_during_the_run_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let target = staged(&out, "new");
+        std::fs::write(&out, "mine").unwrap();
+        let error = target.commit().unwrap_err().to_string();
+        assert!(error.starts_with("--out: a file appeared at"), "{error}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "mine");
+        assert_eq!(entries(dir.path()), ["run"]);
+    }
+
+    #[test]
+    fn a_directory_swapped_in_for_the_old_output_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        staged(&out, "first").commit().unwrap();
+        let target = staged(&out, "second");
+        // Someone moves the old output away and puts an empty directory of theirs there.
+        std::fs::rename(&out, dir.path().join("moved")).unwrap();
+        std::fs::create_dir(&out).unwrap();
+        assert!(target.commit().is_err());
+        assert_eq!(entries(&out), Vec::<String>::new());
+        assert_eq!(entries(dir.path()), ["moved", "run"]);
+
+        // A foreign file added to the old output makes it not harbor's alone any more.
+        let out = dir.path().join("moved");
+        let target = staged(&out, "third");
+        std::fs::write(out.join("notes.txt"), "mine").unwrap();
+        std::fs::remove_file(out.join(OUTPUT_MARKER)).unwrap();
+        assert!(target.commit().is_err());
+        assert_eq!(entries(&out), ["notes.txt", "summary.json"]);
+    }
+
+    #[test]
+    fn what_was_there_at_the_start_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        std::fs::create_dir(&out).unwrap();
+        staged(&out, "first").commit().unwrap();
+        assert_eq!(entries(&out), [OUTPUT_MARKER, "summary.json"]);
+        staged(&out, "second").commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("summary.json")).unwrap(),
+            "second"
+        );
+        assert_eq!(entries(dir.path()), ["run"]);
+    }
+
+    #[test]
+    fn concurrent_runs_into_one_place_leave_one_whole_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let first = staged(&out, "first");
+        let second = staged(&out, "second");
+        first.commit().unwrap();
+        // The second run finds the first one's output, harbor's own, and replaces it.
+        second.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("summary.json")).unwrap(),
+            "second"
+        );
+        assert_eq!(entries(dir.path()), ["run"]);
+    }
+
+    #[test]
+    fn a_failed_run_removes_its_staging_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("sub").join("run");
+        let result = write_atomically(&out, |_| Err(Error::invalid("test", "fails")));
+        assert!(result.is_err());
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
+        // Other tests run beside this one: only this run's entries must be gone.
+        let record = record();
+        assert!(
+            !record
+                .staging
+                .iter()
+                .chain(&record.parents)
+                .any(|p| p.starts_with(dir.path()))
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_refused_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        let error = OutputTarget::prepare(&dangling).err().unwrap().to_string();
+        assert!(
+            error.starts_with("--out: ") && error.contains("symbolic link that points nowhere"),
+            "{error}"
+        );
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let error = OutputTarget::prepare(&link).err().unwrap().to_string();
+        assert!(error.contains("is a symbolic link (to "), "{error}");
+        assert_eq!(entries(dir.path()), ["dangling", "link", "real"]);
+    }
 }

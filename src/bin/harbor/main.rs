@@ -284,7 +284,10 @@ enum BenchFamily {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime_dir = quiet_wayland_probe();
-    install_interrupt_cleanup();
+    if let Err(e) = install_interrupt_cleanup() {
+        eprintln!("error: cannot install the interrupt handler: {e}");
+        return ExitCode::FAILURE;
+    }
     if let Some(dir) = &runtime_dir {
         remove_on_interrupt(dir.path());
     }
