@@ -29,13 +29,13 @@
 //! ```text
 //! cargo test --release --test fuzz_configs -- --nocapture                  # 1000 cases
 //! HARBOR_FUZZ_CASES=100000 HARBOR_FUZZ_BINARY=/tmp/harbor-copy \
-//!     cargo test --release --test fuzz_configs -- --nocapture           # 10⁵ + 10⁴ scenarios
+//!     cargo test --release --test fuzz_configs -- --nocapture           # 10⁵ cases + 5000 scenarios
 //! HARBOR_FUZZ_CASES=0 HARBOR_FUZZ_COMMIT_CASES=2000 \
 //!     cargo test --release --test fuzz_configs commit -- --nocapture    # the commit window only
 //! ```
 //!
 //! Environment: `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_COMMIT_CASES` (default a
-//! tenth of the cases), `HARBOR_FUZZ_SEED` (else
+//! twentieth of the cases), `HARBOR_FUZZ_SEED` (else
 //! `HARBOR_TEST_SEED`, else a fresh seed, printed), `HARBOR_FUZZ_JOBS` (default: all
 //! cores), `HARBOR_FUZZ_GPU_CASES` (default 8; they run `--backend gpu` and, like the other
 //! GPU tests, fail rather than skip without an adapter), `HARBOR_FUZZ_ONLY` (case or

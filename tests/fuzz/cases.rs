@@ -545,7 +545,7 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
             (Class::Tree, 2),
             (Class::Set, 2),
             (Class::NonFinite, 1),
-            (Class::Narrowing, 3),
+            (Class::Narrowing, 5),
         ])
     } else {
         g.weighted(&[

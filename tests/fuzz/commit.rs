@@ -179,7 +179,7 @@ pub fn config_text(members: u64, steps: u64) -> String {
 
 /// The ensemble size of run `k` of a scenario.
 fn members(k: usize) -> u64 {
-    2000 + 7 * k as u64
+    500 + 7 * k as u64
 }
 
 /// The steps of every run.

@@ -46,8 +46,8 @@ fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
 }
 
 impl Settings {
-    /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_COMMIT_CASES` (default a tenth of
-    /// the cases), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
+    /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_COMMIT_CASES` (default a twentieth
+    /// of the cases), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
     /// fresh), `HARBOR_FUZZ_JOBS` (default: all cores), `HARBOR_FUZZ_GPU_CASES` (default 8),
     /// `HARBOR_FUZZ_ONLY` (comma-separated case indices), `HARBOR_FUZZ_BINARY` (the binary
     /// to run, default this build's), `HARBOR_FUZZ_TIMEOUT_S` (default
@@ -70,7 +70,7 @@ impl Settings {
         let cases = env_parse("HARBOR_FUZZ_CASES").unwrap_or(1000);
         Settings {
             cases,
-            commit_cases: env_parse("HARBOR_FUZZ_COMMIT_CASES").unwrap_or(cases.div_ceil(10)),
+            commit_cases: env_parse("HARBOR_FUZZ_COMMIT_CASES").unwrap_or(cases.div_ceil(20)),
             seed,
             jobs: env_parse("HARBOR_FUZZ_JOBS").unwrap_or(cores).max(1),
             gpu_cases: env_parse("HARBOR_FUZZ_GPU_CASES").unwrap_or(8),

@@ -51,7 +51,7 @@ impl Gen {
             (Class::Set, 3),
             (Class::Out, 1),
             (Class::Endless, 1),
-            (Class::Dimension, 6),
+            (Class::Dimension, 3),
         ]);
         self.case.class = class;
         match class {
