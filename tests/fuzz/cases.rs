@@ -520,7 +520,12 @@ pub(super) struct Gen {
 pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Case {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(index as u64);
-    let example = &examples[index % examples.len()];
+    // GPU cases run simulate (the few there are go where the GPU kernels are).
+    let pool: Vec<&Example> = examples
+        .iter()
+        .filter(|e| !gpu || e.command == Subcommand::Simulate)
+        .collect();
+    let example = pool[index % pool.len()];
     let mut g = Gen {
         rng,
         doc: example.doc.clone(),

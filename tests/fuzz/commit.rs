@@ -8,7 +8,7 @@
 //!   (and `--out` is exactly as before) or `interrupted after the output was written to
 //!   <out>` (and `--out` is the complete new output).
 //! - `concurrent`: 2–4 runs (of different ensemble sizes, so that a mixed output shows) into
-//!   one `--out`, started a few milliseconds apart. Judge: each exits 0 or refuses with
+//!   one `--out`, started together or up to 40 ms apart. Judge: each exits 0 or refuses with
 //!   `error: --out: …`; at least one commits; `--out` is one complete output.
 //! - `intruder`: someone else's directory (holding a file) or file is put at `--out`
 //!   atomically at a random moment of the run. Judge: once it is there the run refuses with
@@ -136,8 +136,10 @@ impl Scenario {
             },
             10..=13 => {
                 let runs = rng.random_range(2..=4);
+                // Half of them start together, so that their commits meet.
+                let spread = if rng.random_bool(0.5) { 1 } else { 40 };
                 Scenario::Concurrent {
-                    starts_ms: (1..runs).map(|_| rng.random_range(0..40)).collect(),
+                    starts_ms: (1..runs).map(|_| rng.random_range(0..spread)).collect(),
                     previous: rng.random_bool(0.4),
                 }
             }

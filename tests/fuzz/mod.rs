@@ -1,4 +1,6 @@
-//! The config fuzzer of `harbor simulate`: settings, the parallel driver, and the report.
+//! The config fuzzer of `harbor simulate`, `gradient` and `identify` (cases in `cases.rs`,
+//! `narrowing.rs`, `endless.rs`, `model_cases.rs`; running and judging in `run.rs`) and the
+//! commit-window scenarios (`commit.rs`): settings, the parallel driver, and the report.
 //! See `tests/fuzz_configs.rs` for how to run it.
 
 pub mod cases;
