@@ -16,7 +16,21 @@
 //!   file, under missing parents, or with an overlong name;
 //! - `cli`: odd command lines (missing config, unknown flags, invalid UTF-8, …);
 //! - `size`: deliberately huge runs (members, steps, recording, state size), whose expected
-//!   outcome is a quick refusal; if the program runs them instead they are "ran long".
+//!   outcome is a quick refusal; if the program runs them instead they are "ran long";
+//! - `narrowing`: values around 2³¹, 2³² and u32::MAX ± 1 for `output.every`, the step
+//!   count (h and t_end) and `ensemble.members`, on `--backend cpu` and (few) `gpu`: a run
+//!   that finishes must equal the `--backend reference` run of the same config
+//!   (`narrowing.rs`);
+//! - `endless`: a config that is `/dev/zero`, a FIFO (never written, or held open and never
+//!   closed), a huge sparse file, or a CSV input / data file that is one of those: a clear
+//!   error within the time limit and memory cap (`endless.rs`);
+//! - `dimension` (gradient and identify examples only): model dimensions and counts
+//!   (`candidate.states`, `model.order`, `data.reference.cells`, steps, candidates, …) set
+//!   to 10³ … 2⁶³ − 1: a refusal naming the field, or a run that finishes or runs long;
+//!   dimensions whose matrices cannot fit this machine must be refused (`model_cases.rs`).
+//!
+//! Cases from the gradient and identify examples run their own subcommand (`Subcommand`) and
+//! draw from `valid`, `tree`, `text`, `set`, `out`, `endless` and `dimension`.
 
 use std::ffi::OsString;
 
@@ -24,6 +38,35 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::doc::{self, Path, Seg, V, key};
+
+/// The subcommand a case runs, from the sections of its example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subcommand {
+    Simulate,
+    Gradient,
+    Identify,
+}
+
+impl Subcommand {
+    pub fn name(self) -> &'static str {
+        match self {
+            Subcommand::Simulate => "simulate",
+            Subcommand::Gradient => "gradient",
+            Subcommand::Identify => "identify",
+        }
+    }
+
+    /// A `harbor identify` config has `[model]`, a `harbor gradient` problem `[candidate]`.
+    fn of(doc: &V) -> Subcommand {
+        if doc.get_key("model").is_some() {
+            Subcommand::Identify
+        } else if doc.get_key("candidate").is_some() {
+            Subcommand::Gradient
+        } else {
+            Subcommand::Simulate
+        }
+    }
+}
 
 /// The family an example belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +81,7 @@ pub struct Example {
     pub name: String,
     pub doc: V,
     pub family: Family,
+    pub command: Subcommand,
 }
 
 impl Example {
@@ -67,6 +111,7 @@ impl Example {
                 };
                 Example {
                     name: path.file_name().unwrap().to_string_lossy().into_owned(),
+                    command: Subcommand::of(&doc),
                     doc,
                     family,
                 }
@@ -86,6 +131,9 @@ pub enum Class {
     Out,
     Cli,
     Size,
+    Narrowing,
+    Endless,
+    Dimension,
 }
 
 impl Class {
@@ -100,6 +148,9 @@ impl Class {
             Class::Out => "out",
             Class::Cli => "cli",
             Class::Size => "size",
+            Class::Narrowing => "narrowing",
+            Class::Endless => "endless",
+            Class::Dimension => "dimension",
         }
     }
 }
@@ -136,12 +187,24 @@ pub enum ConfigArg {
     Missing,
     Directory,
     DevNull,
+    /// `/dev/zero`: endless.
+    DevZero,
+    /// A FIFO nobody writes to.
+    Fifo,
+    /// A FIFO the fuzzer holds open for writing (after a few bytes of TOML) and never closes.
+    HeldFifo,
+    /// A sparse file of [`SPARSE_BYTES`].
+    Sparse,
 }
+
+/// The size of the sparse files of `endless` cases (64 GiB, no blocks on disk).
+pub const SPARSE_BYTES: u64 = 1 << 36;
 
 /// One fuzz case: the files to write and the command line to run.
 #[derive(Debug, Clone)]
 pub struct Case {
     pub index: usize,
+    pub command: Subcommand,
     pub class: Class,
     pub example: String,
     /// The mutation kinds applied, for the counts.
@@ -152,6 +215,8 @@ pub struct Case {
     pub config: Vec<u8>,
     /// Further files beside the config (CSV inputs), by relative name.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Further special files beside the config: FIFOs and sparse files, by relative name.
+    pub special_files: Vec<(String, ConfigArg)>,
     pub sets: Vec<OsString>,
     /// Appended after the standard arguments.
     pub extra_args: Vec<OsString>,
@@ -164,6 +229,15 @@ pub struct Case {
     /// For single, located mutations: the config path an error message is expected to name
     /// (informational).
     pub target: Option<String>,
+    /// A refusal (exit 1) must name this config path (`dimension` cases).
+    pub names_field: Vec<String>,
+    /// Exit 0 and running past the limit both fail: the run cannot fit this machine.
+    pub must_refuse: bool,
+    /// Exit 0 fails: the run cannot finish within the limit on any machine, so finishing
+    /// means a count was truncated; running long is fine.
+    pub exit0_impossible: bool,
+    /// Exit 0 must equal the `--backend reference` run of the same config.
+    pub reference_check: bool,
 }
 
 impl Case {
@@ -171,12 +245,14 @@ impl Case {
     pub fn new(index: usize, example: &str, config: Vec<u8>) -> Case {
         Case {
             index,
+            command: Subcommand::Simulate,
             class: Class::Valid,
             example: example.to_string(),
             kinds: Vec::new(),
             log: Vec::new(),
             config,
             files: Vec::new(),
+            special_files: Vec::new(),
             sets: Vec::new(),
             extra_args: Vec::new(),
             keep_nonfinite: false,
@@ -185,6 +261,10 @@ impl Case {
             config_arg: ConfigArg::File,
             large: false,
             target: None,
+            names_field: Vec::new(),
+            must_refuse: false,
+            exit0_impossible: false,
+            reference_check: false,
         }
     }
 }
@@ -424,14 +504,14 @@ const ODD_SETS: [&str; 96] = [
 ];
 
 /// The generator of one case.
-struct Gen {
-    rng: ChaCha8Rng,
+pub(super) struct Gen {
+    pub(super) rng: ChaCha8Rng,
     /// The config as it will be written.
-    doc: V,
+    pub(super) doc: V,
     /// The config as the program will see it after the structured `--set`s.
-    shadow: V,
-    family: Family,
-    case: Case,
+    pub(super) shadow: V,
+    pub(super) family: Family,
+    pub(super) case: Case,
     /// Located mutations, for the informational error-naming check.
     targets: Vec<String>,
 }
@@ -440,7 +520,12 @@ struct Gen {
 pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Case {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(index as u64);
-    let example = &examples[index % examples.len()];
+    // GPU cases run simulate (the few there are go where the GPU kernels are).
+    let pool: Vec<&Example> = examples
+        .iter()
+        .filter(|e| !gpu || e.command == Subcommand::Simulate)
+        .collect();
+    let example = pool[index % pool.len()];
     let mut g = Gen {
         rng,
         doc: example.doc.clone(),
@@ -448,10 +533,16 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
         family: example.family,
         case: Case {
             gpu,
+            command: example.command,
             ..Case::new(index, &example.name, Vec::new())
         },
         targets: Vec::new(),
     };
+    if example.command != Subcommand::Simulate {
+        g.case.gpu = false;
+        g.model_case();
+        return g.finish();
+    }
     g.bound();
     let class = if gpu {
         g.weighted(&[
@@ -459,6 +550,7 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
             (Class::Tree, 2),
             (Class::Set, 2),
             (Class::NonFinite, 1),
+            (Class::Narrowing, 5),
         ])
     } else {
         g.weighted(&[
@@ -471,6 +563,8 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
             (Class::Out, 5),
             (Class::Cli, 3),
             (Class::Size, 2),
+            (Class::Narrowing, 3),
+            (Class::Endless, 2),
         ])
     };
     g.case.class = class;
@@ -532,11 +626,14 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
         }
         Class::Cli => g.cli_case(),
         Class::Size => g.size_case(),
+        Class::Narrowing => g.narrowing_case(),
+        Class::Endless => g.endless_case(),
+        Class::Dimension => unreachable!("dimension cases come from gradient/identify examples"),
     }
     if class != Class::NonFinite && g.rng.random_bool(0.04) {
         g.case.keep_nonfinite = true;
     }
-    if gpu && g.rng.random_bool(0.4) {
+    if gpu && class != Class::Narrowing && g.rng.random_bool(0.4) {
         g.case
             .extra_args
             .extend(["--precision".into(), "f32".into()]);
@@ -549,7 +646,7 @@ pub fn generate(seed: u64, index: usize, examples: &[Example], gpu: bool) -> Cas
 }
 
 impl Gen {
-    fn finish(mut self) -> Case {
+    pub(super) fn finish(mut self) -> Case {
         // The program sees the file with the structured `--set`s applied.
         let mut effective = self.doc.clone();
         if let V::Tab(entries) = &self.shadow {
@@ -571,16 +668,16 @@ impl Gen {
         self.case
     }
 
-    fn note(&mut self, kind: &'static str, what: String) {
+    pub(super) fn note(&mut self, kind: &'static str, what: String) {
         self.case.kinds.push(kind);
         self.case.log.push(format!("{kind}: {what}"));
     }
 
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+    pub(super) fn pick<T: Clone>(&mut self, items: &[T]) -> T {
         items[self.rng.random_range(0..items.len())].clone()
     }
 
-    fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
+    pub(super) fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
         let total: u32 = items.iter().map(|(_, w)| w).sum();
         let mut x = self.rng.random_range(0..total);
         for (item, w) in items {
@@ -593,13 +690,13 @@ impl Gen {
     }
 
     /// An integer log-uniform in [lo, hi].
-    fn log_int(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(super) fn log_int(&mut self, lo: u64, hi: u64) -> u64 {
         let (a, b) = ((lo as f64).ln(), ((hi + 1) as f64).ln());
         (self.rng.random_range(a..b).exp() as u64).clamp(lo, hi)
     }
 
     /// A plausible number: small, round, often 0 or ±1.
-    fn nice(&mut self) -> f64 {
+    pub(super) fn nice(&mut self) -> f64 {
         match self.rng.random_range(0..10) {
             0 => 0.0,
             1 => 1.0,
@@ -618,7 +715,7 @@ impl Gen {
         }
     }
 
-    fn positive(&mut self) -> f64 {
+    pub(super) fn positive(&mut self) -> f64 {
         if self.rng.random_bool(0.05) {
             self.pick(&EXTREME_FLOATS)
         } else {
@@ -672,7 +769,7 @@ impl Gen {
         }
     }
 
-    fn h(&self) -> f64 {
+    pub(super) fn h(&self) -> f64 {
         self.doc
             .get(&[key("scheme"), key("h")])
             .and_then(V::as_f64)
@@ -680,7 +777,7 @@ impl Gen {
             .unwrap_or(0.01)
     }
 
-    fn t_end(&self) -> f64 {
+    pub(super) fn t_end(&self) -> f64 {
         self.doc
             .get(&[key("scheme"), key("t_end")])
             .and_then(V::as_f64)
@@ -688,7 +785,7 @@ impl Gen {
             .unwrap_or(1.0)
     }
 
-    fn set_steps(&mut self, h: f64, steps: u64) {
+    pub(super) fn set_steps(&mut self, h: f64, steps: u64) {
         self.doc.set(&[key("scheme"), key("h")], V::Float(h));
         self.doc
             .set(&[key("scheme"), key("t_end")], V::Float(h * steps as f64));
@@ -1175,7 +1272,7 @@ impl Gen {
         self.note(kind, format!("{} = {shown}", doc::display(path)));
     }
 
-    fn tree_mutation(&mut self) {
+    pub(super) fn tree_mutation(&mut self) {
         let choice = self.weighted(&[
             (0, 4),
             (1, 2),
@@ -1384,7 +1481,7 @@ impl Gen {
 
     // ---- text mutations ----
 
-    fn text_mutation(&mut self) {
+    pub(super) fn text_mutation(&mut self) {
         let text = doc::write_document(&self.doc);
         let mut bytes = text.clone().into_bytes();
         let kind = self.weighted(&[
@@ -1526,7 +1623,7 @@ impl Gen {
     }
 
     /// `--set path=value` with `value` written inline; the shadow config follows it.
-    fn set_value(&mut self, path: &[Seg], value: V) {
+    pub(super) fn set_value(&mut self, path: &[Seg], value: V) {
         let text = format!("{}={}", doc::dotted(path), doc::inline_text(&value));
         if let V::Tab(entries) = &mut self.shadow {
             entries.push((doc::dotted(path), value));
@@ -1534,7 +1631,7 @@ impl Gen {
         self.push_set(text);
     }
 
-    fn set_mutation(&mut self) {
+    pub(super) fn set_mutation(&mut self) {
         match self.weighted(&[(0, 5), (1, 2), (2, 4), (3, 1), (4, 1), (5, 1)]) {
             0 => {
                 let Some(path) = self.random_path(|_| true) else {
@@ -1958,7 +2055,7 @@ impl Gen {
 
     // ---- output locations ----
 
-    fn out_case(&mut self) {
+    pub(super) fn out_case(&mut self) {
         let setup = self.pick(&[
             OutSetup::EmptyDir,
             OutSetup::PreviousOutput,

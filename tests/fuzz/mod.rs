@@ -1,8 +1,14 @@
-//! The config fuzzer of `harbor simulate`: settings, the parallel driver, and the report.
+//! The config fuzzer of `harbor simulate`, `gradient` and `identify` (cases in `cases.rs`,
+//! `narrowing.rs`, `endless.rs`, `model_cases.rs`; running and judging in `run.rs`) and the
+//! commit-window scenarios (`commit.rs`): settings, the parallel driver, and the report.
 //! See `tests/fuzz_configs.rs` for how to run it.
 
 pub mod cases;
+pub mod commit;
 pub mod doc;
+pub mod endless;
+pub mod model_cases;
+pub mod narrowing;
 pub mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +28,8 @@ pub struct Settings {
     pub seed: u64,
     pub jobs: usize,
     pub gpu_cases: usize,
+    /// Scenarios of the commit window (`commit.rs`).
+    pub commit_cases: usize,
     /// Only these case indices (for replaying a failure).
     pub only: Option<Vec<usize>>,
     pub limits: Limits,
@@ -40,7 +48,8 @@ fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
 }
 
 impl Settings {
-    /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
+    /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_COMMIT_CASES` (default a twentieth
+    /// of the cases), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
     /// fresh), `HARBOR_FUZZ_JOBS` (default: all cores), `HARBOR_FUZZ_GPU_CASES` (default 8),
     /// `HARBOR_FUZZ_ONLY` (comma-separated case indices), `HARBOR_FUZZ_BINARY` (the binary
     /// to run, default this build's), `HARBOR_FUZZ_TIMEOUT_S` (default
@@ -60,8 +69,10 @@ impl Settings {
                 .collect()
         });
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let cases = env_parse("HARBOR_FUZZ_CASES").unwrap_or(1000);
         Settings {
-            cases: env_parse("HARBOR_FUZZ_CASES").unwrap_or(1000),
+            cases,
+            commit_cases: env_parse("HARBOR_FUZZ_COMMIT_CASES").unwrap_or(cases.div_ceil(20)),
             seed,
             jobs: env_parse("HARBOR_FUZZ_JOBS").unwrap_or(cores).max(1),
             gpu_cases: env_parse("HARBOR_FUZZ_GPU_CASES").unwrap_or(8),
@@ -94,15 +105,19 @@ struct Record {
     kept_at: Option<PathBuf>,
 }
 
+/// The binary under test: `HARBOR_FUZZ_BINARY` (a long campaign can run a copy, so that
+/// rebuilding meanwhile does not swap it under the running cases), else this build's.
+pub fn binary() -> PathBuf {
+    std::env::var_os("HARBOR_FUZZ_BINARY").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_harbor")),
+        PathBuf::from,
+    )
+}
+
 /// Runs the fuzzer; panics with a report when any case fails.
 pub fn fuzz(settings: &Settings) {
     let examples = Example::load_all();
-    // A long campaign can run a copy of the binary (HARBOR_FUZZ_BINARY), so that rebuilding
-    // meanwhile does not swap it under the running cases.
-    let bin = std::env::var_os("HARBOR_FUZZ_BINARY").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_harbor")),
-        PathBuf::from,
-    );
+    let bin = binary();
     let root = tempfile::Builder::new()
         .prefix("harbor-fuzz-")
         .tempdir()
@@ -285,6 +300,9 @@ fn report(
             text.push('\n');
         }
     };
+    table(&mut text, "by command", &|r| {
+        vec![r.case.command.name().to_string()]
+    });
     table(&mut text, "by class", &|r| {
         vec![r.case.class.name().to_string()]
     });

@@ -1,6 +1,9 @@
-//! Running one case as its own `harbor simulate` process (so that aborts, OOM kills,
-//! panics and hangs are all observable) under a time limit and memory and file-size caps,
-//! and judging what it did.
+//! Running one case as its own `harbor simulate`, `gradient` or `identify` process (so that
+//! aborts, OOM kills, panics and hangs are all observable) under a time limit and memory and
+//! file-size caps, and judging what it did: each subcommand's output checked on exit 0
+//! (summary.json and the arrays; gradient.json; identification.json), a refusal checked to
+//! name the field where the case says which (`Case::names_field`), a `narrowing` result
+//! compared with the `--backend reference` run of the same config.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -11,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cases::{Case, Class, ConfigArg, OutSetup};
+use super::cases::{Case, Class, ConfigArg, OutSetup, SPARSE_BYTES, Subcommand};
 
 /// Per-process limits.
 #[derive(Debug, Clone)]
@@ -134,10 +137,12 @@ struct Layout {
     /// The directory `--out` lies in (or would); nothing else writes there.
     out_parent: PathBuf,
     out: Option<PathBuf>,
+    /// FIFOs the fuzzer holds open for writing while the case runs (closed with the layout).
+    _held: Vec<std::fs::File>,
 }
 
-const FOREIGN: &[u8] = b"someone else's file\n";
-const OLD_SUMMARY: &[u8] = b"OLD\n";
+pub(super) const FOREIGN: &[u8] = b"someone else's file\n";
+pub(super) const OLD_SUMMARY: &[u8] = b"OLD\n";
 
 fn write(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
@@ -157,11 +162,21 @@ fn prepare(case: &Case, dir: &Path) -> Layout {
     for (name, bytes) in &case.files {
         write(&cfg.join(name), bytes);
     }
+    let mut held = Vec::new();
+    for (name, kind) in &case.special_files {
+        special_file(&cfg.join(name), *kind, b"t,u\n0.0,1.0\n", &mut held);
+    }
     let config = match case.config_arg {
         ConfigArg::File => cfg.join("config.toml"),
         ConfigArg::Missing => cfg.join("missing.toml"),
         ConfigArg::Directory => cfg.clone(),
         ConfigArg::DevNull => PathBuf::from("/dev/null"),
+        ConfigArg::DevZero => PathBuf::from("/dev/zero"),
+        ConfigArg::Fifo | ConfigArg::HeldFifo | ConfigArg::Sparse => {
+            let path = cfg.join("stream.toml");
+            special_file(&path, case.config_arg, &case.config, &mut held);
+            path
+        }
     };
     let run = out_parent.join("run");
     let out = match case.out {
@@ -198,18 +213,55 @@ fn prepare(case: &Case, dir: &Path) -> Layout {
         config,
         out_parent,
         out,
+        _held: held,
+    }
+}
+
+/// Makes `path` a FIFO (held open for writing after the first bytes of `start`, when
+/// `kind` says so) or a sparse file of [`SPARSE_BYTES`] beginning with `start`.
+fn special_file(path: &Path, kind: ConfigArg, start: &[u8], held: &mut Vec<std::fs::File>) {
+    use std::io::Write as _;
+    if kind == ConfigArg::Sparse {
+        let mut file = std::fs::File::create(path)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+        file.write_all(start).unwrap();
+        file.set_len(SPARSE_BYTES)
+            .unwrap_or_else(|e| panic!("extending {}: {e}", path.display()));
+        return;
+    }
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("running mkfifo: {e}"));
+    assert!(made.success(), "mkfifo {} failed", path.display());
+    if kind == ConfigArg::HeldFifo {
+        // Read and write: opening does not wait for a reader, and the reader never sees
+        // the end. A pipe buffer holds 4 KiB without blocking.
+        let mut fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+        fifo.write_all(&start[..start.len().min(4096)]).unwrap();
+        held.push(fifo);
     }
 }
 
 fn argv(case: &Case, layout: &Layout) -> Vec<OsString> {
-    let mut args: Vec<OsString> = vec!["simulate".into(), layout.config.clone().into()];
-    if let Some(out) = &layout.out {
+    let backend = if case.gpu { "gpu" } else { "cpu" };
+    argv_for(case, &layout.config, layout.out.as_deref(), backend)
+}
+
+/// The command line of `case` on `config` into `out` with `--backend backend`.
+fn argv_for(case: &Case, config: &Path, out: Option<&Path>, backend: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![case.command.name().into(), config.into()];
+    if let Some(out) = out {
         args.push("--out".into());
-        args.push(out.clone().into());
+        args.push(out.into());
     }
     args.push("--backend".into());
-    args.push(if case.gpu { "gpu" } else { "cpu" }.into());
-    if case.keep_nonfinite {
+    args.push(backend.into());
+    if case.keep_nonfinite && case.command == Subcommand::Simulate {
         args.push("--keep-nonfinite".into());
     }
     for set in &case.sets {
@@ -256,7 +308,7 @@ pub fn command_line(bin: &Path, cwd: &Path, args: &[OsString]) -> String {
 }
 
 /// Every path under `dir` with its file contents (None for directories).
-fn snapshot(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Option<Vec<u8>>>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -290,7 +342,7 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
 
 /// Runs the binary with `args` in `cwd` under the limits; returns the exit status (None if
 /// it could not be waited for), whether it was killed at the limit, and the seconds taken.
-fn execute(
+pub(super) fn execute(
     bin: &Path,
     args: &[OsString],
     cwd: &Path,
@@ -299,6 +351,22 @@ fn execute(
     limits: &Limits,
     gpu: bool,
 ) -> (Option<ExitStatus>, bool, f64) {
+    let mut child = spawn(bin, args, cwd, log_dir, "", limits, gpu);
+    wait(&mut child, Instant::now(), limit)
+}
+
+/// Starts the binary with `args` in `cwd` under the memory and file-size caps (the process
+/// is the binary itself: the shell that sets the caps `exec`s it), its stdout and stderr
+/// going to `stdout{tag}.txt` and `stderr{tag}.txt` in `log_dir`.
+pub(super) fn spawn(
+    bin: &Path,
+    args: &[OsString],
+    cwd: &Path,
+    log_dir: &Path,
+    tag: &str,
+    limits: &Limits,
+    gpu: bool,
+) -> std::process::Child {
     let mut script = String::new();
     if !gpu {
         script.push_str(&format!(
@@ -311,9 +379,9 @@ fn execute(
         "ulimit -f {} 2>/dev/null; exec \"$0\" \"$@\"",
         limits.file_bytes / 512
     ));
-    let stdout = std::fs::File::create(log_dir.join("stdout.txt")).unwrap();
-    let stderr = std::fs::File::create(log_dir.join("stderr.txt")).unwrap();
-    let mut child = Command::new("/bin/sh")
+    let stdout = std::fs::File::create(log_dir.join(format!("stdout{tag}.txt"))).unwrap();
+    let stderr = std::fs::File::create(log_dir.join(format!("stderr{tag}.txt"))).unwrap();
+    Command::new("/bin/sh")
         .arg("-c")
         .arg(script)
         .arg(bin)
@@ -325,8 +393,17 @@ fn execute(
         .stdout(stdout)
         .stderr(stderr)
         .spawn()
-        .unwrap_or_else(|e| panic!("spawning /bin/sh for {}: {e}", bin.display()));
-    let started = Instant::now();
+        .unwrap_or_else(|e| panic!("spawning /bin/sh for {}: {e}", bin.display()))
+}
+
+/// Waits for `child` (started at `started`) up to `limit`, killing it there; returns the
+/// exit status (None if it could not be waited for), whether it was killed at the limit,
+/// and the seconds taken.
+pub(super) fn wait(
+    child: &mut std::process::Child,
+    started: Instant,
+    limit: Duration,
+) -> (Option<ExitStatus>, bool, f64) {
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return (Some(status), false, started.elapsed().as_secs_f64()),
@@ -340,7 +417,7 @@ fn execute(
             return (status, true, elapsed.as_secs_f64());
         }
         std::thread::sleep(Duration::from_millis(if elapsed.as_millis() < 100 {
-            2
+            1
         } else {
             10
         }));
@@ -364,7 +441,7 @@ fn signal_name(signal: i32) -> &'static str {
 const SIGXFSZ: i32 = 25;
 
 /// Mesa's complaint about XDG_RUNTIME_DIR is noise.
-fn relevant_stderr(stderr: &str) -> Vec<&str> {
+pub(super) fn relevant_stderr(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| !l.contains("XDG_RUNTIME_DIR is invalid or not set"))
@@ -416,7 +493,12 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
         return verdict;
     };
     if timed_out {
-        if case.large && !panicked {
+        if case.must_refuse {
+            problems.push(format!(
+                "ran past the limit of {:.0} s instead of refusing",
+                limit.as_secs_f64()
+            ));
+        } else if case.large && !panicked {
             verdict.outcome = Outcome::RanLong;
         } else {
             problems.push(format!(
@@ -433,7 +515,7 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
         }
         let mut what = format!("killed by {} ({signal})", signal_name(signal));
         if let Some(bytes) = failed_allocation(&stderr) {
-            if case.large && !panicked && bytes <= limits.machine_bytes {
+            if case.large && !panicked && !case.must_refuse && bytes <= limits.machine_bytes {
                 verdict.outcome = Outcome::MemCap;
                 return verdict;
             }
@@ -455,7 +537,22 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
     let code = status.code().unwrap_or(-1);
     match code {
         0 => {
+            if case.must_refuse {
+                problems.push(format!(
+                    "exit 0 although the run must be refused ({})",
+                    case.log.join("; ")
+                ));
+            }
+            if case.exit0_impossible {
+                problems.push(format!(
+                    "exit 0 after {seconds:.1} s for a run that cannot finish within the limit: a count was truncated ({})",
+                    case.log.join("; ")
+                ));
+            }
             let kept = check_success(case, &layout, &before, &after, problems);
+            if case.reference_check && problems.is_empty() {
+                compare_with_reference(bin, case, &layout, dir, limits, problems);
+            }
             verdict.outcome = if kept {
                 Outcome::KeptNonfinite
             } else {
@@ -510,6 +607,13 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
                 && let Some(target) = &case.target
             {
                 verdict.names_target = Some(names(&message, target));
+            }
+            if !case.names_field.is_empty() && !case.names_field.iter().any(|f| names(&message, f))
+            {
+                problems.push(format!(
+                    "the refusal does not name {}",
+                    case.names_field.join(" or ")
+                ));
             }
         }
         101 => problems.push("exit 101 (panic)".into()),
@@ -618,6 +722,10 @@ fn check_success(
         problems.push(format!("exit 0 but {} is not a directory", out.display()));
         return false;
     }
+    if case.command != Subcommand::Simulate {
+        check_model_output(case.command, out, problems);
+        return false;
+    }
     let summary_path = out.join("summary.json");
     let text = match std::fs::read(&summary_path) {
         Ok(t) => t,
@@ -640,7 +748,12 @@ fn check_success(
     check_summary(case, out, &summary, problems)
 }
 
-fn check_summary(case: &Case, out: &Path, summary: &Value, problems: &mut Vec<String>) -> bool {
+pub(super) fn check_summary(
+    case: &Case,
+    out: &Path,
+    summary: &Value,
+    problems: &mut Vec<String>,
+) -> bool {
     let members = summary["members"].as_u64();
     let nonfinite = summary["nonfinite"]["members"].as_u64();
     let (Some(members), Some(nonfinite)) = (members, nonfinite) else {
@@ -780,6 +893,131 @@ fn check_status_file(
             "nonfinite_step.npy flags {} member(s), summary.json counts {nonfinite}",
             flagged.len()
         ));
+    }
+}
+
+/// The output of `harbor gradient` (gradient.json) or `harbor identify`
+/// (identification.json): present, parsing, every number finite (nulls are how serde_json
+/// writes NaN and ±inf).
+fn check_model_output(command: Subcommand, out: &Path, problems: &mut Vec<String>) {
+    let name = match command {
+        Subcommand::Gradient => "gradient.json",
+        _ => "identification.json",
+    };
+    let value: Value = match std::fs::read(out.join(name))
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_slice(&t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(format!("exit 0 but {name} does not read: {e}"));
+            return;
+        }
+    };
+    let mut nulls = Vec::new();
+    find_nulls(&value, name.to_string(), None, &mut nulls);
+    if let Some((path, _)) = nulls.first() {
+        problems.push(format!("exit 0 with a non-finite (null) value at {path}"));
+    }
+    if command == Subcommand::Gradient {
+        let costs = match &value {
+            Value::Array(items) => items.iter().all(|i| i["cost"].is_number()),
+            other => other["cost"].is_number(),
+        };
+        if !costs {
+            problems.push("gradient.json lacks a numeric `cost`".into());
+        }
+    }
+}
+
+/// Runs the case's config on `--backend reference` and compares what both runs wrote:
+/// times.npy, and `final_state` and `energy` of summary.json, to 1e-9 relative to the
+/// largest magnitude of each. A reference run that fails or runs long compares nothing.
+fn compare_with_reference(
+    bin: &Path,
+    case: &Case,
+    layout: &Layout,
+    dir: &Path,
+    limits: &Limits,
+    problems: &mut Vec<String>,
+) {
+    let (Some(out), true) = (&layout.out, case.command == Subcommand::Simulate) else {
+        return;
+    };
+    let reference_dir = dir.join("reference");
+    mkdir(&reference_dir);
+    let reference_out = reference_dir.join("run");
+    let args = argv_for(case, &layout.config, Some(&reference_out), "reference");
+    let (status, timed_out, _) = execute(
+        bin,
+        &args,
+        &reference_dir,
+        &reference_dir,
+        limits.timeout,
+        limits,
+        false,
+    );
+    if timed_out || status.and_then(|s| s.code()) != Some(0) {
+        return;
+    }
+    let read = |dir: &Path| -> Option<Value> {
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).ok()?).ok()
+    };
+    let (Some(found), Some(expected)) = (read(out), read(&reference_out)) else {
+        problems.push("summary.json of the run or of its reference run does not read".into());
+        return;
+    };
+    for key in ["final_state", "energy"] {
+        if let Some(difference) = differ(&found[key], &expected[key], key.to_string()) {
+            problems.push(format!(
+                "the result differs from --backend reference: {difference}"
+            ));
+        }
+    }
+    let times = |dir: &Path| -> Option<Vec<f64>> {
+        let a: ndarray::ArrayD<f64> = ndarray_npy::read_npy(dir.join("times.npy")).ok()?;
+        Some(a.iter().copied().collect())
+    };
+    let (found, expected) = (times(out), times(&reference_out));
+    if found != expected {
+        let show = |t: &Option<Vec<f64>>| match t {
+            Some(t) if t.len() > 6 => format!("{} times ending {:?}", t.len(), &t[t.len() - 3..]),
+            other => format!("{other:?}"),
+        };
+        problems.push(format!(
+            "times.npy differs from --backend reference: {} against {}",
+            show(&found),
+            show(&expected)
+        ));
+    }
+}
+
+/// Where two JSON values differ (numbers beyond 1e-9 relative to the larger magnitude of
+/// the two or 1), as `path: found vs expected`.
+fn differ(found: &Value, expected: &Value, path: String) -> Option<String> {
+    match (found, expected) {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| differ(x, y, format!("{path}[{i}]"))),
+        (Value::Object(a), Value::Object(b)) if a.len() == b.len() => {
+            a.iter().find_map(|(k, x)| match b.get(k) {
+                Some(y) => differ(x, y, format!("{path}.{k}")),
+                None => Some(format!("{path}.{k}: only in the run")),
+            })
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64()?, y.as_f64()?);
+            let scale = x.abs().max(y.abs()).max(1.0);
+            ((x - y).abs() > 1e-9 * scale).then(|| format!("{path}: {x:e} vs {y:e}"))
+        }
+        (x, y) if x == y => None,
+        (x, y) => Some(format!(
+            "{path}: {} vs {}",
+            x.to_string().chars().take(80).collect::<String>(),
+            y.to_string().chars().take(80).collect::<String>()
+        )),
     }
 }
 
