@@ -277,7 +277,7 @@ impl OutputTarget {
                 return Err(Error::invalid(
                     "--out",
                     format!(
-                        "{} exists and is {}, not a directory",
+                        "{} exists and is not a directory (it is {})",
                         out.display(),
                         describe(&meta)
                     ),
