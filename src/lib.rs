@@ -7,10 +7,11 @@
 //! [`kernels`] (model families: layouts, WGSL, CPU twins, the [`kernels::Family`] trait) →
 //! [`results`] (a run's records in memory) → [`backend`] (CPU, the one GPU executor,
 //! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] and
-//! [`bench`] → the `harbor` binary; [`identify`] (cost and adjoint gradients of candidate
-//! models) sits beside [`io`], on the backends. [`error`] and [`compensated`] sit below everything;
-//! [`reference`] (independent high-accuracy solutions) sits beside [`method`] and is used by
-//! studies and tests, never by the integrators it checks.
+//! [`bench`](mod@bench) → the `harbor` binary; [`identify`] (cost and adjoint gradients of
+//! candidate models) sits beside [`io`], on the backends. [`error`] and [`compensated`] sit
+//! below everything; [`reference`](mod@reference) (independent high-accuracy solutions)
+//! sits beside [`method`] and is used by studies and tests, never by the integrators it
+//! checks.
 
 pub mod backend;
 pub mod bench;
