@@ -67,7 +67,7 @@ pub struct Config {
     pub scheme: SchemeSpec,
     pub output: OutputSpec,
     /// Many members drawn around `[system]`; absent means the one system. Its keys depend
-    /// on the family (see [`EnsembleSpec`] and [`ContactEnsembleSpec`]).
+    /// on the family (see [`EnsembleSpec`] and [`crate::plan::ContactEnsembleSpec`]).
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     pub study: StudySpec,

@@ -1,5 +1,5 @@
 //! The sections that gradient and identification problems share: `[data]` (measured or
-//! simulated outputs, noise), the model tables, and [`SpecContext`], which builds
+//! simulated outputs, noise), the model tables, and `SpecContext`, which builds
 //! them with the file's name for errors and its folder for relative paths.
 //!
 //! A model table is `kind = "linear-ph"` (J, R, Q, B, x0), `kind = "random"` or

@@ -143,8 +143,8 @@ impl StudySpec {
 }
 
 impl StudySpec {
-    /// The number of steps t_end / study.h[index], a whole number; a step size that does
-    /// not fit is blamed on `study.h[index]`.
+    /// The number of steps t_end / `study.h[index]`, a whole number; a step size that
+    /// does not fit is blamed on `study.h[index]`.
     pub fn step_count(&self, index: usize, t_end: f64) -> Result<usize> {
         let field = format!("study.h[{index}]");
         let h = *self.h.get(index).ok_or_else(|| {

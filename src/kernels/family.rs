@@ -15,7 +15,7 @@ pub enum CpuPath {
     /// The twin of the GPU kernel: the same operations in the same loop shape, in f64.
     Twin,
     /// The fast engine: the kernel's step on SIMD blocks of members
-    /// ([`Family::integrate_fast`]); the reference integrator where a family has none.
+    /// ([`Family::run_fast`]); the reference integrator where a family has none.
     Fast,
 }
 

@@ -6,7 +6,7 @@
 //!
 //! With L = (J − R) Q and a^{(c)} the stage matrix of state component c (one matrix for
 //! monolithic schemes), the stage rates g_j = L X_j + B u_j at the stage states
-//! X_j = x + Z_j, Z_j[c] = h Σ_l a^{(c)}_jl g_l[c], solve the linear system
+//! X_j = x + Z_j, Z_j\[c] = h Σ_l a^{(c)}_jl g_l\[c], solve the linear system
 //!
 //! ```text
 //!   𝒢 g = f,   𝒢[(j,r),(l,c)] = δ_jl δ_rc − h L[r,c] a^{(c)}_jl,   f_j = L x + B u_j,
@@ -16,8 +16,8 @@
 //! # Reverse mode
 //!
 //! For a cotangent δ̄ of δ, ḡ_j = h b_j δ̄ and μ = 𝒢^{−T} ḡ. The pairing ⟨δ̄, dδ⟩ then equals
-//! ⟨μ, df − d𝒢 g⟩ with df_j = dL x + dB u_j and (d𝒢 g)_(j,r) = −h Σ_c dL[r,c] Σ_l
-//! a^{(c)}_jl g_l[c] = −Σ_c dL[r,c] Z_j[c], so
+//! ⟨μ, df − d𝒢 g⟩ with df_j = dL x + dB u_j and (d𝒢 g)_(j,r) = −h Σ_c dL\[r,c] Σ_l
+//! a^{(c)}_jl g_l\[c] = −Σ_c dL\[r,c] Z_j\[c], so
 //!
 //! ```text
 //!   L̄ = Σ_j μ_j (x + Z_j)ᵀ = Σ_j μ_j X_jᵀ,     B̄ = Σ_j μ_j u_jᵀ.

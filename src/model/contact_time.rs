@@ -38,7 +38,8 @@ impl TimeChannels {
     }
 }
 
-/// The time-dependent terms of a contact system (see [`ContactSystem::time_terms`]).
+/// The time-dependent terms of a contact system (see
+/// [`ContactSystem::time_terms`](super::ContactSystem::time_terms)).
 #[derive(Debug, Clone)]
 pub struct TimeTerms {
     potential: Vec<Potential>,
@@ -63,7 +64,8 @@ impl TimeTerms {
         }
     }
 
-    /// [`ContactSystem::time_functions`] of the system these terms came from.
+    /// [`ContactSystem::time_functions`](super::ContactSystem::time_functions) of the system
+    /// these terms came from.
     pub fn time_functions(&self, t: f64, out: &mut [f64]) {
         time_functions(&self.potential, &self.damping, t, out);
     }

@@ -17,6 +17,28 @@ pub struct LinearPh {
 impl LinearPh {
     /// Validates the structure; `prefix` names the system in errors (`system` gives
     /// `system.J`, `system.R`, …). Shapes must already agree (see `validate::matrix_from_rows`).
+    ///
+    /// ```
+    /// use harbor::model::LinearPh;
+    /// use nalgebra::{DMatrix, dmatrix};
+    ///
+    /// // The damped oscillator: J skew, R ⪰ 0, Q ≻ 0, one input on the momentum.
+    /// let j = dmatrix![0.0, 1.0; -1.0, 0.0];
+    /// let q = DMatrix::identity(2, 2);
+    /// let b = dmatrix![0.0; 1.0];
+    /// let r = dmatrix![0.0, 0.0; 0.0, 0.1];
+    /// let damped = LinearPh::new("system", j.clone(), r, q.clone(), b.clone())?;
+    /// assert_eq!((damped.states(), damped.inputs()), (2, 1));
+    ///
+    /// // Negative damping is refused, naming the matrix and the measured eigenvalue.
+    /// let pumping = dmatrix![0.0, 0.0; 0.0, -0.1];
+    /// let refused = LinearPh::new("system", j, pumping, q, b).unwrap_err();
+    /// assert_eq!(
+    ///     refused.to_string(),
+    ///     "system.R: is not positive semidefinite: smallest eigenvalue -1.000e-1"
+    /// );
+    /// # Ok::<(), harbor::Error>(())
+    /// ```
     pub fn new(
         prefix: &str,
         j: DMatrix<f64>,

@@ -87,6 +87,22 @@ pub struct Tableau {
 
 impl Tableau {
     /// The s-stage table of `family`; errors when s is outside [`Family::stage_range`].
+    ///
+    /// ```
+    /// use harbor::tableau::{Family, Tableau};
+    ///
+    /// // Lobatto IIIA, s = 3 (Simpson's rule): c = (0, ½, 1), a₂₁ = 5/24, b = (1/6, 2/3, 1/6),
+    /// // and the last row of a is b (the method is stiffly accurate).
+    /// let lobatto = Tableau::new(Family::LobattoIiia, 3)?;
+    /// assert_eq!((lobatto.order, lobatto.c.as_slice()), (4, &[0.0, 0.5, 1.0][..]));
+    /// assert_eq!(lobatto.a[(1, 0)], 5.0 / 24.0);
+    /// assert_eq!(lobatto.b, [1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0]);
+    /// assert_eq!(lobatto.a_rows()[2], lobatto.b);
+    ///
+    /// let too_many = Tableau::new(Family::Gauss, 9).unwrap_err();
+    /// assert_eq!(too_many.to_string(), "stages: gauss supports 1..=8 stages, got 9");
+    /// # Ok::<(), harbor::Error>(())
+    /// ```
     pub fn new(family: Family, stages: usize) -> Result<Self> {
         let range = family.stage_range();
         if !range.contains(&stages) {

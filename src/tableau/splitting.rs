@@ -245,6 +245,22 @@ impl Composition {
     }
 
     /// The method of the given name.
+    ///
+    /// ```
+    /// use harbor::tableau::Composition;
+    ///
+    /// // Suzuki's fractal p, p, 1 − 4p, p, p: consistent (Σγ_i = 1) and of order 4
+    /// // (Σγ_i³ = 0, the one further condition).
+    /// let suzuki = Composition::by_name("suzuki-4")?;
+    /// assert_eq!((suzuki.order, suzuki.stages()), (4, 5));
+    /// let sum: f64 = suzuki.coefficients.iter().sum();
+    /// let cubes: f64 = suzuki.coefficients.iter().map(|g| g.powi(3)).sum();
+    /// assert!((sum - 1.0).abs() <= 1e-15 && cubes.abs() <= 1e-15);
+    ///
+    /// let unknown = Composition::by_name("suzuki-5").unwrap_err().to_string();
+    /// assert!(unknown.starts_with("scheme.composition: unknown composition \"suzuki-5\""));
+    /// # Ok::<(), harbor::Error>(())
+    /// ```
     pub fn by_name(name: &str) -> Result<Composition> {
         ENTRIES
             .iter()
