@@ -130,7 +130,7 @@ impl Family for LinearPhPlan {
             }
             CpuPath::Fast => {
                 let block = FastBlock::new(self, std::slice::from_ref(member))?;
-                let mut results = block.run(self, SimdLevel::get());
+                let mut results = block.run(self, SimdLevel::get()?);
                 results.pop().expect("a block of one member has one result")
             }
         })
@@ -147,7 +147,7 @@ impl Family for LinearPhPlan {
     }
 
     fn run_fast(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
-        Ok(block.run(self, SimdLevel::get()))
+        Ok(block.run(self, SimdLevel::get()?))
     }
 
     fn kernel_bound(&self) -> Result<KernelSource> {
