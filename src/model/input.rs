@@ -314,6 +314,22 @@ impl Signal {
         let inside = |t: &f64| *t > 0.0 && *t < t_end;
         match self {
             Signal::Pulse { start, end, .. } => [*start, *end].into_iter().filter(inside).collect(),
+    /// Whether u(t) = 0 at every t: a `zero` signal, a constant 0, a signal of amplitude 0
+    /// (with offset 0), or samples that are all 0. Its term B u vanishes exactly, whatever B.
+    pub fn is_identically_zero(&self) -> bool {
+        match self {
+            Signal::Zero => true,
+            Signal::Constant(value) => *value == 0.0,
+            Signal::Harmonic {
+                amplitude, offset, ..
+            } => *amplitude == 0.0 && *offset == 0.0,
+            Signal::Chirp { amplitude, .. }
+            | Signal::Square { amplitude, .. }
+            | Signal::Pulse { amplitude, .. } => *amplitude == 0.0,
+            Signal::Samples { values, .. } => values.iter().all(|&v| v == 0.0),
+        }
+    }
+
             Signal::Samples { times, .. } => times.iter().copied().filter(inside).collect(),
             Signal::Square {
                 omega, duty, phase, ..
