@@ -27,6 +27,12 @@ pub enum SignalSpec {
     /// u(t) = value.
     Constant { value: f64 },
     /// u(t) = offset + amplitude · sin(2π f t + phase), f in Hz, phase in radians.
+    ///
+    /// Like every signal it is evaluated on the host in f64 (std's correctly reduced sin)
+    /// at the times t = (k + offset_i) h of the shared stream, by every backend alike, so
+    /// the GPU and the CPU see the same values at any frequency. Where 2π f t reaches 2⁵³
+    /// (f t ≳ 1.4e15) an ulp of the phase is a radian or more: the values are still equal
+    /// across backends but no longer resolve the wave.
     Sine {
         #[serde(default = "one")]
         amplitude: f64,
@@ -308,12 +314,6 @@ impl Signal {
         }
     }
 
-    /// Times in (0, t_end) where the signal or one of its low derivatives jumps; a
-    /// high-accuracy reference integrates between them.
-    pub fn breakpoints(&self, t_end: f64) -> Vec<f64> {
-        let inside = |t: &f64| *t > 0.0 && *t < t_end;
-        match self {
-            Signal::Pulse { start, end, .. } => [*start, *end].into_iter().filter(inside).collect(),
     /// Whether u(t) = 0 at every t: a `zero` signal, a constant 0, a signal of amplitude 0
     /// (with offset 0), or samples that are all 0. Its term B u vanishes exactly, whatever B.
     pub fn is_identically_zero(&self) -> bool {
@@ -330,6 +330,12 @@ impl Signal {
         }
     }
 
+    /// Times in (0, t_end) where the signal or one of its low derivatives jumps; a
+    /// high-accuracy reference integrates between them.
+    pub fn breakpoints(&self, t_end: f64) -> Vec<f64> {
+        let inside = |t: &f64| *t > 0.0 && *t < t_end;
+        match self {
+            Signal::Pulse { start, end, .. } => [*start, *end].into_iter().filter(inside).collect(),
             Signal::Samples { times, .. } => times.iter().copied().filter(inside).collect(),
             Signal::Square {
                 omega, duty, phase, ..
