@@ -63,15 +63,15 @@ impl Backend {
     /// `HARBOR_ADAPTER`) it opens the adapter named, software or not.
     pub fn open(request: &BackendRequest) -> Result<(Backend, Choice)> {
         let selector = AdapterSelector::resolve(request.adapter.as_deref());
-        let cpu = || {
-            (
+        let cpu = || -> Result<(Backend, String)> {
+            Ok((
                 Backend::Cpu(CpuPath::Fast),
                 format!(
                     "cpu (f64 SIMD engine, {}, on {} threads)",
-                    SimdLevel::get().name(),
+                    SimdLevel::get()?.name(),
                     rayon::current_num_threads()
                 ),
-            )
+            ))
         };
         let reference = || {
             (
@@ -98,7 +98,7 @@ impl Backend {
             ));
         }
         let ((backend, description), fallback) = match request.kind {
-            BackendKind::Cpu => (cpu(), None),
+            BackendKind::Cpu => (cpu()?, None),
             BackendKind::Reference => (reference(), None),
             BackendKind::Gpu => (
                 gpu(GpuContext::open_with(selector.as_ref(), request.precision)?),
@@ -113,10 +113,10 @@ impl Backend {
                 match opened {
                     Ok(AutoAdapter::Hardware(ctx)) => (gpu(*ctx), None),
                     Ok(AutoAdapter::SoftwareOnly(adapters)) => {
-                        (cpu(), Some(software_only_reason(&adapters)))
+                        (cpu()?, Some(software_only_reason(&adapters)))
                     }
                     Err(e @ Error::Invalid { .. }) => return Err(e),
-                    Err(e) => (cpu(), Some(format!("no usable GPU: {e}"))),
+                    Err(e) => (cpu()?, Some(format!("no usable GPU: {e}"))),
                 }
             }
         };
@@ -140,7 +140,7 @@ impl Backend {
                     Backend::Cpu(CpuPath::Fast),
                     Some(format!(
                         "backend: cpu (f64 SIMD engine, {}) — the GPU kernels cannot run this plan: {e}",
-                        SimdLevel::get().name()
+                        SimdLevel::get().map_or("HARBOR_SIMD refused", SimdLevel::name)
                     )),
                 ),
             },

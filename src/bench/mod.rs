@@ -194,7 +194,7 @@ pub fn measure<F: Family>(
     let (setup, stepping) = time_fast(&plan, fast_members)?;
     row.measurements.push(cpu_measurement(
         "cpu",
-        format!("{}, {threads} threads", SimdLevel::get().name()),
+        format!("{}, {threads} threads", SimdLevel::get()?.name()),
         fast_members,
         stepping,
         setup + stepping,

@@ -4,6 +4,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::error::{Error, Result};
+use crate::plan::StepGrid;
+
 /// How a kernel accesses a binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -84,6 +87,49 @@ pub struct DispatchParams {
     pub pad1: u32,
 }
 
+impl DispatchParams {
+    /// The parameters of a dispatch of `members` members over steps `step_begin ..
+    /// step_begin + step_count` of `grid`, in pass `sweep`, with `row_width` members per
+    /// row. Every count is mapped exactly or refused: the cadence is the grid's
+    /// [`StepGrid::record_stride`] (≤ N, the same records), and a count beyond the kernels'
+    /// u32 is an error naming it, never a truncation.
+    pub fn new(
+        members: usize,
+        step_begin: usize,
+        step_count: usize,
+        grid: &StepGrid,
+        row_width: usize,
+        sweep: usize,
+    ) -> Result<Self> {
+        let steps = u32::try_from(grid.steps).map_err(|_| {
+            Error::invalid(
+                "scheme.t_end",
+                format!(
+                    "t_end / h = {} steps exceed the GPU kernels' 2³² − 1",
+                    grid.steps
+                ),
+            )
+        })?;
+        let word = |value: usize, what: &str| {
+            u32::try_from(value).map_err(|_| {
+                Error::Gpu(format!(
+                    "{what} = {value} exceeds the kernels' 32-bit counters (2³² − 1)"
+                ))
+            })
+        };
+        Ok(DispatchParams {
+            members: word(members, "members per chunk")?,
+            step_begin: word(step_begin, "first step of a dispatch")?,
+            step_count: word(step_count, "steps per dispatch")?,
+            steps_total: steps,
+            record_every: word(grid.record_stride(), "record cadence")?,
+            row_width: word(row_width, "members per dispatch row")?,
+            sweep: word(sweep, "pass")?,
+            pad1: 0,
+        })
+    }
+}
+
 /// The fields of [`DispatchParams`], all u32, in order.
 pub const DISPATCH_FIELDS: [&str; 8] = [
     "members",
@@ -136,6 +182,31 @@ mod tests {
         };
         let words: &[u32] = bytemuck::cast_slice(bytemuck::bytes_of(&p));
         assert_eq!(words, &[1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    /// Cadences beyond N map to N (the same records); counts beyond u32 are refused.
+    #[test]
+    fn dispatch_counts_are_mapped_exactly_or_refused() {
+        let grid = |steps: usize, record_every: usize| StepGrid {
+            h: 0.1,
+            steps,
+            record_every,
+        };
+        for every in [1 << 32, (1 << 32) + 1, usize::MAX] {
+            let p = DispatchParams::new(4, 0, 10, &grid(10, every), 64, 0).unwrap();
+            assert_eq!(p.record_every, 10, "{every}");
+        }
+        let p = DispatchParams::new(4, 0, 10, &grid(10, 3), 64, 1).unwrap();
+        assert_eq!((p.record_every, p.steps_total, p.sweep), (3, 10, 1));
+        let error = DispatchParams::new(1, 0, 1, &grid(1 << 32, 1), 64, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("scheme.t_end: "), "{error}");
+        assert!(error.contains("4294967296 steps"), "{error}");
+        let error = DispatchParams::new(1 << 32, 0, 1, &grid(10, 1), 64, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("members per chunk = 4294967296"), "{error}");
     }
 
     #[test]

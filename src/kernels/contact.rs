@@ -337,20 +337,22 @@ impl Family for ContactPlan {
             // Contact runs have no fast engine yet: `Fast` is the reference integrator.
             CpuPath::Reference | CpuPath::Fast => {
                 let mut gradient = vec![0.0; n];
+                let offsets = self.method().offsets();
+                let mut times = vec![0.0; offsets.len()];
                 record_member(
                     self.grid(),
                     self.record_spec(),
                     y0,
                     h0,
                     |k, y| {
-                        contact_flows::step(
-                            self.method(),
-                            system,
-                            k as f64 * h,
-                            h,
-                            y,
-                            &mut gradient,
-                        )
+                        // The shared stream's times t = (k + offset_i) h (plan::stream), so
+                        // that signals are evaluated at the same f64 times as on the GPU:
+                        // a signal of frequency f moves by 2π f ulp(t) between two times an
+                        // ulp apart, 1.4 rad at f = 1e15 Hz and t ≈ 1.
+                        for (time, offset) in times.iter_mut().zip(&offsets) {
+                            *time = (k as f64 + offset) * h;
+                        }
+                        contact_flows::step_at(self.method(), system, &times, h, y, &mut gradient)
                     },
                     |k, y| system.hamiltonian(k as f64 * h, &y[..n], &y[n..2 * n], y[2 * n]),
                 )

@@ -11,6 +11,7 @@
 use std::sync::OnceLock;
 
 use super::family::running_max;
+use crate::error::{Error, Result};
 
 /// Members per SIMD group: one 512-bit register of f64, two 256-bit ones.
 pub const LANES: usize = 8;
@@ -296,18 +297,54 @@ pub enum SimdLevel {
 }
 
 impl SimdLevel {
-    /// The best level this CPU supports, or the one `HARBOR_SIMD` names (`avx512`, `avx2`,
-    /// `portable`) when this CPU supports it; decided once per process.
-    pub fn get() -> SimdLevel {
-        static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
-        *LEVEL.get_or_init(|| {
-            let best = Self::detect();
-            match std::env::var("HARBOR_SIMD").ok().as_deref() {
-                Some("portable") => SimdLevel::Portable,
-                Some("avx2") if best != SimdLevel::Portable => SimdLevel::Avx2,
-                _ => best,
-            }
-        })
+    /// The level the fast engines run with: the one the `HARBOR_SIMD` environment variable
+    /// names (`avx512`, `avx2`, `portable`), else the best this CPU supports; decided once
+    /// per process. An unset or empty `HARBOR_SIMD` means "the best"; any other value that
+    /// is not one of the names, or names a level this CPU lacks, is an error naming
+    /// `HARBOR_SIMD`, the value and the levels this CPU supports.
+    pub fn get() -> Result<SimdLevel> {
+        static LEVEL: OnceLock<std::result::Result<SimdLevel, String>> = OnceLock::new();
+        LEVEL
+            .get_or_init(|| {
+                let value = std::env::var_os("HARBOR_SIMD").unwrap_or_default();
+                Self::from_setting(&value.to_string_lossy(), Self::detect())
+            })
+            .clone()
+            .map_err(|problem| Error::invalid("HARBOR_SIMD", problem))
+    }
+
+    /// The level a `HARBOR_SIMD` value `setting` selects on a CPU whose best level is
+    /// `best` ("" selects `best`), or the problem with it.
+    pub fn from_setting(setting: &str, best: SimdLevel) -> std::result::Result<SimdLevel, String> {
+        if setting.is_empty() {
+            return Ok(best);
+        }
+        let all = [SimdLevel::Avx512, SimdLevel::Avx2, SimdLevel::Portable];
+        let supported: Vec<&str> = all
+            .iter()
+            .filter(|level| level.rank() <= best.rank())
+            .map(|level| level.name())
+            .collect();
+        match all.iter().find(|level| level.name() == setting) {
+            Some(&level) if level.rank() <= best.rank() => Ok(level),
+            Some(_) => Err(format!(
+                "{setting:?} is not supported by this CPU; it supports {}",
+                supported.join(", ")
+            )),
+            None => Err(format!(
+                "unknown value {setting:?}; accepted values are avx512, avx2 and portable (this CPU supports {}), or leave it unset for the best",
+                supported.join(", ")
+            )),
+        }
+    }
+
+    /// Order of capability: a CPU with a level also runs every lower one.
+    fn rank(self) -> u8 {
+        match self {
+            SimdLevel::Portable => 0,
+            SimdLevel::Avx2 => 1,
+            SimdLevel::Avx512 => 2,
+        }
     }
 
     /// The best level this CPU supports.
@@ -336,5 +373,30 @@ impl SimdLevel {
     /// Whether multiply-adds are fused (rounded once).
     pub fn fused(self) -> bool {
         self != SimdLevel::Portable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SimdLevel::{self, Avx2, Avx512, Portable};
+
+    #[test]
+    fn harbor_simd_names_a_supported_level_or_is_refused() {
+        assert_eq!(SimdLevel::from_setting("", Avx2), Ok(Avx2));
+        assert_eq!(SimdLevel::from_setting("portable", Avx512), Ok(Portable));
+        assert_eq!(SimdLevel::from_setting("avx2", Avx512), Ok(Avx2));
+        assert_eq!(SimdLevel::from_setting("avx512", Avx512), Ok(Avx512));
+        let unsupported = SimdLevel::from_setting("avx512", Avx2).unwrap_err();
+        assert!(
+            unsupported.contains("\"avx512\" is not supported"),
+            "{unsupported}"
+        );
+        assert!(
+            unsupported.contains("supports avx2, portable"),
+            "{unsupported}"
+        );
+        let unknown = SimdLevel::from_setting("bogus", Portable).unwrap_err();
+        assert!(unknown.contains("unknown value \"bogus\""), "{unknown}");
+        assert!(unknown.contains("avx512, avx2 and portable"), "{unknown}");
     }
 }

@@ -26,7 +26,9 @@ use super::linear_ph_shape::{
 use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
 use crate::error::{Error, Result};
 use crate::method::StepOperators;
-use crate::plan::{LinearPhPlan, Member, MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::plan::{
+    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
+};
 
 impl LinearPhPlan {
     /// Whether the GPU runs the cooperative kernel, checking the state size against the
@@ -51,6 +53,33 @@ impl LinearPhPlan {
             ));
         }
         Ok(cooperative)
+    }
+
+    /// The step operators the kernels, their twin and the fast engine apply to `member`
+    /// ([`StepOperators::recording`]), with the columns of silent inputs
+    /// ([`LinearPhPlan::silent_inputs`]) set to 0. Those columns only ever multiply u = 0,
+    /// so the products are 0 either way; but a column may not be representable (Y's input
+    /// block is of the order h Bᵀ Q B, +∞ for |B| ≈ 1e308), and ∞ · 0 would be NaN where
+    /// the reference integrator, which forms B u, gets 0.
+    pub fn kernel_operators(&self, member: &Member, recording: Recording) -> Result<StepOperators> {
+        let mut ops = StepOperators::recording(self, member, recording)?;
+        let (n, m, p) = (ops.states, ops.inputs, ops.width());
+        for (channel, _) in self
+            .silent_inputs()
+            .iter()
+            .enumerate()
+            .filter(|(_, silent)| **silent)
+        {
+            for stage in 0..ops.stages {
+                let column = n + stage * m + channel;
+                for operator in [&mut ops.delta, &mut ops.output, &mut ops.dissipation] {
+                    for row in operator.chunks_exact_mut(p) {
+                        row[column] = 0.0;
+                    }
+                }
+            }
+        }
+        Ok(ops)
     }
 
     fn shape(&self, rank: usize, cooperative: bool) -> LinearPhShape {
@@ -130,7 +159,7 @@ impl Family for LinearPhPlan {
             }
             CpuPath::Fast => {
                 let block = FastBlock::new(self, std::slice::from_ref(member))?;
-                let mut results = block.run(self, SimdLevel::get());
+                let mut results = block.run(self, SimdLevel::get()?);
                 results.pop().expect("a block of one member has one result")
             }
         })
@@ -147,7 +176,7 @@ impl Family for LinearPhPlan {
     }
 
     fn run_fast(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
-        Ok(block.run(self, SimdLevel::get()))
+        Ok(block.run(self, SimdLevel::get()?))
     }
 
     fn kernel_bound(&self) -> Result<KernelSource> {
@@ -160,7 +189,7 @@ impl Family for LinearPhPlan {
         // The first error in member order, whatever the thread count.
         let operators: Vec<Result<StepOperators>> = members
             .par_iter()
-            .map(|member| StepOperators::recording(self, member, self.recording()))
+            .map(|member| self.kernel_operators(member, self.recording()))
             .collect();
         let operators = operators.into_iter().collect::<Result<Vec<_>>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);

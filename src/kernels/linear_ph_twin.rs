@@ -90,7 +90,7 @@ pub struct OperatorStepper {
 
 impl OperatorStepper {
     pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
-        let ops = StepOperators::new(plan, member)?;
+        let ops = plan.kernel_operators(member, Recording::default())?;
         let delta = vec![0.0; ops.states];
         Ok(OperatorStepper {
             ops,

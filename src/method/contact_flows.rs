@@ -89,16 +89,39 @@ pub fn flow_c(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64]) {
 
 /// The Strang step S(τ) from time t (to t + τ).
 pub fn strang(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64], gradient: &mut [f64]) {
-    flow_c(system, t, 0.5 * tau, y);
-    flow_b(system, t, 0.5 * tau, y, gradient);
+    strang_between(system, [t, t + tau], tau, y, gradient);
+}
+
+/// The Strang step S(τ) from time `times[0]` to `times[1]` (= `times[0]` + τ up to rounding).
+fn strang_between(
+    system: &ContactSystem,
+    times: [f64; 2],
+    tau: f64,
+    y: &mut [f64],
+    gradient: &mut [f64],
+) {
+    flow_c(system, times[0], 0.5 * tau, y);
+    flow_b(system, times[0], 0.5 * tau, y, gradient);
     flow_a(system, tau, y);
-    flow_b(system, t + tau, 0.5 * tau, y, gradient);
-    flow_c(system, t + tau, 0.5 * tau, y);
+    flow_b(system, times[1], 0.5 * tau, y, gradient);
+    flow_c(system, times[1], 0.5 * tau, y);
 }
 
 /// One Herglotz step from t_k = t.
 pub fn herglotz(system: &ContactSystem, t: f64, h: f64, y: &mut [f64], gradient: &mut [f64]) {
-    let c = 0.5 * h * system.damping_rate(t + 0.5 * h);
+    herglotz_at(system, [t, t + 0.5 * h, t + h], h, y, gradient);
+}
+
+/// One Herglotz step of size h at the times [t_k, t_{k+½}, t_{k+1}].
+fn herglotz_at(
+    system: &ContactSystem,
+    times: [f64; 3],
+    h: f64,
+    y: &mut [f64],
+    gradient: &mut [f64],
+) {
+    let [t, t_half, t_next] = times;
+    let c = 0.5 * h * system.damping_rate(t_half);
     let (x, p, z) = parts(y);
     let n = x.len();
     let b0 = system.potential(t, x, gradient);
@@ -111,14 +134,15 @@ pub fn herglotz(system: &ContactSystem, t: f64, h: f64, y: &mut [f64], gradient:
         x[r] += h * pw;
         wpw += w[r] * pw;
     }
-    let b1 = system.potential(t + h, x, gradient);
+    let b1 = system.potential(t_next, x, gradient);
     for r in 0..n {
         p[r] = (w[r] - 0.5 * h * gradient[r]) / (1.0 + c);
     }
     *z = ((1.0 - c) * *z + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + c);
 }
 
-/// One step of `method` from t = (k offset) with step h: y ← Ψ(h) y.
+/// One step of `method` from t with step h: y ← Ψ(h) y, the sub-steps at the times t,
+/// t + γ_1 h, (t + γ_1 h) + γ_2 h, … (Herglotz: t, t + h/2, t + h).
 pub fn step(
     method: &ContactMethod,
     system: &ContactSystem,
@@ -127,14 +151,40 @@ pub fn step(
     y: &mut [f64],
     gradient: &mut [f64],
 ) {
+    let times: Vec<f64> = match method {
+        ContactMethod::Splitting(composition) => std::iter::once(t)
+            .chain(composition.coefficients.iter().scan(t, |time, &g| {
+                *time += g * h;
+                Some(*time)
+            }))
+            .collect(),
+        ContactMethod::Herglotz => vec![t, t + 0.5 * h, t + h],
+    };
+    step_at(method, system, &times, h, y, gradient);
+}
+
+/// One step of `method` with step h whose sub-steps start and end at `times` (the
+/// method's points, [`ContactMethod::offsets`]: times[i] ≈ t + offset_i h): y ← Ψ(h) y.
+/// The time-dependent terms are evaluated exactly there, so a caller that passes the
+/// times of the kernels' shared stream evaluates its signals at the same f64 times.
+pub fn step_at(
+    method: &ContactMethod,
+    system: &ContactSystem,
+    times: &[f64],
+    h: f64,
+    y: &mut [f64],
+    gradient: &mut [f64],
+) {
     match method {
         ContactMethod::Splitting(composition) => {
-            let mut time = t;
-            for &g in &composition.coefficients {
-                strang(system, time, g * h, y, gradient);
-                time += g * h;
+            debug_assert_eq!(times.len(), composition.coefficients.len() + 1);
+            for (i, &g) in composition.coefficients.iter().enumerate() {
+                strang_between(system, [times[i], times[i + 1]], g * h, y, gradient);
             }
         }
-        ContactMethod::Herglotz => herglotz(system, t, h, y, gradient),
+        ContactMethod::Herglotz => {
+            debug_assert_eq!(times.len(), 3);
+            herglotz_at(system, [times[0], times[1], times[2]], h, y, gradient);
+        }
     }
 }

@@ -27,6 +27,12 @@ pub enum SignalSpec {
     /// u(t) = value.
     Constant { value: f64 },
     /// u(t) = offset + amplitude · sin(2π f t + phase), f in Hz, phase in radians.
+    ///
+    /// Like every signal it is evaluated on the host in f64 (std's correctly reduced sin)
+    /// at the times t = (k + offset_i) h of the shared stream, by every backend alike, so
+    /// the GPU and the CPU see the same values at any frequency. Where 2π f t reaches 2⁵³
+    /// (f t ≳ 1.4e15) an ulp of the phase is a radian or more: the values are still equal
+    /// across backends but no longer resolve the wave.
     Sine {
         #[serde(default = "one")]
         amplitude: f64,
@@ -305,6 +311,22 @@ impl Signal {
                 outside,
                 ..
             } => interpolate(times, values, *outside, t),
+        }
+    }
+
+    /// Whether u(t) = 0 at every t: a `zero` signal, a constant 0, a signal of amplitude 0
+    /// (with offset 0), or samples that are all 0. Its term B u vanishes exactly, whatever B.
+    pub fn is_identically_zero(&self) -> bool {
+        match self {
+            Signal::Zero => true,
+            Signal::Constant(value) => *value == 0.0,
+            Signal::Harmonic {
+                amplitude, offset, ..
+            } => *amplitude == 0.0 && *offset == 0.0,
+            Signal::Chirp { amplitude, .. }
+            | Signal::Square { amplitude, .. }
+            | Signal::Pulse { amplitude, .. } => *amplitude == 0.0,
+            Signal::Samples { values, .. } => values.iter().all(|&v| v == 0.0),
         }
     }
 

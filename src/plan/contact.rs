@@ -65,6 +65,11 @@ impl ContactMethod {
                     sum += g;
                     offsets.push(sum);
                 }
+                // Σ γ_i = 1 (consistency): the step ends at (k + 1) h exactly, where the
+                // next one starts, rather than an ulp off where the rounded sum lands.
+                if let Some(last) = offsets.last_mut() {
+                    *last = 1.0;
+                }
                 offsets
             }
             ContactMethod::Herglotz => vec![0.0, 0.5, 1.0],

@@ -71,6 +71,14 @@ impl StepGrid {
         self.h * self.steps as f64
     }
 
+    /// The cadence as the kernels count it: `record_every` clamped to N. A cadence ≥ N
+    /// records only the last step, exactly as a cadence of N does, so the clamp changes no
+    /// record; it keeps the cadence within N ≤ 2³² − 1 (see [`step_count`]), the range of
+    /// the kernels' 32-bit step counters.
+    pub fn record_stride(&self) -> usize {
+        self.record_every.min(self.steps.max(1))
+    }
+
     /// Step indices (1-based, counting completed steps) at which samples are recorded:
     /// every `record_every` steps and the last step.
     pub fn record_points(&self) -> Vec<usize> {
@@ -106,6 +114,25 @@ mod tests {
         assert!(error.starts_with("scheme.t_end: "), "{error}");
         assert!(error.contains("1e300 / 0.01 = 1e302 steps"), "{error}");
         assert!(error.len() < 200, "{error}");
+    }
+
+    /// A cadence beyond N records exactly what the clamped cadence N records.
+    #[test]
+    fn the_record_stride_keeps_every_record() {
+        for every in [7, 8, 9, 1 << 32, (1 << 32) + 1, usize::MAX] {
+            let grid = StepGrid {
+                h: 0.1,
+                steps: 8,
+                record_every: every,
+            };
+            let clamped = StepGrid {
+                record_every: grid.record_stride(),
+                ..grid
+            };
+            assert!(clamped.record_every <= 8, "{every}");
+            assert_eq!(grid.record_points(), clamped.record_points(), "{every}");
+            assert_eq!(grid.records(), clamped.records(), "{every}");
+        }
     }
 
     #[test]

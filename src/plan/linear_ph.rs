@@ -105,6 +105,9 @@ pub struct LinearPhPlan {
     pub cooperative: Option<bool>,
     recording: Recording,
     records: RecordSpec,
+    /// Per input channel: whether its signal is 0 at every time
+    /// ([`Signal::is_identically_zero`]).
+    silent_inputs: Vec<bool>,
 }
 
 /// What a linear-PH member records under `recording`: trajectory samples of x, the
@@ -283,6 +286,7 @@ impl LinearPhPlan {
             cooperative: None,
             recording: Recording::default(),
             records,
+            silent_inputs: signals.iter().map(Signal::is_identically_zero).collect(),
         })
     }
 
@@ -324,6 +328,12 @@ impl LinearPhPlan {
     pub fn check_inputs(&self) -> Result<()> {
         let prototype = &self.ensemble.prototype().system;
         check_inputs(&self.inputs, prototype, prototype.inputs())
+    }
+
+    /// Per input channel: whether its signal is 0 at every time, so that its term B u
+    /// vanishes exactly whatever B is.
+    pub fn silent_inputs(&self) -> &[bool] {
+        &self.silent_inputs
     }
 
     /// State size n.

@@ -58,7 +58,8 @@ pub fn chunking(
     limits: &ChunkLimits,
     options: &GpuRunOptions,
 ) -> Result<Chunking> {
-    let (steps, record_every) = (grid.steps, grid.record_every);
+    // The kernels' cadence (≤ N, the same records), so that products with it stay in range.
+    let (steps, record_every) = (grid.steps, grid.record_stride());
     let size = precision.size() as u64;
     let record_entries = kernel.record.entries().max(1);
     let widest = kernel
@@ -74,8 +75,10 @@ pub fn chunking(
             limits.binding_bytes
         )));
     }
+    // Members per chunk are a u32 in the kernels' dispatch parameters.
     let members_per_chunk = by_limit
         .min(members)
+        .min(u32::MAX as usize)
         .min(limits.host_members)
         .min(options.max_chunk_members.unwrap_or(usize::MAX))
         .max(1);
@@ -128,7 +131,7 @@ pub fn chunking(
     let record_bytes = record_entries as u64 * size * members_per_chunk as u64;
     let record_capacity = (limits.binding_bytes / record_bytes) as usize;
     debug_assert!(record_capacity >= 2);
-    steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1) * record_every);
+    steps_per_dispatch = steps_per_dispatch.min((record_capacity - 1).saturating_mul(record_every));
     let records_per_dispatch = (steps_per_dispatch.div_ceil(record_every) + 1)
         .min(steps_per_dispatch)
         .min(record_capacity);

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::chunking::{ChunkLimits, Chunking, LOOP_ITERATIONS_PER_DISPATCH, chunking};
 use super::context::{GpuContext, Precision};
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
 use crate::kernels::wgsl::assemble;
 use crate::kernels::{Direction, Family, KernelSource, MemberView};
@@ -64,13 +64,53 @@ pub struct GpuRunStats {
     pub flops_per_step: usize,
 }
 
-/// Converts f64 values to the run's precision as bytes.
-fn to_bytes(values: &[f64], precision: Precision) -> Vec<u8> {
+/// What a buffer holds, for the errors of [`to_bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Contents {
+    /// Run-wide constants (h, method coefficients): a non-zero one must stay non-zero.
+    Constants,
+    /// Per-member parameters, initial states, shared inputs: each must stay finite.
+    Values(&'static str),
+}
+
+/// Converts f64 values to the run's precision as bytes. In f32 a finite value beyond the
+/// largest f32 (3.4028235e38, where the conversion gives ±∞) is refused, as is a non-zero
+/// constant that rounds to 0 (a step h that vanishes would silently freeze the run);
+/// values already non-finite pass as they are (the kernels flag them).
+fn to_bytes(values: &[f64], precision: Precision, contents: Contents) -> Result<Vec<u8>> {
     match precision {
-        Precision::F64 => bytemuck::cast_slice(values).to_vec(),
+        Precision::F64 => Ok(bytemuck::cast_slice(values).to_vec()),
         Precision::F32 => {
-            let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
-            bytemuck::cast_slice(&narrow).to_vec()
+            let mut narrow = Vec::with_capacity(values.len());
+            for (index, &v) in values.iter().enumerate() {
+                let single = v as f32;
+                let lost = match contents {
+                    Contents::Constants => {
+                        (v.is_finite() && !single.is_finite()) || (v != 0.0 && single == 0.0)
+                    }
+                    Contents::Values(_) => v.is_finite() && !single.is_finite(),
+                };
+                if lost {
+                    let what = match contents {
+                        Contents::Constants => "run constants (h, method coefficients)",
+                        Contents::Values(what) => what,
+                    };
+                    return Err(Error::invalid(
+                        "--precision",
+                        format!(
+                            "f32 cannot represent entry {index} of the {what}, {}: it is {} (f32 holds magnitudes from 1.4e-45 to 3.4028235e38); run with --precision f64",
+                            Num(v),
+                            if single.is_finite() {
+                                "rounded to 0"
+                            } else {
+                                "beyond the largest f32"
+                            }
+                        ),
+                    ));
+                }
+                narrow.push(single);
+            }
+            Ok(bytemuck::cast_slice(&narrow).to_vec())
         }
     }
 }
@@ -100,9 +140,10 @@ fn upload(
     ctx: &GpuContext,
     label: &str,
     values: &[f64],
+    contents: Contents,
     usage: wgpu::BufferUsages,
-) -> wgpu::Buffer {
-    let bytes = to_bytes(values, ctx.precision);
+) -> Result<wgpu::Buffer> {
+    let bytes = to_bytes(values, ctx.precision, contents)?;
     let target = buffer(
         ctx,
         label,
@@ -112,7 +153,7 @@ fn upload(
     if !bytes.is_empty() {
         ctx.queue.write_buffer(&target, 0, &bytes);
     }
-    target
+    Ok(target)
 }
 
 /// Copies `bytes` of `source` into `readback`, waits, and returns them as f64.
@@ -231,14 +272,43 @@ pub fn run_into<F: Family>(
     let total = family.member_count();
     let record_points = grid.record_points();
     let (bound, plan) = plan_chunks(ctx, family, options)?;
+    // Every dispatch's counts fit the kernels' u32, checked before any work.
+    DispatchParams::new(
+        plan.members_per_chunk,
+        0,
+        plan.steps_per_dispatch,
+        &grid,
+        0,
+        0,
+    )?;
     family.check_stream()?;
+    if precision == Precision::F32 && family.shared_stream().width() > 0 {
+        // A pass over the stream, so that an input f32 cannot hold is refused up front.
+        if let Ok(largest) = family.shared_stream().max_abs()
+            && largest > f32::MAX as f64
+        {
+            return Err(Error::invalid(
+                "--precision",
+                format!(
+                    "f32 cannot represent the shared inputs (signals sampled at the stage times): the largest |value| is {}, beyond the largest f32, 3.4028235e38; run with --precision f64",
+                    Num(largest)
+                ),
+            ));
+        }
+    }
     let mut stats = GpuRunStats {
         flops_per_step: bound.flops_per_step,
         ..Default::default()
     };
     let size = precision.size() as u64;
     let storage = wgpu::BufferUsages::STORAGE;
-    let constants = upload(ctx, "constants", &family.constants(), storage);
+    let constants = upload(
+        ctx,
+        "constants",
+        &family.constants(),
+        Contents::Constants,
+        storage,
+    )?;
     // The shared stream is sampled (or read from its cache) and uploaded per dispatch.
     let stream = family.shared_stream();
     let stream_width = stream.width();
@@ -292,14 +362,21 @@ pub fn run_into<F: Family>(
             assembled = Some((kernel_source.clone(), kernel));
         }
         let kernel = &assembled.as_ref().expect("assembled above").1;
-        let params = upload(ctx, "params", &chunk.params, storage);
+        let params = upload(
+            ctx,
+            "params",
+            &chunk.params,
+            Contents::Values("per-member parameters"),
+            storage,
+        )?;
         let state_bytes = chunk.state.len() as u64 * size;
         let state = upload(
             ctx,
             "state",
             &chunk.state,
+            Contents::Values("initial states"),
             storage | wgpu::BufferUsages::COPY_SRC,
-        );
+        )?;
         let record_entries = kernel_source.record.entries();
         let record_bytes = (plan.records_per_dispatch * record_entries * count) as u64 * size;
         let records = buffer(
@@ -338,7 +415,9 @@ pub fn run_into<F: Family>(
         stats.prepare_seconds += prepare_started.elapsed().as_secs_f64();
 
         let members_per_workgroup = kernel_source.members_per_workgroup.max(1) as usize;
-        let workgroups = count.div_ceil(members_per_workgroup) as u32;
+        // At most `count` ≤ u32::MAX workgroups (the chunking caps members per chunk).
+        let workgroups = u32::try_from(count.div_ceil(members_per_workgroup))
+            .map_err(|_| Error::Gpu(format!("{count} members need too many workgroups")))?;
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension.max(1);
         let grid_x = workgroups.min(max_dim);
         let grid_y = workgroups.div_ceil(grid_x);
@@ -353,22 +432,24 @@ pub fn run_into<F: Family>(
             let mut covered = 0;
             for &step_begin in &ordered {
                 let step_count = plan.steps_per_dispatch.min(grid.steps - step_begin);
-                let params = DispatchParams {
-                    members: count as u32,
-                    step_begin: step_begin as u32,
-                    step_count: step_count as u32,
-                    steps_total: grid.steps as u32,
-                    record_every: grid.record_every as u32,
-                    row_width: grid_x * members_per_workgroup as u32,
-                    sweep: pass as u32,
-                    pad1: 0,
-                };
+                let params = DispatchParams::new(
+                    count,
+                    step_begin,
+                    step_count,
+                    &grid,
+                    grid_x as usize * members_per_workgroup,
+                    pass,
+                )?;
                 ctx.queue
                     .write_buffer(&dispatch_buffer, 0, bytemuck::bytes_of(&params));
                 if stream_width > 0 {
                     let window = stream.window(step_begin, step_count);
-                    ctx.queue
-                        .write_buffer(&stream_buffer, 0, &to_bytes(&window, precision));
+                    let bytes = to_bytes(
+                        &window,
+                        precision,
+                        Contents::Values("shared inputs (signals sampled at the stage times)"),
+                    )?;
+                    ctx.queue.write_buffer(&stream_buffer, 0, &bytes);
                 }
                 let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
                 let mut encoder =

@@ -169,7 +169,7 @@ impl FastBlock {
         assert!(!members.is_empty(), "a block has at least one member");
         let operators: Vec<StepOperators> = members
             .iter()
-            .map(|member| StepOperators::recording(plan, member, plan.recording()))
+            .map(|member| plan.kernel_operators(member, plan.recording()))
             .collect::<Result<_>>()?;
         let recording = plan.recording();
         let first = &operators[0];
