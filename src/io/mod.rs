@@ -1,6 +1,7 @@
 //! Configuration in, result files and plots out.
 
 pub mod config;
+pub mod config_keys;
 pub mod contact_spec;
 pub mod cost_spec;
 pub mod families;
