@@ -49,9 +49,10 @@ use crate::error::{Error, Result};
 
 /// The settings of the iteration (module docs; `[optimizer]` of an identify config, every
 /// key defaulting to [`CgSettings::default`]).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CgSettings {
+    /// Iterations per start at most.
     pub max_iterations: usize,
     /// Length ‖σ η_0‖ of the first trial move.
     pub initial_step: f64,
@@ -74,7 +75,10 @@ pub struct CgSettings {
     /// Successive halving: each time every active start has made another `prune_every`
     /// iterations, the costlier half of them stops; 0: never.
     pub prune_every: usize,
+    /// A start stops when ‖g_k‖ ≤ gradient_tolerance ‖g_0‖.
     pub gradient_tolerance: f64,
+    /// A start stops when the cost fell by less than this (relative) over `stall_window`
+    /// iterations.
     pub relative_decrease: f64,
     /// Total cost+gradient evaluations allowed (trials included).
     pub evaluation_budget: Option<usize>,

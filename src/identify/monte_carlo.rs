@@ -25,16 +25,18 @@ use crate::plan::Parts;
 
 /// How the candidates are drawn and how many are kept (`[monte_carlo]` of an identify
 /// config, every key defaulting to [`MonteCarlo::default`]).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MonteCarlo {
-    /// K ≥ 1.
+    /// K ≥ 1 candidates drawn.
     pub candidates: usize,
-    /// M, 1 ≤ M ≤ K.
+    /// M, 1 ≤ M ≤ K, the best candidates kept as starts.
     pub keep: usize,
+    /// Seed: candidate i depends only on (seed, i).
     pub seed: u64,
+    /// Central scale s > 0 of the drawn parts.
     pub scale: f64,
-    /// Decades either side of `scale`.
+    /// Decades either side of `scale`, in [0, 10].
     pub spread: f64,
 }
 

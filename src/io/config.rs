@@ -43,17 +43,25 @@ use crate::plan::{
 use crate::tableau::{Composition, Scheme, SchemeFamily};
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ConfigFile {
+pub(crate) struct ConfigFile {
+    /// The system to integrate, selected by `kind`.
+    #[schemars(with = "SystemSpec")]
     system: toml::Table,
+    /// One signal u_i(t) per input channel (column of B or G), `[[input]]` tables.
     #[serde(default)]
     input: Vec<SignalSpec>,
+    /// The integration scheme, its step size and end time.
     scheme: SchemeSpec,
+    /// What is recorded and how often.
     #[serde(default)]
     output: OutputSpec,
+    /// Many members drawn around `[system]`; absent: the one system.
     #[serde(default)]
+    #[schemars(with = "Option<super::config_keys::EnsembleTable>")]
     ensemble: Option<toml::Table>,
+    /// The schemes and step sizes of `harbor study energy-order`.
     #[serde(default)]
     study: StudySpec,
 }
@@ -78,9 +86,12 @@ pub struct Config {
 }
 
 /// The system, selected by `kind`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[schemars(tag = "kind", rename_all = "kebab-case")]
 pub enum SystemSpec {
+    /// ẋ = (J − R) Q x + B u, y = Bᵀ Q x (see [`LinearPhSpec`]).
     LinearPh(LinearPhSpec),
+    /// q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p (see [`MechanicalSpec`]).
     Mechanical(MechanicalSpec),
     /// H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z (see [`ContactSystemSpec`]).
     Contact(ContactSystemSpec),
@@ -122,26 +133,32 @@ impl SystemSpec {
 }
 
 /// `[scheme]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchemeSpec {
+    /// The method: a collocation family (linear-ph, mechanical) or a contact method.
     pub family: MethodFamily,
-    /// Stages of a collocation scheme.
+    /// Stages s of a collocation scheme (required for gauss, lobatto-iiia, lobatto-pair).
     #[serde(default)]
     pub stages: Option<usize>,
     /// The composition of a splitting scheme (`harbor splitting --list`).
     #[serde(default)]
     pub composition: Option<String>,
+    /// Step size h > 0; t_end / h must be a whole number of steps.
     pub h: f64,
+    /// End time T of the run, which starts at t = 0.
     pub t_end: f64,
 }
 
 /// `scheme.family`: a collocation family (linear PH) or a contact method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MethodFamily {
+    /// Gauss–Legendre collocation on the whole state, s = 1…8.
     Gauss,
+    /// Lobatto IIIA collocation on the whole state, s = 2…6.
     LobattoIiia,
+    /// Lobatto IIIA on positions q and IIIB on momenta p, s = 2…6.
     LobattoPair,
     /// A composition of the Strang splitting (contact systems).
     Splitting,
@@ -170,7 +187,7 @@ impl MethodFamily {
 }
 
 /// `[output]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
     /// Record trajectory samples, discrete outputs and windowed energies every this many

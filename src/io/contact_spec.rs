@@ -32,56 +32,93 @@ use crate::model::{ContactMember, ContactSystem, Damping, KeplerOrbit, Potential
 
 type Rows = Vec<Vec<f64>>;
 
-/// `[system]` with `kind = "contact"`.
-#[derive(Debug, Clone, Deserialize)]
+/// `[system]` with `kind = "contact"`: H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactSystemSpec {
+    /// Initial positions x(0); its length sets the degrees of freedom n.
     pub x0: Vec<f64>,
+    /// Initial momenta p(0), n entries.
     pub p0: Vec<f64>,
+    /// Initial contact variable z(0).
     #[serde(default)]
     pub z0: f64,
+    /// P of the kinetic term A(p) = ½ pᵀ P p, n × n rows, symmetric positive definite;
+    /// the identity when omitted.
     #[serde(default)]
     pub kinetic: Option<Rows>,
+    /// B(t, x): a sum of terms, at most one of each kind; none when empty.
     #[serde(default)]
     pub potential: Vec<PotentialSpec>,
+    /// C(t) of the damping term C(t) z; no damping when omitted.
     #[serde(default)]
     pub damping: Option<DampingSpec>,
 }
 
 /// One term of B(t, x).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum PotentialSpec {
+    /// ½ xᵀ K x.
     Harmonic {
+        /// K of ½ xᵀ K x, n × n rows, symmetric.
         #[serde(rename = "K")]
         k: Rows,
     },
+    /// (β/4) Σ x_i⁴ (Duffing).
     Quartic {
+        /// β of (β/4) Σ x_i⁴.
         beta: f64,
     },
+    /// −ω² Σ cos x_i.
     Pendulum {
+        /// ω of −ω² Σ cos x_i.
         omega: f64,
     },
+    /// −s(t) aᵀ x: a force s(t) a.
     Forcing {
+        /// a of the force s(t) a, n entries.
         amplitude: Vec<f64>,
+        /// s(t), a signal table as in `[[input]]`.
         signal: SignalSpec,
     },
+    /// −γ/|x|.
     Kepler {
+        /// γ > 0 of −γ/|x|.
         gamma: f64,
     },
+    /// −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t)) on a Keplerian orbit with mean motion 1.
     SpinOrbit {
+        /// ε of the gravity-gradient torque.
         epsilon: f64,
+        /// Orbital eccentricity e, 0 ≤ e < 1.
         eccentricity: f64,
     },
 }
 
 /// C(t).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum DampingSpec {
-    Constant { alpha: f64 },
-    Signal { alpha: f64, signal: SignalSpec },
-    Tidal { eta: f64, eccentricity: f64 },
+    /// C = α.
+    Constant {
+        /// α of C = α.
+        alpha: f64,
+    },
+    /// C = α s(t).
+    Signal {
+        /// α of C = α s(t).
+        alpha: f64,
+        /// s(t), a signal table as in `[[input]]`.
+        signal: SignalSpec,
+    },
+    /// The MacDonald tidal torque C = η (a/r)⁶ of the spin–orbit problem.
+    Tidal {
+        /// η of C = η (a/r)⁶.
+        eta: f64,
+        /// Orbital eccentricity e, 0 ≤ e < 1 (as the spin-orbit term's).
+        eccentricity: f64,
+    },
 }
 
 /// Most degrees of freedom of a contact system: its kinetic matrix P is dense, n² values

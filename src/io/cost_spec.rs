@@ -21,16 +21,20 @@ use crate::plan::{Parameters, Parts, QDistance, Quadrature, Regularization};
 type Rows = Vec<Vec<f64>>;
 
 /// `[cost]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CostSpec {
+    /// λ ≥ 0 of the regularisation (λ/2) Σ_parts d(w_part, w_ref,part)².
     #[serde(default)]
     pub(crate) regularization: f64,
     /// The parts in the regularisation's norm (default: all).
     #[serde(default)]
     pub(crate) regularized: Option<Vec<String>>,
+    /// The quadrature of ∫_0^T |y − d|² dt on the grid.
     #[serde(default)]
     pub(crate) quadrature: Quadrature,
+    /// w_ref, the values the parts are drawn towards: zero where omitted (Q: I under
+    /// q_distance = "log").
     #[serde(default)]
     pub(crate) reference: Option<ParametersSpec>,
     /// How Q's distance from Q_ref is measured: "euclidean" (default) or "log".
@@ -64,17 +68,22 @@ impl CostSpec {
 }
 
 /// `[cost.reference]`: w_ref, zero where omitted (Q: I under `q_distance = "log"`).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ParametersSpec {
+    /// J_ref, n × n rows, skew-symmetric.
     #[serde(rename = "J", default)]
     j: Option<Rows>,
+    /// R_ref, n × n rows, symmetric.
     #[serde(rename = "R", default)]
     r: Option<Rows>,
+    /// Q_ref, n × n rows, symmetric (positive definite under q_distance = "log").
     #[serde(rename = "Q", default)]
     q: Option<Rows>,
+    /// B_ref, n × m rows.
     #[serde(rename = "B", default)]
     b: Option<Rows>,
+    /// x0_ref, n entries.
     #[serde(default)]
     x0: Option<Vec<f64>>,
 }

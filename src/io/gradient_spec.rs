@@ -58,26 +58,36 @@ use crate::model::SignalSpec;
 use crate::plan::{DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan};
 
 /// The whole file as read.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GradientFile {
+pub(crate) struct GradientFile {
+    /// One signal u_i(t) per input channel (column of B), `[[input]]` tables.
     #[serde(default)]
     input: Vec<SignalSpec>,
+    /// The collocation scheme (gauss or lobatto-iiia), its step size and end time.
     scheme: SchemeSpec,
+    /// The output data the candidates are compared with.
     data: DataSpec,
+    /// The cost: quadrature of the output error and regularisation.
     #[serde(default)]
     cost: CostSpec,
+    /// The candidate model whose cost and gradient are computed.
+    #[schemars(with = "super::config_keys::ModelTable")]
     candidate: toml::Table,
+    /// A batch of candidates drawn around `[candidate]`, keys as a linear-ph `[ensemble]`.
     #[serde(default)]
     candidates: Option<EnsembleSpec>,
+    /// Options of the adjoint computation.
     #[serde(default)]
     gradient: GradientOptions,
 }
 
 /// `[gradient]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GradientOptions {
+    /// Steps between stored checkpoints of the forward run; 1 keeps every state. Default:
+    /// 1 when every candidate's states fit 64 MiB, else ⌈√N⌉.
     #[serde(default)]
     checkpoint_every: Option<usize>,
 }

@@ -61,50 +61,69 @@ use crate::plan::{GradientPlan, LinearPhPlan, Member, OutputData, Parts};
 type Rows = Vec<Vec<f64>>;
 
 /// The whole file as read.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct IdentifyFile {
+pub(crate) struct IdentifyFile {
+    /// Training inputs: one signal u_i(t) per input channel, `[[input]]` tables.
     #[serde(default)]
     input: Vec<SignalSpec>,
+    /// Cross-validation inputs, as many channels as `[[input]]`; none: no cross-validation.
     #[serde(default)]
     test_input: Vec<SignalSpec>,
+    /// The collocation scheme (gauss or lobatto-iiia), its step size and end time.
     scheme: SchemeSpec,
+    /// The training output data.
     data: DataSpec,
+    /// Outputs under the test inputs; needed with `[[test_input]]` when the data come from
+    /// `data.file` (otherwise `[data.reference]` is simulated).
     #[serde(default)]
     test_data: Option<TestDataSpec>,
+    /// The cost: quadrature of the output error and regularisation.
     #[serde(default)]
     cost: CostSpec,
+    /// The model fitted: its order, the fitted parts and the fixed parts' values.
     model: ModelSpec,
+    /// The Monte-Carlo initialisation: candidates drawn, the best kept as starts.
     #[serde(default)]
     monte_carlo: MonteCarlo,
+    /// The Riemannian conjugate-gradient optimiser run from each start.
     #[serde(default)]
     optimizer: CgSettings,
 }
 
 /// `[test_data]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TestDataSpec {
+    /// Measured outputs under `[[test_input]]`, CSV or NPY as `data.file`.
     file: PathBuf,
 }
 
 /// `[model]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ModelSpec {
+    /// n, the number of states of the fitted model (may differ from the data's).
     order: usize,
+    /// The parts fitted, from "J", "R", "Q", "B", "x0" (default: all); the others are fixed.
     #[serde(default)]
     fit: Option<Vec<String>>,
+    /// r of R = L Lᵀ with L ∈ ℝ^{n×r}, 1 ≤ r ≤ n (default n).
     #[serde(default)]
     dissipation_rank: Option<usize>,
+    /// Value of J when fixed, n × n rows, skew-symmetric (default 0).
     #[serde(rename = "J", default)]
     j: Option<Rows>,
+    /// Value of R when fixed, n × n rows, symmetric positive semidefinite (default 0).
     #[serde(rename = "R", default)]
     r: Option<Rows>,
+    /// Value of Q when fixed, n × n rows, symmetric positive definite (default I).
     #[serde(rename = "Q", default)]
     q: Option<Rows>,
+    /// Value of B when fixed, n × m rows (required when B is fixed).
     #[serde(rename = "B", default)]
     b: Option<Rows>,
+    /// Value of x0 when fixed, n entries (default 0).
     #[serde(default)]
     x0: Option<Vec<f64>>,
 }

@@ -13,33 +13,44 @@ use crate::plan::Member;
 type Rows = Vec<Vec<f64>>;
 
 /// `kind = "linear-ph"`: ẋ = (J − R) Q x + B u, y = Bᵀ Q x.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinearPhSpec {
+    /// Interconnection J, n × n rows, skew-symmetric.
     #[serde(rename = "J")]
     pub j: Rows,
+    /// Dissipation R, n × n rows, symmetric positive semidefinite; zero when omitted.
     #[serde(rename = "R", default)]
     pub r: Option<Rows>,
+    /// Energy matrix Q of H = ½ xᵀ Q x, n × n rows, symmetric positive definite.
     #[serde(rename = "Q")]
     pub q: Rows,
+    /// Input matrix B, n × m rows (one column per input); no inputs when omitted.
     #[serde(rename = "B", default)]
     pub b: Option<Rows>,
+    /// Initial state x(0); its length sets n.
     pub x0: Vec<f64>,
 }
 
 /// `kind = "mechanical"`: q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MechanicalSpec {
+    /// Stiffness K of ½ qᵀ K q, n × n rows, symmetric positive definite.
     #[serde(rename = "K")]
     pub k: Rows,
+    /// Inverse mass P of ½ pᵀ P p, n × n rows, symmetric positive definite.
     #[serde(rename = "P")]
     pub p: Rows,
+    /// Damping D, n × n rows, symmetric positive semidefinite; zero when omitted.
     #[serde(rename = "D", default)]
     pub d: Option<Rows>,
+    /// Input matrix G, n × m rows (forces on the momenta); no inputs when omitted.
     #[serde(rename = "G", default)]
     pub g: Option<Rows>,
+    /// Initial positions q(0); its length sets n (the state x = (q, p) has 2n entries).
     pub q0: Vec<f64>,
+    /// Initial momenta p(0), n entries.
     pub p0: Vec<f64>,
 }
 

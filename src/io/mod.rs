@@ -2,6 +2,7 @@
 
 pub mod atomic_rename;
 pub mod config;
+pub mod config_keys;
 pub mod contact_spec;
 pub mod cost_spec;
 pub mod families;

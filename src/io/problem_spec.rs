@@ -26,27 +26,37 @@ use crate::plan::{
 use crate::tableau::Scheme;
 
 /// `[data]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DataSpec {
+    /// Measured outputs: N + 1 rows [t_k, y_k] with t_k = k h, CSV or NPY, relative to the
+    /// config's folder; give this or `[data.reference]`.
     #[serde(default)]
     pub(crate) file: Option<PathBuf>,
+    /// A model whose simulated outputs are the data; give this or `data.file`.
     #[serde(default)]
+    #[schemars(with = "Option<super::config_keys::ModelTable>")]
     pub(crate) reference: Option<toml::Table>,
+    /// σ of the Gaussian noise added to every output sample.
     #[serde(default)]
     pub(crate) noise: NoiseSpec,
+    /// Seed of the noise (unless `data.noise.seed` is given).
     #[serde(default)]
     pub(crate) seed: u64,
 }
 
 /// `data.noise`: σ alone (`noise = 0.05`, seeded by `data.seed`) or a table
 /// (`[data.noise] sigma = 0.05`, optionally with its own `seed`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub(crate) enum NoiseSpec {
+    /// σ ≥ 0, seeded by `data.seed`.
     Sigma(f64),
+    /// σ with its own seed.
     Table {
+        /// σ ≥ 0 of the Gaussian noise.
         sigma: f64,
+        /// Seed of the noise; `data.seed` when omitted.
         #[serde(default)]
         seed: Option<u64>,
     },
@@ -68,13 +78,16 @@ impl DataSpec {
     }
 }
 
-/// `kind = "random"`.
-#[derive(Debug, Clone, Deserialize)]
+/// `kind = "random"`: J, R, Q, B, x0 drawn at random with n = `states` (module docs).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RandomModelSpec {
+pub(crate) struct RandomModelSpec {
+    /// n, the number of states.
     states: usize,
+    /// Seed of the draw.
     #[serde(default)]
     seed: u64,
+    /// Scale of every drawn part, > 0.
     #[serde(default = "one")]
     scale: f64,
 }
@@ -85,12 +98,16 @@ fn one() -> f64 {
 
 /// `kind = "msd-chain"`: the benchmark collection's single mass–spring–damper chain
 /// (`model::chain::msd_benchmark_chain`), at rest.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct MsdChainSpec {
+pub(crate) struct MsdChainSpec {
+    /// Number of masses, ≥ 2 (n = 2 cells states).
     cells: usize,
+    /// Every mass, > 0.
     mass: f64,
+    /// Every spring's stiffness, > 0.
     stiffness: f64,
+    /// Every damper's coefficient, > 0.
     damping: f64,
 }
 

@@ -16,19 +16,25 @@ use crate::plan::step_count;
 use crate::tableau::SchemeFamily;
 
 /// One scheme of a study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct SchemeChoice {
+    /// The collocation family.
     pub family: SchemeFamily,
+    /// Its number of stages s.
     pub stages: usize,
 }
 
 /// `[study]`: the schemes and step sizes swept by `harbor study energy-order`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StudySpec {
+    /// The schemes compared, `{ family, stages }` each.
     #[serde(default = "default_study_schemes")]
     pub schemes: Vec<SchemeChoice>,
+    /// The step sizes swept (at least two, each dividing scheme.t_end).
     #[serde(default = "default_study_steps")]
     pub h: Vec<f64>,
     /// Relative errors at or below this are treated as round-off dominated and left out of

@@ -19,13 +19,16 @@ fn half() -> f64 {
 }
 
 /// An input signal as written in a config (`[[input]]` tables, selected by `kind`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SignalSpec {
     /// u(t) = 0.
     Zero,
     /// u(t) = value.
-    Constant { value: f64 },
+    Constant {
+        /// The constant value of u(t).
+        value: f64,
+    },
     /// u(t) = offset + amplitude · sin(2π f t + phase), f in Hz, phase in radians.
     ///
     /// Like every signal it is evaluated on the host in f64 (std's correctly reduced sin)
@@ -34,60 +37,83 @@ pub enum SignalSpec {
     /// (f t ≳ 1.4e15) an ulp of the phase is a radian or more: the values are still equal
     /// across backends but no longer resolve the wave.
     Sine {
+        /// Amplitude of the wave.
         #[serde(default = "one")]
         amplitude: f64,
+        /// Frequency f in Hz.
         frequency: f64,
+        /// Phase in radians.
         #[serde(default)]
         phase: f64,
+        /// Constant added to the wave.
         #[serde(default)]
         offset: f64,
     },
     /// u(t) = offset + amplitude · cos(2π f t + phase).
     Cosine {
+        /// Amplitude of the wave.
         #[serde(default = "one")]
         amplitude: f64,
+        /// Frequency f in Hz.
         frequency: f64,
+        /// Phase in radians.
         #[serde(default)]
         phase: f64,
+        /// Constant added to the wave.
         #[serde(default)]
         offset: f64,
     },
     /// Linear chirp, scipy.signal.chirp(method='linear'):
     /// u(t) = amplitude · cos(2π (f0 t + (f1 − f0) t² / (2 t1)) + phi·π/180), phi in degrees.
     Chirp {
+        /// Amplitude of the wave.
         #[serde(default = "one")]
         amplitude: f64,
+        /// Frequency f0 in Hz at t = 0.
         f0: f64,
+        /// Frequency f1 in Hz at t = t1.
         f1: f64,
+        /// Time t1 at which the frequency reaches f1.
         t1: f64,
+        /// Phase phi in degrees.
         #[serde(default)]
         phi: f64,
     },
     /// Square wave, scipy.signal.square(2π f t + phase, duty): +amplitude while
     /// (2π f t + phase) mod 2π < 2π·duty, −amplitude otherwise.
     Square {
+        /// Amplitude of the wave.
         #[serde(default = "one")]
         amplitude: f64,
+        /// Frequency f in Hz.
         frequency: f64,
+        /// Fraction of each period at +amplitude, in [0, 1].
         #[serde(default = "half")]
         duty: f64,
+        /// Phase in radians.
         #[serde(default)]
         phase: f64,
     },
     /// The sin² pulse of Kotyczka & Lefèvre §5.1:
     /// u(t) = amplitude · sin²(π (t − start)/(end − start)) on [start, end], 0 elsewhere.
     Pulse {
+        /// Time the pulse starts.
         start: f64,
+        /// Time the pulse ends, > start.
         end: f64,
+        /// Peak value of the pulse.
         #[serde(default = "one")]
         amplitude: f64,
     },
     /// Piecewise-linear interpolation of samples (t, u) from a CSV file: time in column 0,
     /// values in `column` (index or header name; default 1). A header row is optional.
     Csv {
+        /// The CSV file, relative to the config's folder.
         path: PathBuf,
+        /// The value column: a zero-based index or a header name.
         #[serde(default = "default_column")]
         column: ColumnRef,
+        /// What u(t) is outside the sampled times.
         #[serde(default)]
         outside: Outside,
     },

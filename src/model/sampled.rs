@@ -14,7 +14,9 @@ pub(super) fn default_column() -> ColumnRef {
 }
 
 /// How a CSV signal behaves outside its sampled time range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outside {
     /// The simulated interval must lie inside the samples (checked when the plan is built).

@@ -78,43 +78,62 @@ impl ContactMethod {
 }
 
 /// How one parameter varies across members.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize, schemars::JsonSchema, Default,
+)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ParameterDraw {
+    /// The nominal value for every member.
     #[default]
     Fixed,
+    /// The nominal value plus σ ξ, ξ standard normal.
     Perturb {
+        /// σ ≥ 0 of the perturbation.
         sigma: f64,
     },
+    /// Uniform on [low, high], replacing the nominal value.
     Uniform {
+        /// Lower end of the interval.
         low: f64,
+        /// Upper end of the interval, ≥ low.
         high: f64,
     },
 }
 
 /// `[ensemble]` of a contact run.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactEnsembleSpec {
+    /// Number of members N.
     pub members: usize,
+    /// Seed: member i depends only on (seed, i).
     #[serde(default)]
     pub seed: u64,
+    /// How each entry of x0 varies.
     #[serde(default)]
     pub x0: ParameterDraw,
+    /// How each entry of p0 varies.
     #[serde(default)]
     pub p0: ParameterDraw,
+    /// How z0 varies.
     #[serde(default)]
     pub z0: ParameterDraw,
+    /// How the damping's α (or the tidal η) varies.
     #[serde(default)]
     pub alpha: ParameterDraw,
+    /// How the quartic term's β varies.
     #[serde(default)]
     pub beta: ParameterDraw,
+    /// How the pendulum term's ω varies.
     #[serde(default)]
     pub omega: ParameterDraw,
+    /// How the Kepler term's γ varies.
     #[serde(default)]
     pub gamma: ParameterDraw,
+    /// How the spin-orbit term's ε varies.
     #[serde(default)]
     pub epsilon: ParameterDraw,
+    /// How each entry of the forcing amplitude a varies.
     #[serde(default)]
     pub amplitude: ParameterDraw,
 }

@@ -26,34 +26,50 @@ use crate::error::{Error, Result};
 use crate::model::LinearPh;
 
 /// How one parameter varies across members.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize, schemars::JsonSchema, Default,
+)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Draw {
+    /// The nominal value for every member.
     #[default]
     Fixed,
+    /// The nominal value perturbed, keeping its structure: J + σ s_J (A − Aᵀ)/√2,
+    /// S R Sᵀ and S Q Sᵀ with S = I + σ E/√n, B_ij (1 + σ ξ_ij), x0 + σ ξ.
     Perturb {
+        /// Relative size σ ≥ 0 of the perturbation.
         sigma: f64,
     },
+    /// A fresh structured draw of the nominal's size: J = scale (A − Aᵀ)/√(2n),
+    /// R = scale C Cᵀ/n, Q = scale (I + D Dᵀ/n), B = scale ξ, x0 = scale ξ.
     Random {
+        /// Scale > 0 of the draw.
         scale: f64,
     },
 }
 
 /// `[ensemble]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnsembleSpec {
+    /// Number of members N.
     pub members: usize,
+    /// Seed: member i depends only on (seed, i).
     #[serde(default)]
     pub seed: u64,
+    /// How J varies across members.
     #[serde(rename = "J", default)]
     pub j: Draw,
+    /// How R varies across members.
     #[serde(rename = "R", default)]
     pub r: Draw,
+    /// How Q varies across members.
     #[serde(rename = "Q", default)]
     pub q: Draw,
+    /// How B varies across members.
     #[serde(rename = "B", default)]
     pub b: Draw,
+    /// How x0 varies across members.
     #[serde(default)]
     pub x0: Draw,
 }

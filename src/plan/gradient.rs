@@ -28,7 +28,17 @@ use crate::error::{Error, Result};
 use crate::tableau::Scheme;
 
 /// The quadrature of ∫_0^T |y − d|² dt on the grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quadrature {
     /// ω_k = h for k < N, ω_N = 0.

@@ -7,7 +7,17 @@ use crate::error::{Error, Result};
 use crate::model::validate::{STRUCTURE_TOLERANCE, smallest_eigenvalue};
 
 /// How the distance of Q from Q_ref is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum QDistance {
     /// ‖Q − Q_ref‖_F, as for every other part.

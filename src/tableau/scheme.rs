@@ -8,7 +8,7 @@ use super::{Family, LobattoPair, Tableau};
 use crate::error::{Error, Result};
 
 /// The schemes a simulation can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchemeFamily {
     /// Gauss–Legendre collocation on the whole state, s = 1…8.

@@ -32,6 +32,7 @@ mod device_args;
 mod export;
 mod gradient;
 mod identify;
+mod keys;
 mod simulate;
 mod studies;
 mod tables;
@@ -197,6 +198,11 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
         overrides: Vec<String>,
     },
+    /// Every key of a kind of config (type, default, meaning), or a starter config.
+    Config {
+        #[command(subcommand)]
+        command: keys::ConfigCommand,
+    },
     /// Numerical studies.
     Study {
         #[command(subcommand)]
@@ -322,6 +328,7 @@ fn main() -> ExitCode {
             overrides,
         } => identify::identify_command(&config, &out, &device, &overrides),
         Command::Devices { json } => devices(json),
+        Command::Config { command } => keys::config(command),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),
         Command::Bench {
             family,
