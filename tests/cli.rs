@@ -663,3 +663,63 @@ fn auto_runs_the_cpu_engine_where_the_gpu_kernels_cannot() {
     ]);
     assert!(!output.status.success());
 }
+
+/// Runs harbor with `stdout` as its standard output; returns (success, stderr).
+fn harbor_into(args: &[&str], stdout: std::process::Stdio) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(args)
+        .stdout(stdout)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every command that prints fails with a clear error when stdout cannot be written (a full
+/// device), and ends quietly with success when its reader has gone (a closed pipe, as
+/// `harbor … | head -1`).
+#[test]
+fn printing_to_a_full_device_fails_and_to_a_closed_pipe_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let out = dir.path().join("run");
+    let simulate = [
+        "simulate",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--set",
+        "scheme.t_end=0.1",
+    ];
+    let commands: [&[&str]; 8] = [
+        &["tableau", "gauss", "2"],
+        &["tableau", "lobatto-pair", "3", "--json"],
+        &["splitting", "--list"],
+        &["splitting", "strang", "--json"],
+        &["devices"],
+        &["devices", "--json"],
+        &["--help"],
+        &simulate,
+    ];
+    for args in commands {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let (success, stderr) = harbor_into(args, full.into());
+        assert!(!success, "{args:?} > /dev/full succeeded: {stderr}");
+        assert!(
+            stderr.contains("error: stdout: No space left on device"),
+            "{args:?} > /dev/full: {stderr}"
+        );
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let (success, stderr) = harbor_into(args, writer.into());
+        assert!(success, "{args:?} | (closed): {stderr}");
+        assert!(!stderr.contains("error"), "{args:?} | (closed): {stderr}");
+    }
+}

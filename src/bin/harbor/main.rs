@@ -7,24 +7,23 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
 
-/// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
-/// always written before anything is printed, so nothing is lost.
+/// `println!` through [`stdout::print`]: quiet when stdout is closed (`harbor … | head -1`),
+/// an error at the end of the command when it fails otherwise (a full disk). Results are
+/// always written before anything is printed, so a closed pipe loses nothing.
 macro_rules! say {
     () => {
         say!("")
     };
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
 }
 
-/// `print!` with the same quiet end as [`say!`].
+/// `print!` through [`stdout::print`], as [`say!`].
 macro_rules! say_inline {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!($($arg)*))
+    };
 }
 
 mod bench;
@@ -33,6 +32,7 @@ mod export;
 mod gradient;
 mod identify;
 mod simulate;
+mod stdout;
 mod studies;
 mod tables;
 
@@ -282,7 +282,10 @@ enum BenchFamily {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let runtime_dir = quiet_wayland_probe();
     install_interrupt_cleanup();
     if let Some(dir) = &runtime_dir {
@@ -386,12 +389,32 @@ fn main() -> ExitCode {
                 },
         } => study_contact_energy(&config, &out, &device, &overrides),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
+    let printed = stdout::finish();
+    let mut code = ExitCode::SUCCESS;
+    if let Err(e) = outcome {
+        eprintln!("error: {e}");
+        code = ExitCode::FAILURE;
+    }
+    if let Err(e) = printed {
+        eprintln!("error: stdout: {e}; what this command printed is incomplete");
+        code = ExitCode::FAILURE;
+    }
+    code
+}
+
+/// Prints clap's help, version or usage error (help and version on stdout, which fails as
+/// [`stdout::finish`] says) and returns clap's exit code.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let printed = e.print().and_then(|()| {
+        use std::io::Write as _;
+        std::io::stdout().lock().flush()
+    });
+    match printed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: stdout: {e}; what this command printed is incomplete");
             ExitCode::FAILURE
         }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
     }
 }
 
