@@ -723,3 +723,34 @@ fn printing_to_a_full_device_fails_and_to_a_closed_pipe_does_not() {
         assert!(!stderr.contains("error"), "{args:?} | (closed): {stderr}");
     }
 }
+
+/// `--out` states its rule wherever it is taken, and `--backend cpu` says what contact
+/// systems and gradients run there.
+#[test]
+fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
+    for command in [
+        &["simulate"][..],
+        &["export-members"],
+        &["gradient"],
+        &["identify"],
+        &["study", "energy-order"],
+        &["study", "precision-drift"],
+        &["study", "contact-energy"],
+    ] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(harbor(&args).stdout).unwrap();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("a new path, an empty directory or an earlier harbor output")
+                && help.contains("anything else there is refused, never replaced"),
+            "{command:?}: {help}"
+        );
+        if help.contains("--backend") {
+            assert!(
+                help.contains("contact systems, which have no SIMD engine, run their f64 reference integrator there"),
+                "{command:?}: {help}"
+            );
+        }
+    }
+}

@@ -87,8 +87,7 @@ enum Command {
         /// The TOML config file: [system], [[input]], [scheme], [output], [ensemble]
         /// (README, "Configuration").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -105,8 +104,7 @@ enum Command {
     ExportMembers {
         /// The TOML config of a linear-PH or mechanical system (README, "Configuration").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the export succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
@@ -117,8 +115,7 @@ enum Command {
         /// The TOML problem: [[input]], [scheme], [data], [cost], [candidate], optionally
         /// [candidates] and [gradient] (README, "Gradients").
         problem: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -132,8 +129,7 @@ enum Command {
         /// The TOML config: [[input]], [[test_input]], [scheme], [data], [test_data],
         /// [cost], [model], [monte_carlo], [optimizer] (README, "Identification").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -186,7 +182,8 @@ enum Command {
         /// Skip GPU cases whose step operators exceed this many GiB.
         #[arg(long, default_value_t = 2.0)]
         max_operator_gib: f64,
-        /// Also write the rows as JSON to this file (its path is printed).
+        /// Also write the rows (each with the machine's load) as JSON to this file,
+        /// replacing it if it exists (its path is printed).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Measure this linear-PH configuration as `harbor simulate` runs it (its members,
@@ -272,8 +269,12 @@ enum Study {
 /// Help of every `--set`.
 const SET_HELP: &str = "Override a config value by dotted path, the value written as TOML (--set system.x0=[0.0,-1.0], --set scheme.family=gauss); repeatable";
 
-/// Help of every study's `--out`.
-const STUDY_OUT_HELP: &str = "Output directory for the study's files (created; files in it are replaced only when the study succeeds)";
+/// Help of the `--out` of every command that writes a directory: what `OutputTarget::prepare`
+/// accepts.
+const OUT_HELP: &str = "Output directory: a new path, an empty directory or an earlier harbor output, replaced only when the run succeeds (anything else there is refused, never replaced)";
+
+/// Help of every study's `--out`, with the rule of [`OUT_HELP`].
+const STUDY_OUT_HELP: &str = "Output directory for the study's files: a new path, an empty directory or an earlier harbor output, replaced only when the study succeeds (anything else there is refused, never replaced)";
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BenchFamily {
