@@ -754,3 +754,124 @@ fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
         }
     }
 }
+
+/// A bad `--set` value is blamed on the `--set` argument as typed, at its key path, with
+/// the expected type in words; a bad value in the file is blamed on the file, also in words.
+#[test]
+fn set_and_config_errors_name_the_argument_and_the_type_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let pulse = common::example_path("oscillator_pulse.toml");
+    let identify = common::example_path("identify_synthetic.toml");
+    let fails = |command: &str, config: &Path, set: Option<&str>| -> String {
+        let out = dir.path().join("never");
+        let mut args = vec![
+            command,
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
+        }
+        let output = common::run_harbor(&args);
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(!out.exists());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let sets = [
+        (
+            "simulate",
+            &pulse,
+            "output.every=abc",
+            "error: output.every (set by --set output.every=abc): expected a whole number ≥ 0, got the string \"abc\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output.every=-3",
+            "error: output.every (set by --set output.every=-3): expected a whole number ≥ 0, got -3",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "scheme.h=true",
+            "error: scheme.h (set by --set scheme.h=true): expected a number, got true",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "system.x0=[0.5, \"a\"]",
+            "error: system.x0[1] (set by --set 'system.x0=[0.5, \"a\"]'): expected a number, got the string \"a\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "system.x0=0.5",
+            "error: system.x0 (set by --set system.x0=0.5): expected a list [ … ], got 0.5",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "input.0.amplitude=loud",
+            "error: input[0] (changed by --set input.0.amplitude=loud): expected a number, got the string \"loud\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output=3",
+            "error: output (set by --set output=3): expected a table { … }, got 3",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output.every=0",
+            "error: output.every (set by --set output.every=0): must be ≥ 1",
+        ),
+        (
+            "identify",
+            &identify,
+            "model.order=1.5",
+            "error: model.order (set by --set model.order=1.5): expected a whole number ≥ 0, got 1.5",
+        ),
+        (
+            "identify",
+            &identify,
+            "monte_carlo.seed=-1",
+            "error: monte_carlo.seed (set by --set monte_carlo.seed=-1): expected a whole number ≥ 0, got -1",
+        ),
+    ];
+    let rust_names = [
+        "usize", "u64", "f64", "i64", "Vec<", "Option<", "struct ", "sequence", "enum ",
+    ];
+    for (command, config, set, expected) in sets {
+        let stderr = fails(command, config, Some(set));
+        assert!(stderr.starts_with(expected), "--set {set}: {stderr}");
+        for rust in rust_names {
+            assert!(!stderr.contains(rust), "--set {set}: {rust} in {stderr}");
+        }
+    }
+    let bad_file = dir.path().join("bad.toml");
+    let text = std::fs::read_to_string(&pulse).unwrap();
+    for (from, to, expected) in [
+        (
+            "h = 0.01",
+            "h = \"0.01\"",
+            "scheme.h: expected a number, got the string \"0.01\"",
+        ),
+        (
+            "every = 10",
+            "every = 2.5",
+            "output.every: expected a whole number ≥ 0, got 2.5",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&bad_file, text.replacen(from, to, 1)).unwrap();
+        let stderr = fails("simulate", &bad_file, None);
+        assert!(
+            stderr.starts_with(&format!("error: config {}: {expected}", bad_file.display())),
+            "{stderr}"
+        );
+    }
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
+use harbor::io::overrides::blame_override;
 
 /// `println!` through [`stdout::print`]: quiet when stdout is closed (`harbor … | head -1`),
 /// an error at the end of the command when it fails otherwise (a full disk). Results are
@@ -266,6 +267,26 @@ enum Study {
     },
 }
 
+impl Command {
+    /// The command's `--set` arguments, named in the errors they cause.
+    fn overrides(&self) -> &[String] {
+        match self {
+            Command::Simulate { overrides, .. }
+            | Command::ExportMembers { overrides, .. }
+            | Command::Gradient { overrides, .. }
+            | Command::Identify { overrides, .. }
+            | Command::Bench { overrides, .. }
+            | Command::Study {
+                study:
+                    Study::PrecisionDrift { overrides, .. }
+                    | Study::ContactEnergy { overrides, .. }
+                    | Study::EnergyOrder { overrides, .. },
+            } => overrides,
+            _ => &[],
+        }
+    }
+}
+
 /// Help of every `--set`.
 const SET_HELP: &str = "Override a config value by dotted path, the value written as TOML (--set system.x0=[0.0,-1.0], --set scheme.family=gauss); repeatable";
 
@@ -292,6 +313,7 @@ fn main() -> ExitCode {
     if let Some(dir) = &runtime_dir {
         remove_on_interrupt(dir.path());
     }
+    let overrides = cli.command.overrides().to_vec();
     let outcome = match cli.command {
         Command::Tableau {
             family,
@@ -393,7 +415,7 @@ fn main() -> ExitCode {
     let printed = stdout::finish();
     let mut code = ExitCode::SUCCESS;
     if let Err(e) = outcome {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", blame_override(e, &overrides));
         code = ExitCode::FAILURE;
     }
     if let Err(e) = printed {
