@@ -875,3 +875,57 @@ fn set_and_config_errors_name_the_argument_and_the_type_in_words() {
         );
     }
 }
+
+/// identify prints the cost reduction as a ratio and its "wrote" line lists exactly the
+/// files of the output directory.
+#[test]
+fn identify_prints_the_cost_ratio_and_every_file_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fit");
+    let config = common::example_path("identify_synthetic.toml");
+    let stdout = String::from_utf8(
+        harbor(&[
+            "identify",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--set",
+            "scheme.h=0.01",
+            "--set",
+            "monte_carlo.candidates=8",
+            "--set",
+            "monte_carlo.keep=2",
+            "--set",
+            "optimizer.max_iterations=5",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(stdout.contains(" of the first)"), "{stdout}");
+    assert!(!stdout.contains("%"), "{stdout}");
+    let prefix = format!("wrote {}/{{", out.display());
+    let listed = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix)?.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("no {prefix}…}} line in {stdout}"));
+    let mut listed: Vec<String> = listed.split(", ").map(String::from).collect();
+    let mut present = Vec::new();
+    let mut pending = vec![out.clone()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if !path.file_name().unwrap().to_str().unwrap().starts_with('.') {
+                let relative = path.strip_prefix(&out).unwrap();
+                present.push(relative.to_str().unwrap().replace('\\', "/"));
+            }
+        }
+    }
+    listed.sort();
+    present.sort();
+    assert_eq!(listed, present);
+    assert!(present.contains(&"cross_validation.csv".to_string()));
+}
