@@ -929,3 +929,42 @@ fn identify_prints_the_cost_ratio_and_every_file_it_wrote() {
     assert_eq!(listed, present);
     assert!(present.contains(&"cross_validation.csv".to_string()));
 }
+
+/// `bench` prints the machine's load before its table and gives it with every JSON row.
+#[test]
+fn bench_prints_and_records_the_machine_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.json");
+    let stdout = String::from_utf8(
+        harbor(&[
+            "bench",
+            "--steps",
+            "1",
+            "--members",
+            "64",
+            "--states",
+            "2",
+            "--no-gpu",
+            "--no-reference",
+            "--json",
+            path.to_str().unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let first = stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("machine: load ") && first.contains(" CPUs, "),
+        "{stdout}"
+    );
+    let rows = json(&path);
+    let machine = &rows[0]["machine"];
+    assert!(machine["cpus"].as_u64().unwrap() >= 1, "{machine}");
+    assert!(machine["threads"].as_u64().unwrap() >= 1, "{machine}");
+    for key in ["load_1min", "other_processes_cpus"] {
+        assert!(
+            machine[key].is_null() || machine[key].as_f64().unwrap() >= 0.0,
+            "{key}: {machine}"
+        );
+    }
+}
