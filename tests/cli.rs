@@ -755,7 +755,7 @@ fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
     }
 }
 
-/// A bad `--set` value is blamed on the `--set` argument as typed, at its key path, with
+/// A bad `--set` value is blamed on the `--set` argument as typed, then its key path, with
 /// the expected type in words; a bad value in the file is blamed on the file, also in words.
 #[test]
 fn set_and_config_errors_name_the_argument_and_the_type_in_words() {
@@ -785,61 +785,61 @@ fn set_and_config_errors_name_the_argument_and_the_type_in_words() {
             "simulate",
             &pulse,
             "output.every=abc",
-            "error: output.every (set by --set output.every=abc): expected a whole number ≥ 0, got the string \"abc\"",
+            "error: --set output.every=abc: output.every: expected a whole number ≥ 0, got the string \"abc\"",
         ),
         (
             "simulate",
             &pulse,
             "output.every=-3",
-            "error: output.every (set by --set output.every=-3): expected a whole number ≥ 0, got -3",
+            "error: --set output.every=-3: output.every: expected a whole number ≥ 0, got -3",
         ),
         (
             "simulate",
             &pulse,
             "scheme.h=true",
-            "error: scheme.h (set by --set scheme.h=true): expected a number, got true",
+            "error: --set scheme.h=true: scheme.h: expected a number, got true",
         ),
         (
             "simulate",
             &pulse,
             "system.x0=[0.5, \"a\"]",
-            "error: system.x0[1] (set by --set 'system.x0=[0.5, \"a\"]'): expected a number, got the string \"a\"",
+            "error: --set 'system.x0=[0.5, \"a\"]': system.x0[1]: expected a number, got the string \"a\"",
         ),
         (
             "simulate",
             &pulse,
             "system.x0=0.5",
-            "error: system.x0 (set by --set system.x0=0.5): expected a list [ … ], got 0.5",
+            "error: --set system.x0=0.5: system.x0: expected a list [ … ], got 0.5",
         ),
         (
             "simulate",
             &pulse,
             "input.0.amplitude=loud",
-            "error: input[0] (changed by --set input.0.amplitude=loud): expected a number, got the string \"loud\"",
+            "error: --set input.0.amplitude=loud: input[0]: expected a number, got the string \"loud\"",
         ),
         (
             "simulate",
             &pulse,
             "output=3",
-            "error: output (set by --set output=3): expected a table { … }, got 3",
+            "error: --set output=3: output: expected a table { … }, got 3",
         ),
         (
             "simulate",
             &pulse,
             "output.every=0",
-            "error: output.every (set by --set output.every=0): must be ≥ 1",
+            "error: --set output.every=0: output.every: must be ≥ 1",
         ),
         (
             "identify",
             &identify,
             "model.order=1.5",
-            "error: model.order (set by --set model.order=1.5): expected a whole number ≥ 0, got 1.5",
+            "error: --set model.order=1.5: model.order: expected a whole number ≥ 0, got 1.5",
         ),
         (
             "identify",
             &identify,
             "monte_carlo.seed=-1",
-            "error: monte_carlo.seed (set by --set monte_carlo.seed=-1): expected a whole number ≥ 0, got -1",
+            "error: --set monte_carlo.seed=-1: monte_carlo.seed: expected a whole number ≥ 0, got -1",
         ),
     ];
     let rust_names = [

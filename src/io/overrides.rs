@@ -176,8 +176,9 @@ fn child<'a>(node: &'a mut Value, segment: &str, dotted: &str) -> Result<&'a mut
 /// one: an error at config path P (`output.every`, `input[0].kind`) is blamed on the last
 /// override whose key is P, lies under P (`--set input.0.amplitude=x` for an error at
 /// `input[0]`) or above it (`--set system.x0=[1, "a"]` for one at `system.x0[1]`), and
-/// then reads `P (set by --set KEY=VALUE): …` instead of blaming the config file. Errors
-/// that already name `--set`, and errors of no override, are returned as they are.
+/// then reads `--set KEY=VALUE: P: …` (the argument as typed) instead of blaming the config
+/// file. Errors that already name `--set`, and errors of no override, are returned as they
+/// are.
 pub fn blame_override(error: Error, overrides: &[String]) -> Error {
     let (path, problem) = match &error {
         Error::Invalid { field, problem } => (field.as_str(), problem.as_str()),
@@ -191,21 +192,17 @@ pub fn blame_override(error: Error, overrides: &[String]) -> Error {
         return error;
     }
     let at = segments(path);
-    let Some((argument, key)) = overrides.iter().rev().find_map(|text| {
-        let key = segments(text.split_once('=')?.0);
-        let related = !at.is_empty() && (key.starts_with(&at) || at.starts_with(&key));
-        related.then_some((text, key))
+    let Some(argument) = overrides.iter().rev().find(|text| {
+        text.split_once('=').is_some_and(|(key, _)| {
+            let key = segments(key);
+            !at.is_empty() && (key.starts_with(&at) || at.starts_with(&key))
+        })
     }) else {
         return error;
     };
-    let how = if key.len() > at.len() {
-        "changed by"
-    } else {
-        "set by"
-    };
     Error::invalid(
-        format!("{path} ({how} --set {})", as_typed(argument)),
-        problem,
+        format!("--set {}", as_typed(argument)),
+        format!("{path}: {problem}"),
     )
 }
 
@@ -248,19 +245,19 @@ mod tests {
         for (error, blamed) in [
             (
                 config_error("output.every: expected a whole number ≥ 0, got the string \"abc\""),
-                "output.every (set by --set output.every=abc): expected a whole number ≥ 0, got the string \"abc\"",
+                "--set output.every=abc: output.every: expected a whole number ≥ 0, got the string \"abc\"",
             ),
             (
                 config_error("input[0]: expected a number, got the string \"x\""),
-                "input[0] (changed by --set input.0.amplitude=x): expected a number, got the string \"x\"",
+                "--set input.0.amplitude=x: input[0]: expected a number, got the string \"x\"",
             ),
             (
                 config_error("system.x0[1]: expected a number, got the string \"a\""),
-                "system.x0[1] (set by --set 'system.x0=[1, \"a\"]'): expected a number, got the string \"a\"",
+                "--set 'system.x0=[1, \"a\"]': system.x0[1]: expected a number, got the string \"a\"",
             ),
             (
                 Error::invalid("scheme.h", "must be > 0, got -1"),
-                "scheme.h (set by --set scheme.h=0.5): must be > 0, got -1",
+                "--set scheme.h=0.5: scheme.h: must be > 0, got -1",
             ),
             // Not overridden: the file is blamed as before.
             (
@@ -269,7 +266,7 @@ mod tests {
             ),
             (
                 Error::invalid("scheme", "is required"),
-                "scheme (changed by --set scheme.h=0.5): is required",
+                "--set scheme.h=0.5: scheme: is required",
             ),
             // Already about the --set argument itself.
             (
