@@ -663,3 +663,308 @@ fn auto_runs_the_cpu_engine_where_the_gpu_kernels_cannot() {
     ]);
     assert!(!output.status.success());
 }
+
+/// Runs harbor with `stdout` as its standard output; returns (success, stderr).
+fn harbor_into(args: &[&str], stdout: std::process::Stdio) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(args)
+        .stdout(stdout)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every command that prints fails with a clear error when stdout cannot be written (a full
+/// device), and ends quietly with success when its reader has gone (a closed pipe, as
+/// `harbor … | head -1`).
+#[test]
+fn printing_to_a_full_device_fails_and_to_a_closed_pipe_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_pulse.toml");
+    let out = dir.path().join("run");
+    let simulate = [
+        "simulate",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--set",
+        "scheme.t_end=0.1",
+    ];
+    let commands: [&[&str]; 8] = [
+        &["tableau", "gauss", "2"],
+        &["tableau", "lobatto-pair", "3", "--json"],
+        &["splitting", "--list"],
+        &["splitting", "strang", "--json"],
+        &["devices"],
+        &["devices", "--json"],
+        &["--help"],
+        &simulate,
+    ];
+    for args in commands {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let (success, stderr) = harbor_into(args, full.into());
+        assert!(!success, "{args:?} > /dev/full succeeded: {stderr}");
+        assert!(
+            stderr.contains("error: stdout: No space left on device"),
+            "{args:?} > /dev/full: {stderr}"
+        );
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let (success, stderr) = harbor_into(args, writer.into());
+        assert!(success, "{args:?} | (closed): {stderr}");
+        assert!(!stderr.contains("error"), "{args:?} | (closed): {stderr}");
+    }
+}
+
+/// `--out` states its rule wherever it is taken, and `--backend cpu` says what contact
+/// systems and gradients run there.
+#[test]
+fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
+    for command in [
+        &["simulate"][..],
+        &["export-members"],
+        &["gradient"],
+        &["identify"],
+        &["study", "energy-order"],
+        &["study", "precision-drift"],
+        &["study", "contact-energy"],
+    ] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(harbor(&args).stdout).unwrap();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("a new path, an empty directory or an earlier harbor output")
+                && help.contains("anything else there is refused, never replaced"),
+            "{command:?}: {help}"
+        );
+        if help.contains("--backend") {
+            assert!(
+                help.contains("contact systems, which have no SIMD engine, run their f64 reference integrator there"),
+                "{command:?}: {help}"
+            );
+        }
+    }
+}
+
+/// A bad `--set` value is blamed on the `--set` argument as typed, then its key path, with
+/// the expected type in words; a bad value in the file is blamed on the file, also in words.
+#[test]
+fn set_and_config_errors_name_the_argument_and_the_type_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let pulse = common::example_path("oscillator_pulse.toml");
+    let identify = common::example_path("identify_synthetic.toml");
+    let fails = |command: &str, config: &Path, set: Option<&str>| -> String {
+        let out = dir.path().join("never");
+        let mut args = vec![
+            command,
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
+        }
+        let output = common::run_harbor(&args);
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(!out.exists());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let sets = [
+        (
+            "simulate",
+            &pulse,
+            "output.every=abc",
+            "error: --set output.every=abc: output.every: expected a whole number ≥ 0, got the string \"abc\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output.every=-3",
+            "error: --set output.every=-3: output.every: expected a whole number ≥ 0, got -3",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "scheme.h=true",
+            "error: --set scheme.h=true: scheme.h: expected a number, got true",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "system.x0=[0.5, \"a\"]",
+            "error: --set 'system.x0=[0.5, \"a\"]': system.x0[1]: expected a number, got the string \"a\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "system.x0=0.5",
+            "error: --set system.x0=0.5: system.x0: expected a list [ … ], got 0.5",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "input.0.amplitude=loud",
+            "error: --set input.0.amplitude=loud: input[0]: expected a number, got the string \"loud\"",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output=3",
+            "error: --set output=3: output: expected a table { … }, got 3",
+        ),
+        (
+            "simulate",
+            &pulse,
+            "output.every=0",
+            "error: --set output.every=0: output.every: must be ≥ 1",
+        ),
+        (
+            "identify",
+            &identify,
+            "model.order=1.5",
+            "error: --set model.order=1.5: model.order: expected a whole number ≥ 0, got 1.5",
+        ),
+        (
+            "identify",
+            &identify,
+            "monte_carlo.seed=-1",
+            "error: --set monte_carlo.seed=-1: monte_carlo.seed: expected a whole number ≥ 0, got -1",
+        ),
+    ];
+    let rust_names = [
+        "usize", "u64", "f64", "i64", "Vec<", "Option<", "struct ", "sequence", "enum ",
+    ];
+    for (command, config, set, expected) in sets {
+        let stderr = fails(command, config, Some(set));
+        assert!(stderr.starts_with(expected), "--set {set}: {stderr}");
+        for rust in rust_names {
+            assert!(!stderr.contains(rust), "--set {set}: {rust} in {stderr}");
+        }
+    }
+    let bad_file = dir.path().join("bad.toml");
+    let text = std::fs::read_to_string(&pulse).unwrap();
+    for (from, to, expected) in [
+        (
+            "h = 0.01",
+            "h = \"0.01\"",
+            "scheme.h: expected a number, got the string \"0.01\"",
+        ),
+        (
+            "every = 10",
+            "every = 2.5",
+            "output.every: expected a whole number ≥ 0, got 2.5",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&bad_file, text.replacen(from, to, 1)).unwrap();
+        let stderr = fails("simulate", &bad_file, None);
+        assert!(
+            stderr.starts_with(&format!("error: config {}: {expected}", bad_file.display())),
+            "{stderr}"
+        );
+    }
+}
+
+/// identify prints the cost reduction as a ratio and its "wrote" line lists exactly the
+/// files of the output directory.
+#[test]
+fn identify_prints_the_cost_ratio_and_every_file_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fit");
+    let config = common::example_path("identify_synthetic.toml");
+    let stdout = String::from_utf8(
+        harbor(&[
+            "identify",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--set",
+            "scheme.h=0.01",
+            "--set",
+            "monte_carlo.candidates=8",
+            "--set",
+            "monte_carlo.keep=2",
+            "--set",
+            "optimizer.max_iterations=5",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(stdout.contains(" of the first)"), "{stdout}");
+    assert!(!stdout.contains("%"), "{stdout}");
+    let prefix = format!("wrote {}/{{", out.display());
+    let listed = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix)?.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("no {prefix}…}} line in {stdout}"));
+    let mut listed: Vec<String> = listed.split(", ").map(String::from).collect();
+    let mut present = Vec::new();
+    let mut pending = vec![out.clone()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if !path.file_name().unwrap().to_str().unwrap().starts_with('.') {
+                let relative = path.strip_prefix(&out).unwrap();
+                present.push(relative.to_str().unwrap().replace('\\', "/"));
+            }
+        }
+    }
+    listed.sort();
+    present.sort();
+    assert_eq!(listed, present);
+    assert!(present.contains(&"cross_validation.csv".to_string()));
+}
+
+/// `bench` prints the machine's load before its table and gives it with every JSON row.
+#[test]
+fn bench_prints_and_records_the_machine_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.json");
+    let stdout = String::from_utf8(
+        harbor(&[
+            "bench",
+            "--steps",
+            "1",
+            "--members",
+            "64",
+            "--states",
+            "2",
+            "--no-gpu",
+            "--no-reference",
+            "--json",
+            path.to_str().unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let first = stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("machine: load ") && first.contains(" CPUs, "),
+        "{stdout}"
+    );
+    let rows = json(&path);
+    let machine = &rows[0]["machine"];
+    assert!(machine["cpus"].as_u64().unwrap() >= 1, "{machine}");
+    assert!(machine["threads"].as_u64().unwrap() >= 1, "{machine}");
+    for key in ["load_1min", "other_processes_cpus"] {
+        assert!(
+            machine[key].is_null() || machine[key].as_f64().unwrap() >= 0.0,
+            "{key}: {machine}"
+        );
+    }
+}

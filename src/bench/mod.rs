@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+pub mod machine_load;
 mod workloads;
 
 pub use workloads::{Workload, chain_plan, contact_chain_plan};

@@ -488,7 +488,8 @@ pub(crate) fn deserialize_section<T: serde::de::DeserializeOwned>(
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // toml appends "in `path`" on a second line; the path is already in front.
-        let inner = inner.lines().next().unwrap_or_default().trim();
+        let inner =
+            super::serde_words::in_user_words(inner.lines().next().unwrap_or_default().trim());
         let path = match (prefix.is_empty(), path == ".") {
             (true, true) => String::new(),
             (true, false) => path,

@@ -13,7 +13,7 @@
 //! - `cost.svg`, `outputs.svg`, `cross_validation.svg`: the same as plots.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
 use serde_json::{Value, json};
@@ -98,9 +98,14 @@ impl IdentifyReport {
         value
     }
 
-    /// Writes every file into `dir` (module docs).
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let path = dir.join("identification.json");
+    /// Writes every file into `dir` (module docs) and returns their paths relative to
+    /// `dir`, in the order written.
+    pub fn write(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut files = Written {
+            dir,
+            names: Vec::new(),
+        };
+        let path = files.path("identification.json");
         let text =
             serde_json::to_string_pretty(&self.json()).map_err(|e| Error::io(&path, e.into()))?;
         std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
@@ -108,7 +113,7 @@ impl IdentifyReport {
         std::fs::create_dir_all(&model).map_err(|e| Error::io(&model, e))?;
         let w = self.outcome.best_start().point.parameters();
         for (name, matrix) in w.parts() {
-            let path = model.join(format!("{name}.npy"));
+            let path = files.path(&format!("model/{name}.npy"));
             let array = ndarray::Array2::from_shape_fn(matrix.shape(), |(i, k)| matrix[(i, k)]);
             let array = if name == "x0" {
                 array
@@ -121,12 +126,13 @@ impl IdentifyReport {
             ndarray_npy::write_npy(&path, &array)
                 .map_err(|e| Error::io(&path, std::io::Error::other(e.to_string())))?;
         }
-        self.write_history(&dir.join("cost_history.csv"))?;
-        write_outputs(&dir.join("outputs.csv"), &self.training)?;
+        self.write_history(&files.path("cost_history.csv"))?;
+        write_outputs(&files.path("outputs.csv"), &self.training)?;
         if let Some(cv) = &self.cross_validation {
-            write_outputs(&dir.join("cross_validation.csv"), cv)?;
+            write_outputs(&files.path("cross_validation.csv"), cv)?;
         }
-        self.plots(dir)
+        self.plots(&mut files)?;
+        Ok(files.names)
     }
 
     fn write_history(&self, path: &Path) -> Result<()> {
@@ -139,7 +145,7 @@ impl IdentifyReport {
         std::fs::write(path, text).map_err(|e| Error::io(path, e))
     }
 
-    fn plots(&self, dir: &Path) -> Result<()> {
+    fn plots(&self, files: &mut Written) -> Result<()> {
         let mut order: Vec<usize> = (0..self.outcome.starts.len()).collect();
         order.sort_by(|&a, &b| {
             self.outcome.starts[a]
@@ -168,7 +174,7 @@ impl IdentifyReport {
             .take(6)
             .collect();
         panels_svg(
-            &dir.join("cost.svg"),
+            &files.path("cost.svg"),
             "identification: cost per start (the six best)",
             &[Panel {
                 title: "cost 𝒥(w_k)".into(),
@@ -179,15 +185,35 @@ impl IdentifyReport {
                 series,
             }],
         )?;
-        output_plot(&dir.join("outputs.svg"), "training outputs", &self.training)?;
+        output_plot(
+            &files.path("outputs.svg"),
+            "training outputs",
+            &self.training,
+        )?;
         if let Some(cv) = &self.cross_validation {
             output_plot(
-                &dir.join("cross_validation.svg"),
+                &files.path("cross_validation.svg"),
                 "cross-validation outputs",
                 cv,
             )?;
         }
         Ok(())
+    }
+}
+
+/// The files of an output directory, named as they are written so that the list cannot
+/// miss one.
+struct Written<'a> {
+    dir: &'a Path,
+    /// Paths relative to `dir`.
+    names: Vec<String>,
+}
+
+impl Written<'_> {
+    /// The path of `name` (relative to the directory, `/`-separated), recorded as written.
+    fn path(&mut self, name: &str) -> PathBuf {
+        self.names.push(name.to_string());
+        self.dir.join(name)
     }
 }
 

@@ -20,6 +20,7 @@ pub mod overrides;
 pub mod plot;
 pub mod problem_spec;
 pub mod resources;
+pub mod serde_words;
 pub mod statistics;
 pub mod study_spec;
 

@@ -172,9 +172,112 @@ fn child<'a>(node: &'a mut Value, segment: &str, dotted: &str) -> Result<&'a mut
     }
 }
 
+/// `error` with the `--set` argument named that set the value it is about, when there is
+/// one: an error at config path P (`output.every`, `input[0].kind`) is blamed on the last
+/// override whose key is P, lies under P (`--set input.0.amplitude=x` for an error at
+/// `input[0]`) or above it (`--set system.x0=[1, "a"]` for one at `system.x0[1]`), and
+/// then reads `--set KEY=VALUE: P: …` (the argument as typed) instead of blaming the config
+/// file. Errors that already name `--set`, and errors of no override, are returned as they
+/// are.
+pub fn blame_override(error: Error, overrides: &[String]) -> Error {
+    let (path, problem) = match &error {
+        Error::Invalid { field, problem } => (field.as_str(), problem.as_str()),
+        Error::Config { message, .. } => match message.split_once(": ") {
+            Some((path, problem)) if !path.contains(char::is_whitespace) => (path, problem),
+            _ => return error,
+        },
+        _ => return error,
+    };
+    if path.starts_with("--") || problem.contains("--set") {
+        return error;
+    }
+    let at = segments(path);
+    let Some(argument) = overrides.iter().rev().find(|text| {
+        text.split_once('=').is_some_and(|(key, _)| {
+            let key = segments(key);
+            !at.is_empty() && (key.starts_with(&at) || at.starts_with(&key))
+        })
+    }) else {
+        return error;
+    };
+    Error::invalid(
+        format!("--set {}", as_typed(argument)),
+        format!("{path}: {problem}"),
+    )
+}
+
+/// The segments of a config path: `input[0].kind` and `input.0.kind` are both
+/// `["input", "0", "kind"]`.
+fn segments(path: &str) -> Vec<String> {
+    path.split(['.', '['])
+        .map(|segment| segment.trim().trim_end_matches(']').trim().to_string())
+        .filter(|segment| !segment.is_empty())
+        .collect()
+}
+
+/// A `--set` argument as the user typed it, quoted for a shell when it holds spaces or
+/// quotes, and shortened when long.
+fn as_typed(argument: &str) -> String {
+    let shown = shortened(argument);
+    if shown.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+        format!("'{shown}'")
+    } else {
+        shown
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_at_an_overridden_path_name_the_set_argument() {
+        let config_error = |message: &str| Error::Config {
+            path: "examples/x.toml".into(),
+            message: message.into(),
+        };
+        let sets = [
+            "scheme.h=0.5".to_string(),
+            "output.every=abc".to_string(),
+            "input.0.amplitude=x".to_string(),
+            "system.x0=[1, \"a\"]".to_string(),
+        ];
+        for (error, blamed) in [
+            (
+                config_error("output.every: expected a whole number ≥ 0, got the string \"abc\""),
+                "--set output.every=abc: output.every: expected a whole number ≥ 0, got the string \"abc\"",
+            ),
+            (
+                config_error("input[0]: expected a number, got the string \"x\""),
+                "--set input.0.amplitude=x: input[0]: expected a number, got the string \"x\"",
+            ),
+            (
+                config_error("system.x0[1]: expected a number, got the string \"a\""),
+                "--set 'system.x0=[1, \"a\"]': system.x0[1]: expected a number, got the string \"a\"",
+            ),
+            (
+                Error::invalid("scheme.h", "must be > 0, got -1"),
+                "--set scheme.h=0.5: scheme.h: must be > 0, got -1",
+            ),
+            // Not overridden: the file is blamed as before.
+            (
+                config_error("scheme.t_end: expected a number, got true"),
+                "config examples/x.toml: scheme.t_end: expected a number, got true",
+            ),
+            (
+                Error::invalid("scheme", "is required"),
+                "--set scheme.h=0.5: scheme: is required",
+            ),
+            // Already about the --set argument itself.
+            (
+                Error::invalid("scheme.h", "the --set value \"0.5.1\" is not valid TOML"),
+                "scheme.h: the --set value \"0.5.1\" is not valid TOML",
+            ),
+            (Error::invalid("--out", "exists"), "--out: exists"),
+        ] {
+            assert_eq!(blame_override(error, &sets).to_string(), blamed);
+        }
+    }
 
     #[test]
     fn long_malformed_values_are_shown_shortened() {

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
-use harbor::bench::{BenchCase, Workload};
+use harbor::bench::machine_load::{CpuTimes, MachineLoad, OtherWork};
+use harbor::bench::{BenchCase, BenchRow, Workload};
 use harbor::io::Config;
 use harbor::plan::Recording;
 use harbor::{Error, Result};
@@ -103,13 +104,30 @@ pub fn bench(
     }
     let max_bytes = (max_operator_gib * (1u64 << 30) as f64) as u64;
     let mut rows = Vec::new();
+    let load = MachineLoad::now(rayon::current_num_threads());
+    say!("{}", load.describe());
+    if let Some(warning) = load.warning() {
+        say!("{warning}");
+    }
     say!("{}", harbor::bench::header());
     for (workload, case) in cases {
+        let load = MachineLoad::now(load.threads);
+        let before = CpuTimes::now();
         let row = workload.measure(case, &gpus, max_bytes)?;
+        let other_work = before
+            .zip(CpuTimes::now())
+            .and_then(|(before, after)| before.others_between(&after, load.cpus))
+            .map(|cpus| OtherWork {
+                other_processes_cpus: cpus,
+                cpus: load.cpus,
+            });
         for line in harbor::bench::rows(&row) {
             say!("{line}");
         }
-        rows.push(row);
+        if let Some(warning) = other_work.and_then(|work| work.warning()) {
+            say!("{warning}");
+        }
+        rows.push(with_machine(&row, &load, other_work));
     }
     say!(
         "member-st/s: member-steps per second of the integration alone (CPU: operators built beforehand; GPU: kernel time); end-to-end adds the set-up (and uploads, read-backs); vs cpu: against the fast CPU engine; flop/st: operations per member-step counted from the step; B/st and GB/s: bytes the kernel moves from GPU global memory (its own count)"
@@ -120,4 +138,21 @@ pub fn bench(
         say!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// `row` as JSON with `"machine"`: the CPUs, threads, the 1-minute load before the case and
+/// the CPUs other processes kept busy during it (`null` where unknown).
+fn with_machine(
+    row: &BenchRow,
+    load: &MachineLoad,
+    other_work: Option<OtherWork>,
+) -> serde_json::Value {
+    let mut value = serde_json::to_value(row).expect("rows serialise");
+    value["machine"] = serde_json::json!({
+        "cpus": load.cpus,
+        "threads": load.threads,
+        "load_1min": load.load_1min,
+        "other_processes_cpus": other_work.map(|work| work.other_processes_cpus),
+    });
+    value
 }

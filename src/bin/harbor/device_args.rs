@@ -15,7 +15,9 @@ pub enum BackendArg {
     Auto,
     /// The GPU path; fails when no adapter is usable.
     Gpu,
-    /// The fast f64 CPU engine (SIMD blocks of members) on all cores.
+    /// The fast f64 CPU engine (SIMD blocks of members) on all cores; contact systems,
+    /// which have no SIMD engine, run their f64 reference integrator there, and gradients
+    /// the f64 CPU twin of the adjoint kernel.
     Cpu,
     /// The f64 reference integrator (the method as defined: stage equations solved every
     /// step) on all cores.

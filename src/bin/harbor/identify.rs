@@ -117,12 +117,13 @@ pub fn identify_command(
         wall_seconds,
         backend: backend.label(),
     };
-    target.write(|dir| report.write(dir))?;
+    let mut files = Vec::new();
+    target.write(|dir| {
+        files = report.write(dir)?;
+        Ok(())
+    })?;
     print_summary(&report);
-    say!(
-        "wrote {}/identification.json (model/*.npy, cost_history.csv, outputs.csv, *.svg)",
-        out.display()
-    );
+    say!("wrote {}/{{{}}}", out.display(), files.join(", "));
     Ok(())
 }
 
@@ -157,10 +158,10 @@ fn print_summary(report: &IdentifyReport) {
     let best = outcome.best_start();
     say!();
     say!(
-        "cost {:.4e} → {:.4e} (reduced by {:.4} %), relative max-norm output error {:.4e}",
+        "cost {:.4e} → {:.4e} ({}), relative max-norm output error {:.4e}",
         best.cost_initial,
         best.cost,
-        100.0 * (1.0 - best.cost / best.cost_initial),
+        cost_change(best.cost_initial, best.cost),
         report.training.error.relative_max
     );
     say!(
@@ -183,4 +184,44 @@ fn print_summary(report: &IdentifyReport) {
         report.wall_seconds,
         report.backend
     );
+}
+
+/// How the descent changed the cost, readable at any scale: `reduced to 3.2e-9 of the
+/// first` (the ratio final/first), rather than a percentage that reads 100.0000 % for
+/// every large reduction.
+fn cost_change(first: f64, last: f64) -> String {
+    if last == first {
+        return "unchanged".into();
+    }
+    let ratio = last / first;
+    if !(first > 0.0 && ratio.is_finite()) {
+        return format!("no ratio: the first cost is {first:.1e}");
+    }
+    if ratio < 1.0 {
+        format!("reduced to {ratio:.2e} of the first")
+    } else {
+        format!("raised to {ratio:.2e} times the first")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cost_change;
+
+    #[test]
+    fn cost_change_is_the_ratio_at_any_scale() {
+        assert_eq!(cost_change(2.0, 1.0), "reduced to 5.00e-1 of the first");
+        assert_eq!(
+            cost_change(4.1e-2, 1.312e-10),
+            "reduced to 3.20e-9 of the first"
+        );
+        assert_eq!(
+            cost_change(1e-300, 1e-310),
+            "reduced to 1.00e-10 of the first"
+        );
+        assert_eq!(cost_change(0.0, 0.0), "unchanged");
+        assert_eq!(cost_change(1.0, 1.0), "unchanged");
+        assert_eq!(cost_change(0.0, 1.0), "no ratio: the first cost is 0.0e0");
+        assert_eq!(cost_change(1.0, 2.0), "raised to 2.00e0 times the first");
+    }
 }

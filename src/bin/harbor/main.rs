@@ -6,25 +6,25 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
+use harbor::io::overrides::blame_override;
 
-/// `println!` that ends quietly when stdout is closed (`harbor … | head -1`): results are
-/// always written before anything is printed, so nothing is lost.
+/// `println!` through [`stdout::print`]: quiet when stdout is closed (`harbor … | head -1`),
+/// an error at the end of the command when it fails otherwise (a full disk). Results are
+/// always written before anything is printed, so a closed pipe loses nothing.
 macro_rules! say {
     () => {
         say!("")
     };
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
 }
 
-/// `print!` with the same quiet end as [`say!`].
+/// `print!` through [`stdout::print`], as [`say!`].
 macro_rules! say_inline {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::stdout::print(format_args!($($arg)*))
+    };
 }
 
 mod bench;
@@ -34,6 +34,7 @@ mod gradient;
 mod identify;
 mod keys;
 mod simulate;
+mod stdout;
 mod studies;
 mod tables;
 
@@ -88,8 +89,7 @@ enum Command {
         /// The TOML config file: [system], [[input]], [scheme], [output], [ensemble]
         /// (README, "Configuration").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -106,8 +106,7 @@ enum Command {
     ExportMembers {
         /// The TOML config of a linear-PH or mechanical system (README, "Configuration").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the export succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
@@ -118,8 +117,7 @@ enum Command {
         /// The TOML problem: [[input]], [scheme], [data], [cost], [candidate], optionally
         /// [candidates] and [gradient] (README, "Gradients").
         problem: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -133,8 +131,7 @@ enum Command {
         /// The TOML config: [[input]], [[test_input]], [scheme], [data], [test_data],
         /// [cost], [model], [monte_carlo], [optimizer] (README, "Identification").
         config: PathBuf,
-        /// Output directory (created; files in it are replaced only when the run succeeds).
-        #[arg(long)]
+        #[arg(long, help = OUT_HELP)]
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
@@ -187,7 +184,8 @@ enum Command {
         /// Skip GPU cases whose step operators exceed this many GiB.
         #[arg(long, default_value_t = 2.0)]
         max_operator_gib: f64,
-        /// Also write the rows as JSON to this file (its path is printed).
+        /// Also write the rows (each with the machine's load) as JSON to this file,
+        /// replacing it if it exists (its path is printed).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Measure this linear-PH configuration as `harbor simulate` runs it (its members,
@@ -275,11 +273,35 @@ enum Study {
     },
 }
 
+impl Command {
+    /// The command's `--set` arguments, named in the errors they cause.
+    fn overrides(&self) -> &[String] {
+        match self {
+            Command::Simulate { overrides, .. }
+            | Command::ExportMembers { overrides, .. }
+            | Command::Gradient { overrides, .. }
+            | Command::Identify { overrides, .. }
+            | Command::Bench { overrides, .. }
+            | Command::Study {
+                study:
+                    Study::PrecisionDrift { overrides, .. }
+                    | Study::ContactEnergy { overrides, .. }
+                    | Study::EnergyOrder { overrides, .. },
+            } => overrides,
+            _ => &[],
+        }
+    }
+}
+
 /// Help of every `--set`.
 const SET_HELP: &str = "Override a config value by dotted path, the value written as TOML (--set system.x0=[0.0,-1.0], --set scheme.family=gauss); repeatable";
 
-/// Help of every study's `--out`.
-const STUDY_OUT_HELP: &str = "Output directory for the study's files (created; files in it are replaced only when the study succeeds)";
+/// Help of the `--out` of every command that writes a directory: what `OutputTarget::prepare`
+/// accepts.
+const OUT_HELP: &str = "Output directory: a new path, an empty directory or an earlier harbor output, replaced only when the run succeeds (anything else there is refused, never replaced)";
+
+/// Help of every study's `--out`, with the rule of [`OUT_HELP`].
+const STUDY_OUT_HELP: &str = "Output directory for the study's files: a new path, an empty directory or an earlier harbor output, replaced only when the study succeeds (anything else there is refused, never replaced)";
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BenchFamily {
@@ -288,7 +310,10 @@ enum BenchFamily {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let runtime_dir = quiet_wayland_probe();
     if let Err(e) = install_interrupt_cleanup() {
         eprintln!("error: cannot install the interrupt handler: {e}");
@@ -297,6 +322,7 @@ fn main() -> ExitCode {
     if let Some(dir) = &runtime_dir {
         remove_on_interrupt(dir.path());
     }
+    let overrides = cli.command.overrides().to_vec();
     let outcome = match cli.command {
         Command::Tableau {
             family,
@@ -396,12 +422,32 @@ fn main() -> ExitCode {
                 },
         } => study_contact_energy(&config, &out, &device, &overrides),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
+    let printed = stdout::finish();
+    let mut code = ExitCode::SUCCESS;
+    if let Err(e) = outcome {
+        eprintln!("error: {}", blame_override(e, &overrides));
+        code = ExitCode::FAILURE;
+    }
+    if let Err(e) = printed {
+        eprintln!("error: stdout: {e}; what this command printed is incomplete");
+        code = ExitCode::FAILURE;
+    }
+    code
+}
+
+/// Prints clap's help, version or usage error (help and version on stdout, which fails as
+/// [`stdout::finish`] says) and returns clap's exit code.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let printed = e.print().and_then(|()| {
+        use std::io::Write as _;
+        std::io::stdout().lock().flush()
+    });
+    match printed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: stdout: {e}; what this command printed is incomplete");
             ExitCode::FAILURE
         }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
     }
 }
 
