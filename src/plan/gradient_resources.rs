@@ -34,6 +34,10 @@ use crate::error::{Error, Result};
 /// CPU. `HARBOR_WORK_LIMIT` sets another.
 pub const DEFAULT_WORK_LIMIT: f64 = 1e14;
 
+/// One evaluation (cost and gradient) this large (n ≈ 600) makes the state count, not the
+/// number of candidates held, the setting to lower.
+const LARGE_EVALUATION_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+
 /// A size as the user set it: the setting's name and its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Setting {
@@ -163,6 +167,8 @@ impl ProblemSizes {
         let p = n + s * m;
         let workers = self.workers.clamp(1, self.batch.max(1)) as f64;
         let checkpoint = steps.sqrt().ceil().max(1.0);
+        // Evaluations held together are blamed on their count, unless one alone is large.
+        let large_evaluation = evaluation_bytes(n, m) > LARGE_EVALUATION_BYTES;
         let mut memory = vec![
             Term {
                 field: self.states.field.clone(),
@@ -183,13 +189,14 @@ impl ProblemSizes {
                     * (8.0 * steps * (2.0 * s * m + m + 1.0) + 16.0 * (steps + 1.0) * m),
             },
             Term {
-                field: blame(&[
-                    (&self.candidates.field, self.batch as f64 / 1e4),
-                    (&self.states.field, (n / 10.0).powi(2)),
-                ]),
+                field: if large_evaluation {
+                    self.states.field.clone()
+                } else {
+                    self.candidates.field.clone()
+                },
                 what: format!(
-                    "the costs and gradients of {} candidate(s) held at once",
-                    self.batch
+                    "the costs and gradients of {} candidate(s) (n = {}, m = {}) held at once",
+                    self.batch, self.states.value, self.inputs
                 ),
                 amount: self.batch as f64 * evaluation_bytes(n, m),
             },
@@ -208,14 +215,17 @@ impl ProblemSizes {
         if let Some(descent) = &self.descent {
             let trials = descent.keep as f64 * descent.evaluations_per_iteration as f64;
             memory.push(Term {
-                field: blame(&[
-                    ("monte_carlo.keep", descent.keep as f64 / 16.0),
-                    (
-                        "optimizer.trials",
-                        descent.evaluations_per_iteration as f64 / 5.0,
-                    ),
-                    (&self.states.field, (n / 10.0).powi(2)),
-                ]),
+                field: if large_evaluation {
+                    self.states.field.clone()
+                } else {
+                    blame(&[
+                        ("monte_carlo.keep", descent.keep as f64 / 16.0),
+                        (
+                            "optimizer.trials",
+                            descent.evaluations_per_iteration as f64 / 5.0,
+                        ),
+                    ])
+                },
                 what: format!(
                     "the trial points of {} start(s) (monte_carlo.keep) × {} evaluation(s) per iteration (optimizer.trials + refinement)",
                     descent.keep, descent.evaluations_per_iteration
