@@ -64,6 +64,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod bounded_read;
 pub mod compensated;
 pub mod error;
 pub mod identify;

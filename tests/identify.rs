@@ -20,7 +20,7 @@ fn checked_descent(example: &str, overrides: &[&str], settings: CgSettings) -> V
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let config = IdentifyConfig::load(&example_path(example), &overrides)
         .unwrap()
-        .problem()
+        .problem(&MemoryBudget::default())
         .unwrap();
     let setup = &config.setup;
     let backend = Backend::Cpu(CpuPath::Fast);

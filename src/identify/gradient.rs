@@ -141,8 +141,8 @@ fn collect(
     // The gradients are collected in memory: refuse a batch whose gradients alone exceed
     // the budget before any work.
     let (n, m) = (plan.model.states(), plan.model.inputs_count());
-    let per_candidate = 8 * (3 * n * n + n * m + n + 1) + 5 * 48;
-    let needed = plan.member_count() as u64 * per_candidate as u64;
+    let per_candidate = 8 * (3 * n as u128 * n as u128 + (n * m + n + 1) as u128) + 5 * 48;
+    let needed = u64::try_from(plan.member_count() as u128 * per_candidate).unwrap_or(u64::MAX);
     if needed > budget.bytes() {
         return Err(Error::invalid(
             "candidates.members",

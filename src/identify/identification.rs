@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::plan::{GradientPlan, MemoryBudget, Parts};
 
 /// Candidates per Monte-Carlo batch at most (the batch's gradients are held in memory).
-const MONTE_CARLO_BATCH: usize = 4096;
+pub const MONTE_CARLO_BATCH: usize = 4096;
 
 /// What to fit and how.
 #[derive(Debug, Clone)]

@@ -148,7 +148,7 @@ impl Best {
     pub fn new(keep: usize) -> Self {
         Best {
             keep,
-            entries: Vec::with_capacity(keep + 1),
+            entries: Vec::with_capacity(keep.saturating_add(1).min(1 << 16)),
         }
     }
 

@@ -241,7 +241,7 @@ impl Config {
     /// Reads `path`, applies `--set` overrides in order, and checks the structure (unknown
     /// keys are errors that name their dotted path).
     pub fn load(path: &Path, overrides: &[String]) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::bounded_read::read_config_text(path)?;
         let mut config = Self::from_str_with(&text, overrides, &path.display().to_string())?;
         config.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(config)

@@ -55,7 +55,10 @@ use super::cost_spec::CostSpec;
 use super::problem_spec::{DataSpec, SpecContext};
 use crate::error::{Error, Result};
 use crate::model::SignalSpec;
-use crate::plan::{DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan};
+use crate::plan::{
+    DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, MemoryBudget, ProblemSizes, Setting,
+    step_count,
+};
 
 /// The whole file as read.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -112,13 +115,35 @@ impl GradientConfig {
         Ok(GradientConfig { file, context })
     }
 
-    /// The validated problem: data read or simulated, candidates built.
-    pub fn problem(&self) -> Result<GradientProblem> {
+    /// The validated problem: its resources estimated against `budget` (and the memory
+    /// available, and the work limit) before anything is built, then the data read or
+    /// simulated and the candidates built.
+    pub fn problem(&self, budget: &MemoryBudget) -> Result<GradientProblem> {
         let file = &self.file;
         let context = &self.context;
         let scheme = context.scheme(&file.scheme)?;
         let signals = context.signals("input", &file.input)?;
         let m = signals.len();
+        let candidates = file.candidates.as_ref().map_or(1, |spec| spec.members);
+        let sizes = ProblemSizes {
+            states: context
+                .model_states("candidate", &file.candidate)
+                .unwrap_or_else(|| Setting::new("candidate", 1)),
+            reference_states: file
+                .data
+                .reference
+                .as_ref()
+                .and_then(|table| context.model_states("data.reference", table)),
+            inputs: m,
+            stages: scheme.stages,
+            steps: step_count(file.scheme.h, file.scheme.t_end)?,
+            candidates: Setting::new("candidates.members", candidates),
+            batch: candidates,
+            descent: None,
+            grids: 1,
+            workers: rayon::current_num_threads(),
+        };
+        context.check_resources(&sizes, budget)?;
         let nominal = context.model("candidate", &file.candidate, m)?;
         let n = nominal.system.states();
         let (h, t_end) = (file.scheme.h, file.scheme.t_end);

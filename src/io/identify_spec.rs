@@ -51,12 +51,16 @@ use super::config::SchemeSpec;
 use super::cost_spec::CostSpec;
 use super::problem_spec::{DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
+use crate::identify::identification::MONTE_CARLO_BATCH;
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
 use crate::model::SignalSpec;
 use crate::model::validate::{
     check_pd, check_psd, check_skew, matrix_from_rows, vector_from_slice,
 };
-use crate::plan::{GradientPlan, LinearPhPlan, Member, OutputData, Parts};
+use crate::plan::{
+    DescentSizes, GradientPlan, LinearPhPlan, Member, MemoryBudget, OutputData, Parts,
+    ProblemSizes, Setting, step_count,
+};
 
 type Rows = Vec<Vec<f64>>;
 
@@ -160,8 +164,10 @@ impl IdentifyConfig {
         Ok(IdentifyConfig { file, context })
     }
 
-    /// The validated problem: data read or simulated, the template model built.
-    pub fn problem(&self) -> Result<IdentifyProblem> {
+    /// The validated problem: its resources estimated against `budget` (and the memory
+    /// available, and the work limit) before anything is built, then the data read or
+    /// simulated and the template model built.
+    pub fn problem(&self, budget: &MemoryBudget) -> Result<IdentifyProblem> {
         let file = &self.file;
         let context = &self.context;
         let scheme = context.scheme(&file.scheme)?;
@@ -173,6 +179,34 @@ impl IdentifyConfig {
                 "has no signal: identification compares one output channel per input",
             ));
         }
+        file.monte_carlo.check()?;
+        file.optimizer.check()?;
+        let (mc, optimizer) = (&file.monte_carlo, &file.optimizer);
+        let sizes = ProblemSizes {
+            states: Setting::new("model.order", file.model.order),
+            reference_states: file
+                .data
+                .reference
+                .as_ref()
+                .and_then(|table| context.model_states("data.reference", table)),
+            inputs: m,
+            stages: scheme.stages,
+            steps: step_count(file.scheme.h, file.scheme.t_end)?,
+            candidates: Setting::new("monte_carlo.candidates", mc.candidates),
+            batch: mc.candidates.min(MONTE_CARLO_BATCH),
+            descent: Some(DescentSizes {
+                keep: mc.keep,
+                max_iterations: optimizer.max_iterations,
+                evaluations_per_iteration: optimizer
+                    .trials
+                    .saturating_add(usize::from(optimizer.refine)),
+                prune_every: optimizer.prune_every,
+                evaluation_budget: optimizer.evaluation_budget,
+            }),
+            grids: 1 + usize::from(!file.test_input.is_empty()),
+            workers: rayon::current_num_threads(),
+        };
+        context.check_resources(&sizes, budget)?;
         let fit = match &file.model.fit {
             Some(names) => Parts::parse("model.fit", names)?,
             None => Parts::ALL,
@@ -224,8 +258,6 @@ impl IdentifyConfig {
             monte_carlo: file.monte_carlo.clone(),
             optimizer: file.optimizer.clone(),
         };
-        setup.monte_carlo.check()?;
-        setup.optimizer.check()?;
         Ok(IdentifyProblem {
             problem,
             setup,

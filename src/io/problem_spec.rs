@@ -16,12 +16,16 @@ use serde::Deserialize;
 
 use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
 use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
+use super::resources::available_memory;
+use crate::bounded_read::{DATA_FILE_CAP, read_capped, read_config_text};
 use crate::error::{Error, Result};
 use crate::identify::{Noise, simulate_outputs};
 use crate::model::chain::msd_benchmark_chain;
 use crate::model::{LinearPh, Signal, SignalSpec};
+use crate::plan::gradient_resources::work_limit_from_env;
 use crate::plan::{
-    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, OutputData, check_scheme,
+    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, MemoryBudget, OutputData,
+    ProblemEstimate, ProblemSizes, Setting, check_scheme,
 };
 use crate::tableau::Scheme;
 
@@ -156,7 +160,7 @@ impl SpecContext {
         path: &Path,
         overrides: &[String],
     ) -> Result<(T, SpecContext)> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = read_config_text(path)?;
         let origin = path.display().to_string();
         let table = parse_with_overrides(&text, overrides, &origin)?;
         let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
@@ -228,6 +232,40 @@ impl SpecContext {
                 format!("{prefix}.kind"),
                 format!("unknown kind {other:?}; expected linear-ph, random or msd-chain"),
             )),
+        }
+    }
+
+    /// Refuses a problem whose estimated memory exceeds `budget` or the memory available,
+    /// or whose work exceeds the work limit (`plan::gradient_resources`), before anything
+    /// of it is built.
+    pub(crate) fn check_resources(
+        &self,
+        sizes: &ProblemSizes,
+        budget: &MemoryBudget,
+    ) -> Result<ProblemEstimate> {
+        let estimate = sizes.estimate();
+        estimate.check(budget, available_memory(), work_limit_from_env()?)?;
+        Ok(estimate)
+    }
+
+    /// The state count n of a model table, with the setting that sets it, read without
+    /// building the model: `states` (random), 2 `cells` (msd-chain) or the rows of `J`
+    /// (linear-ph); `None` where the table does not say (building it reports why).
+    pub(crate) fn model_states(&self, prefix: &str, table: &toml::Table) -> Option<Setting> {
+        let count = |key: &str| match table.get(key)? {
+            toml::Value::Integer(v) => usize::try_from(*v).ok(),
+            toml::Value::Array(rows) => Some(rows.len()),
+            _ => None,
+        };
+        let field = |key: &str| format!("{prefix}.{key}");
+        match table.get("kind").and_then(toml::Value::as_str) {
+            Some("random") => Some(Setting::new(field("states"), count("states")?)),
+            Some("msd-chain") => Some(Setting::new(
+                field("cells"),
+                count("cells")?.saturating_mul(2),
+            )),
+            None | Some("linear-ph") => Some(Setting::new(field("J"), count("J")?)),
+            Some(_) => None,
         }
     }
 
@@ -333,9 +371,11 @@ fn add_noise(data: &mut OutputData, noise: Noise) -> Result<()> {
 /// every value is finite.
 pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Result<OutputData> {
     let field = "data.file";
+    let bytes = read_capped(path, DATA_FILE_CAP).map_err(|e| e.into_error(field, path))?;
     let rows: Vec<Vec<f64>> = match path.extension().and_then(|e| e.to_str()) {
         Some("npy") => {
-            let array: ndarray::Array2<f64> = ndarray_npy::read_npy(path).map_err(|e| {
+            use ndarray_npy::ReadNpyExt;
+            let array = ndarray::Array2::<f64>::read_npy(bytes.as_slice()).map_err(|e| {
                 Error::invalid(
                     field,
                     format!("{}: not a 2-D f64 NPY array: {e}", path.display()),
@@ -343,7 +383,7 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
             })?;
             array.outer_iter().map(|row| row.to_vec()).collect()
         }
-        _ => read_csv_rows(path)?,
+        _ => read_csv_rows(path, &bytes)?,
     };
     let columns = 1 + m;
     let mut values = Vec::with_capacity(rows.len() * m);
@@ -401,14 +441,14 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
     })
 }
 
-/// The numeric rows of a CSV file; a first line that is not numeric is a header.
-fn read_csv_rows(path: &Path) -> Result<Vec<Vec<f64>>> {
+/// The numeric rows of the CSV text `bytes` read from `path`; a first line that is not
+/// numeric is a header.
+fn read_csv_rows(path: &Path, bytes: &[u8]) -> Result<Vec<Vec<f64>>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+        .from_reader(bytes);
     let mut rows = Vec::new();
     for (line, record) in reader.records().enumerate() {
         let record =

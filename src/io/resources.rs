@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
+use super::output::SimulationWriter;
 use crate::backend::Footprint;
 use crate::error::{Error, Result};
+use crate::kernels::Family;
 use crate::plan::{MemoryBudget, format_bytes};
 
 /// Runs at least this large (output bytes or planned host memory) print their estimate.
@@ -15,8 +17,27 @@ const REPORTED_BYTES: u64 = 1 << 30;
 /// Runs of at least this many member-steps print their estimate.
 const REPORTED_MEMBER_STEPS: u128 = 10_000_000_000;
 
-/// Free space kept on the output's filesystem beyond the files themselves.
-const DISK_MARGIN_BYTES: u64 = 64 << 20;
+/// The smallest margin of free space kept on the output's filesystem beyond the files.
+pub const DISK_MARGIN_FLOOR: u64 = 1 << 20;
+
+/// The margin as a fraction of the output: 1/20 (5 %).
+pub const DISK_MARGIN_DIVISOR: u64 = 20;
+
+/// Free space kept beyond an output of `output_bytes` (metadata, block rounding, whatever
+/// else writes there meanwhile): 5 % of it, at least [`DISK_MARGIN_FLOOR`] (1 MiB).
+pub fn disk_margin(output_bytes: u64) -> u64 {
+    (output_bytes / DISK_MARGIN_DIVISOR).max(DISK_MARGIN_FLOOR)
+}
+
+/// The largest output that fits `free` bytes with its margin: o + margin(o) ≤ free.
+fn largest_output_within(free: u64) -> u64 {
+    let proportional = free / (DISK_MARGIN_DIVISOR + 1) * DISK_MARGIN_DIVISOR;
+    if disk_margin(proportional) == proportional / DISK_MARGIN_DIVISOR {
+        proportional
+    } else {
+        free.saturating_sub(DISK_MARGIN_FLOOR)
+    }
+}
 
 /// Bytes of memory the system can give a new process without swapping (`MemAvailable` of
 /// /proc/meminfo), or `None` where that is not known.
@@ -40,25 +61,34 @@ pub struct RunEstimate {
     pub sink_bytes: u64,
     pub budget: MemoryBudget,
     pub output_bytes: u64,
+    /// Output bytes each record point adds over all members (trajectory samples, outputs,
+    /// windowed energies); 0 when nothing is recorded per step.
+    pub record_point_bytes: u64,
     pub available_memory: Option<u64>,
     pub free_disk: Option<u64>,
 }
 
 impl RunEstimate {
-    /// The estimate of a run writing `output_bytes` into `output_dir`, with the machine's
-    /// available memory and free disk measured now.
-    pub fn measure(
+    /// The estimate of `family`'s run (planned by the backend as `footprint`) writing its
+    /// files into `output_dir`, with the machine's available memory and free disk measured
+    /// now.
+    pub fn measure<F: Family>(
         footprint: Footprint,
-        sink_bytes: u64,
+        family: &F,
         budget: MemoryBudget,
-        output_bytes: u64,
         output_dir: &Path,
     ) -> Self {
+        let spec = family.record_spec();
+        let records = family.grid().records();
+        let per_member = spec
+            .member_bytes(records.saturating_add(1))
+            .saturating_sub(spec.member_bytes(records));
         RunEstimate {
             footprint,
-            sink_bytes,
+            sink_bytes: SimulationWriter::host_bytes(family),
             budget,
-            output_bytes,
+            output_bytes: SimulationWriter::planned_bytes(family),
+            record_point_bytes: (per_member as u64).saturating_mul(family.member_count() as u64),
             available_memory: available_memory(),
             free_disk: free_disk(output_dir),
         }
@@ -72,22 +102,65 @@ impl RunEstimate {
     /// Refuses a run whose output does not fit the free disk space, or whose planned host
     /// memory exceeds the memory available.
     pub fn check(&self) -> Result<()> {
-        if let Some(free) = self.free_disk {
-            let needed = self.output_bytes.saturating_add(DISK_MARGIN_BYTES);
-            if needed > free {
-                return Err(Error::invalid(
-                    "--out",
-                    format!(
-                        "the run writes {} ({} member(s) × {} step(s), recorded every {} step(s)) but only {} is free there; record less often (output.every), run fewer members or steps, or write elsewhere",
-                        format_bytes(self.output_bytes),
-                        self.footprint.members,
-                        self.footprint.steps,
-                        self.footprint.record_every,
-                        format_bytes(free)
-                    ),
-                ));
+        self.check_disk()?;
+        self.check_memory()
+    }
+
+    /// Refuses a run whose output and its margin ([`disk_margin`]) exceed the free disk
+    /// space, saying what is needed, what is free, and only the changes that would help.
+    pub fn check_disk(&self) -> Result<()> {
+        let Some(free) = self.free_disk else {
+            return Ok(());
+        };
+        let margin = disk_margin(self.output_bytes);
+        let needed = self.output_bytes.saturating_add(margin);
+        if needed <= free {
+            return Ok(());
+        }
+        let footprint = &self.footprint;
+        let records = footprint.steps.div_ceil(footprint.record_every.max(1)) as u64;
+        let mut advice = Vec::new();
+        if self.record_point_bytes > 0 && records > 1 {
+            let fixed = self
+                .output_bytes
+                .saturating_sub(records.saturating_mul(self.record_point_bytes));
+            let fitting =
+                largest_output_within(free).saturating_sub(fixed) / self.record_point_bytes;
+            if fitting >= 1 {
+                let every = (footprint.steps as u64)
+                    .div_ceil(fitting)
+                    .max(footprint.record_every as u64 + 1);
+                advice.push(format!("record less often (output.every ≥ {every})"));
             }
         }
+        if footprint.members > 1 {
+            advice.push("run fewer members (ensemble.members)".to_string());
+        }
+        advice.push("free space there or write to another filesystem (--out)".to_string());
+        let recorded = if self.record_point_bytes > 0 {
+            format!(
+                "{} member(s), {records} record point(s) of {} step(s) each",
+                footprint.members, footprint.record_every
+            )
+        } else {
+            format!("{} member(s), nothing recorded per step", footprint.members)
+        };
+        Err(Error::invalid(
+            "--out",
+            format!(
+                "the run writes {} ({recorded}) and keeps a margin of {} free (5 % of the output, at least {}): {} needed, but only {} is free there; {}",
+                format_bytes(self.output_bytes),
+                format_bytes(margin),
+                format_bytes(DISK_MARGIN_FLOOR),
+                format_bytes(needed),
+                format_bytes(free),
+                join_alternatives(&advice)
+            ),
+        ))
+    }
+
+    /// Refuses a run whose planned host memory exceeds the memory available.
+    pub fn check_memory(&self) -> Result<()> {
         if let Some(available) = self.available_memory
             && self.host_bytes() > available
         {
@@ -127,5 +200,14 @@ impl RunEstimate {
             format_bytes(self.budget.bytes()),
             format_bytes(self.output_bytes),
         )
+    }
+}
+
+/// "a", "a or b", "a, b or c".
+fn join_alternatives(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }

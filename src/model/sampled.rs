@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::bounded_read::{CappedReadError, DATA_FILE_CAP, read_capped};
 use crate::error::{Error, Num, Result};
 
 /// Column 1, the first after the times.
@@ -98,17 +99,18 @@ pub(super) fn read_samples(
     path: &Path,
     column: &ColumnRef,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Error::invalid(
+    let bytes = read_capped(path, DATA_FILE_CAP).map_err(|e| match e {
+        CappedReadError::Io(e) => Error::invalid(
             format!("{field}.path"),
             format!("cannot open {}: {e}", path.display()),
-        )
+        ),
+        too_large => too_large.into_error(&format!("{field}.path"), path),
     })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
-        .from_reader(file);
+        .from_reader(bytes.as_slice());
     let bad = |line: u64, what: String| {
         Error::invalid(
             format!("{field}.path"),

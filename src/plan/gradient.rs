@@ -214,7 +214,14 @@ impl GradientPlan {
         model.check_inputs()?;
         let model = model.with_recording(Recording::FINAL_STATE);
         let width = model.inputs.width();
-        let mut values = Vec::with_capacity(steps * (width + m + 1));
+        let values_per_step = width + m + 1;
+        let capacity = steps.checked_mul(values_per_step).ok_or_else(|| {
+            Error::invalid(
+                "scheme.t_end",
+                format!("N = {steps} steps of {values_per_step} stream values each overflow the address space"),
+            )
+        })?;
+        let mut values = Vec::with_capacity(capacity);
         let mut scratch = Vec::new();
         for k in 0..steps {
             values.extend_from_slice(model.inputs.step(k, &mut scratch));

@@ -20,7 +20,7 @@ pub fn gradient(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let problem = GradientConfig::load(problem_path, overrides)?.problem()?;
+    let problem = GradientConfig::load(problem_path, overrides)?.problem(&budget)?;
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open_for(plan)?;

@@ -23,7 +23,7 @@ pub fn identify_command(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let config = IdentifyConfig::load(config_path, overrides)?.problem()?;
+    let config = IdentifyConfig::load(config_path, overrides)?.problem(&budget)?;
     let problem = &config.problem;
     let setup = &config.setup;
     let target = OutputTarget::prepare(out)?;

@@ -62,9 +62,8 @@ impl FamilyVisitor for Simulate<'_> {
         // What the run needs, against what the machine has, before any work.
         let estimate = RunEstimate::measure(
             backend.footprint(family, &self.budget)?,
-            SimulationWriter::host_bytes(family),
+            family,
             self.budget,
-            SimulationWriter::planned_bytes(family),
             self.target.dir(),
         );
         estimate.check()?;
