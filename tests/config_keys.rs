@@ -230,7 +230,7 @@ fn the_kinds_listed_are_the_kinds_the_parser_knows() {
     );
     std::fs::write(&path, starter).unwrap();
     let error = GradientConfig::load(&path, &[])
-        .and_then(|c| c.problem())
+        .and_then(|c| c.problem(&harbor::plan::MemoryBudget::default()))
         .err()
         .expect("an unknown candidate kind fails")
         .to_string();
@@ -287,8 +287,14 @@ fn every_starter_with_its_optional_lines_on_is_valid() {
         std::fs::write(&path, &full).unwrap();
         let checked = match kind.command() {
             "simulate" => Config::load(&path, &[]).and_then(|c| c.run_plan().map(|_| ())),
-            "gradient" => GradientConfig::load(&path, &[]).and_then(|c| c.problem().map(|_| ())),
-            _ => IdentifyConfig::load(&path, &[]).and_then(|c| c.problem().map(|_| ())),
+            "gradient" => GradientConfig::load(&path, &[]).and_then(|c| {
+                c.problem(&harbor::plan::MemoryBudget::default())
+                    .map(|_| ())
+            }),
+            _ => IdentifyConfig::load(&path, &[]).and_then(|c| {
+                c.problem(&harbor::plan::MemoryBudget::default())
+                    .map(|_| ())
+            }),
         };
         if let Err(e) = checked {
             panic!(
