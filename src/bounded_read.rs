@@ -7,11 +7,15 @@
 //! | data files (`data.file`, `test_data.file`: CSV or NPY) | [`DATA_FILE_CAP`] |
 //! | sampled input signals (`input[i].path`: CSV) | [`DATA_FILE_CAP`] |
 //!
-//! A file is read through `take(cap + 1)`: reading one byte more than the cap proves it is
-//! larger, whatever its kind (a regular file, a device, a pipe).
+//! A regular file longer than the cap is refused without reading it. Anything else (a
+//! device, a FIFO, a pipe) is read as a stream: one byte more than the cap proves it is
+//! larger, and a stream that stays silent for [`STREAM_IDLE_LIMIT`] — a FIFO whose writer
+//! holds it open and writes nothing — is abandoned with an error. The file is opened without
+//! blocking, so a FIFO that no process writes to reads as empty instead of hanging.
 
 use std::io::Read;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 
@@ -23,6 +27,9 @@ pub const CONFIG_FILE_CAP: u64 = 64 << 20;
 /// one value).
 pub const DATA_FILE_CAP: u64 = 1 << 30;
 
+/// How long a stream may stay silent before its read is abandoned: 10 s.
+pub const STREAM_IDLE_LIMIT: Duration = Duration::from_secs(10);
+
 /// Why a capped read failed.
 #[derive(Debug)]
 pub enum CappedReadError {
@@ -30,6 +37,8 @@ pub enum CappedReadError {
     Io(std::io::Error),
     /// The file holds more than `cap` bytes.
     TooLarge { cap: u64 },
+    /// The stream sent nothing for `idle` (and did not end).
+    Silent { idle: Duration },
 }
 
 impl CappedReadError {
@@ -40,8 +49,18 @@ impl CappedReadError {
                 Error::invalid(field, format!("cannot read {}: {e}", path.display()))
             }
             CappedReadError::TooLarge { cap } => Error::invalid(field, too_large(path, cap)),
+            CappedReadError::Silent { idle } => Error::invalid(field, silent(path, idle)),
         }
     }
+}
+
+/// "<path> sent nothing for …": the text of an abandoned silent stream.
+pub fn silent(path: &Path, idle: Duration) -> String {
+    format!(
+        "{} is a stream that sent nothing for {} s without ending; harbor reads such a file whole: give a regular file or a stream that ends",
+        path.display(),
+        idle.as_secs()
+    )
 }
 
 /// "<path> is larger than the <cap> cap on …": the text of a refused oversized file.
@@ -61,22 +80,96 @@ fn mebibytes(cap: u64) -> String {
 
 /// The bytes of the file at `path`, refused when there are more than `cap` of them.
 pub fn read_capped(path: &Path, cap: u64) -> std::result::Result<Vec<u8>, CappedReadError> {
-    let file = std::fs::File::open(path).map_err(CappedReadError::Io)?;
+    let file = open_without_blocking(path).map_err(CappedReadError::Io)?;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
     // A regular file's length is known: refuse an oversized one without reading it.
-    if let Ok(metadata) = file.metadata()
-        && metadata.is_file()
-        && metadata.len() > cap
-    {
+    if regular && file.metadata().is_ok_and(|m| m.len() > cap) {
         return Err(CappedReadError::TooLarge { cap });
     }
-    let mut bytes = Vec::new();
-    file.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(CappedReadError::Io)?;
+    let bytes = if regular {
+        let mut bytes = Vec::new();
+        file.take(cap.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(CappedReadError::Io)?;
+        bytes
+    } else {
+        read_stream(file, cap, STREAM_IDLE_LIMIT)?
+    };
     if bytes.len() as u64 > cap {
         return Err(CappedReadError::TooLarge { cap });
     }
     Ok(bytes)
+}
+
+/// Opens `path` for reading; on Unix with `O_NONBLOCK`, so that opening a FIFO does not wait
+/// for a writer.
+fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Reads a non-regular file until it ends, stopping after `cap + 1` bytes, or failing when
+/// it stays silent for `idle`.
+fn read_stream(
+    mut file: std::fs::File,
+    cap: u64,
+    idle: Duration,
+) -> std::result::Result<Vec<u8>, CappedReadError> {
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() as u64 > cap {
+                    return Ok(bytes);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if !wait_readable(&file, idle).map_err(CappedReadError::Io)? {
+                    return Err(CappedReadError::Silent { idle });
+                }
+            }
+            Err(e) => return Err(CappedReadError::Io(e)),
+        }
+    }
+}
+
+/// Waits until `file` has data (or its end) to read; `false` after `limit` without.
+#[cfg(unix)]
+fn wait_readable(file: &std::fs::File, limit: Duration) -> std::io::Result<bool> {
+    use std::os::unix::io::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
+    loop {
+        // SAFETY: one valid pollfd for the duration of the call.
+        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+        if ready >= 0 {
+            return Ok(ready > 0);
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Without Unix's poll the file was opened blocking: it is always worth reading.
+#[cfg(not(unix))]
+fn wait_readable(_file: &std::fs::File, _limit: Duration) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// The text of the config or problem file at `path`, at most [`CONFIG_FILE_CAP`] bytes of
@@ -92,6 +185,7 @@ pub fn read_config_text(path: &Path) -> Result<String> {
             "the file is larger than {} ({cap} bytes), the most a config may hold (an endless stream such as /dev/zero never ends)",
             mebibytes(cap)
         )),
+        CappedReadError::Silent { idle } => config_error(silent(path, idle)),
     })?;
     String::from_utf8(bytes).map_err(|e| {
         config_error(format!(
@@ -104,6 +198,30 @@ pub fn read_config_text(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_writer_reads_empty_and_a_silent_one_is_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // Nobody writes: opening does not wait, and the stream is empty.
+        assert!(read_capped(&fifo, 10).unwrap().is_empty());
+        // A writer that holds the FIFO open and writes nothing.
+        let _writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        let file = open_without_blocking(&fifo).unwrap();
+        let idle = Duration::from_millis(200);
+        assert!(matches!(
+            read_stream(file, 10, idle),
+            Err(CappedReadError::Silent { .. })
+        ));
+    }
 
     #[test]
     fn a_file_of_exactly_the_cap_is_read_and_one_byte_more_is_refused() {

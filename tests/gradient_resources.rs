@@ -71,8 +71,10 @@ fn assert_refused(command: &str, example: &str, cases: &[(&str, &str, &[&str])])
         let (code, stderr) = run(command, &config, &overrides);
         assert_eq!(code, Some(1), "{overrides:?}: {stderr}");
         let line = stderr.trim();
+        // Set by --set, the error names the argument as typed before the setting.
         assert!(
-            line.starts_with(&format!("error: {setting}: ")) && !line.contains('\n'),
+            line.starts_with(&format!("error: --set {setting}={value}: {setting}: "))
+                && !line.contains('\n'),
             "{overrides:?}: expected one error line naming {setting}, got {stderr:?}"
         );
         assert!(

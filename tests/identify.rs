@@ -173,7 +173,7 @@ fn bad_configs_get_clear_errors() {
             Err(stderr) => stderr,
         }
     };
-    let cases: [(&[&str], &[&str]); 17] = [
+    let cases: [(&[&str], &[&str]); 18] = [
         (&["model.fit=[\"J\", \"K\"]"], &["model.fit", "\"K\""]),
         (&["model.fit=[]"], &["model.fit", "no part"]),
         (&["model.order=0"], &["model.order", "got 0"]),
@@ -212,6 +212,11 @@ fn bad_configs_get_clear_errors() {
         ),
         (&["optimizer.prune_every=-2"], &["prune_every", "-2"]),
         (&["optimizer.refine=\"yes\""], &["refine"]),
+        // Outputs identically 0 (the relative error would be 0/0, written as null).
+        (
+            &["data.reference.B=[[0,0],[0,0],[0,0],[0,0],[0,0]]"],
+            &["data:", "output samples is 0", "nothing to identify"],
+        ),
     ];
     for (overrides, expected) in cases {
         assert_mentions(&fails(overrides), expected);

@@ -244,6 +244,7 @@ impl IdentifyConfig {
             ));
         }
         let data = context.data(&file.data, &model, m)?;
+        refuse_silent("data", &data)?;
         let problem = GradientPlan::new(
             model,
             data,
@@ -332,6 +333,7 @@ impl IdentifyConfig {
                 ));
             }
         };
+        refuse_silent("test_data", &data)?;
         Ok(Some(CrossValidation { model, data }))
     }
 }
@@ -397,4 +399,20 @@ fn template(spec: &ModelSpec, fit: Parts, m: usize) -> Result<Point> {
         (DMatrix::zeros(n, 0), Some(r))
     };
     Point::new(j, l, fixed_r, q, b, x0)
+}
+
+/// Refuses outputs that are 0 at every sample: nothing reaches the outputs (for instance
+/// `data.reference.B = 0`), so there is nothing to identify, and the relative error
+/// ‖y − d‖∞ / ‖d‖∞ the report states is undefined.
+fn refuse_silent(field: &str, data: &OutputData) -> Result<()> {
+    if data.values.iter().all(|&v| v == 0.0) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "every one of its {} output samples is 0: nothing reaches the outputs (is B zero?), so there is nothing to identify and the relative error ‖y − d‖∞ / ‖d‖∞ is undefined",
+                data.values.len()
+            ),
+        ));
+    }
+    Ok(())
 }
