@@ -106,6 +106,15 @@ pub fn install_interrupt_cleanup() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Ends the process with `code` — unless an interrupt is being handled, whose handler then
+/// ends it with 128 + the signal: the exit takes the record's lock, which the handler holds
+/// for good, so the two never race (a run interrupted right after its commit would otherwise
+/// print `interrupted after …` and exit 0).
+pub fn exit_unless_interrupted(code: i32) -> ! {
+    let _record = record();
+    std::process::exit(code)
+}
+
 /// On systems without Unix signals there is nothing to install.
 #[cfg(not(unix))]
 pub fn install_interrupt_cleanup() -> std::io::Result<()> {

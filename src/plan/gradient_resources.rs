@@ -34,6 +34,11 @@ use crate::error::{Error, Result};
 /// CPU. `HARBOR_WORK_LIMIT` sets another.
 pub const DEFAULT_WORK_LIMIT: f64 = 1e14;
 
+/// The least work one evaluation counts for, in operations: its set-up (drawing the
+/// candidate, building its operators, allocating) takes about 10 µs per member on a CPU core
+/// (a profile of one-step runs), some 10⁵ operations' time, however small the model.
+pub const EVALUATION_SETUP_WORK: f64 = 1e5;
+
 /// One evaluation (cost and gradient) this large (n ≈ 600) makes the state count, not the
 /// number of candidates held, the setting to lower.
 const LARGE_EVALUATION_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
@@ -233,9 +238,10 @@ impl ProblemSizes {
                 amount: trials * (evaluation_bytes(n, m) + model_bytes(n, m, 0.0)),
             });
         }
-        let evaluation_work = steps * (6.0 * n * p + 2.0 * n * n + 4.0 * m * n)
+        let evaluation_work = (steps * (6.0 * n * p + 2.0 * n * n + 4.0 * m * n)
             + 4.0 * (s * n).powi(3)
-            + 4.0 * (s * n).powi(2) * p;
+            + 4.0 * (s * n).powi(2) * p)
+            .max(EVALUATION_SETUP_WORK);
         let mut evaluations = self.candidates.value as f64;
         // How far each setting lifts the work above its usual size ([`blame`]).
         let mut factors = vec![

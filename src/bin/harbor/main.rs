@@ -423,16 +423,18 @@ fn main() -> ExitCode {
         } => study_contact_energy(&config, &out, &device, &overrides),
     };
     let printed = stdout::finish();
-    let mut code = ExitCode::SUCCESS;
+    let mut code = 0;
     if let Err(e) = outcome {
         eprintln!("error: {}", blame_override(e, &overrides));
-        code = ExitCode::FAILURE;
+        code = 1;
     }
     if let Err(e) = printed {
         eprintln!("error: stdout: {e}; what this command printed is incomplete");
-        code = ExitCode::FAILURE;
+        code = 1;
     }
-    code
+    drop(runtime_dir);
+    // An interrupt that came first keeps its own exit code (130, 143, 129).
+    harbor::io::interrupt::exit_unless_interrupted(code)
 }
 
 /// Prints clap's help, version or usage error (help and version on stdout, which fails as
