@@ -54,7 +54,7 @@ impl CappedReadError {
     }
 }
 
-/// "<path> sent nothing for …": the text of an abandoned silent stream.
+/// "`<path>` sent nothing for …": the text of an abandoned silent stream.
 pub fn silent(path: &Path, idle: Duration) -> String {
     format!(
         "{} is a stream that sent nothing for {} s without ending; harbor reads such a file whole: give a regular file or a stream that ends",
@@ -63,7 +63,7 @@ pub fn silent(path: &Path, idle: Duration) -> String {
     )
 }
 
-/// "<path> is larger than the <cap> cap on …": the text of a refused oversized file.
+/// "`<path>` is larger than the `<cap>` cap on …": the text of a refused oversized file.
 pub fn too_large(path: &Path, cap: u64) -> String {
     format!(
         "{} is larger than {} ({} bytes), the most harbor reads from such a file (an endless stream such as /dev/zero never ends); give a regular file within that size",

@@ -164,7 +164,7 @@ pub fn step(
 }
 
 /// One step of `method` with step h whose sub-steps start and end at `times` (the
-/// method's points, [`ContactMethod::offsets`]: times[i] ≈ t + offset_i h): y ← Ψ(h) y.
+/// method's points, [`ContactMethod::offsets`]: times\[i\] ≈ t + offset_i h): y ← Ψ(h) y.
 /// The time-dependent terms are evaluated exactly there, so a caller that passes the
 /// times of the kernels' shared stream evaluates its signals at the same f64 times.
 pub fn step_at(

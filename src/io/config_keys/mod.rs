@@ -6,7 +6,7 @@
 //! default functions), `deny_unknown_fields`, tagged variants and each field's doc comment
 //! as its meaning. The sections the parser keeps as raw tables until their kind is known
 //! (`[system]`, `[ensemble]`, model tables) are described by the types in
-//! [`schema_types`]; the simulate kinds keep their own `[system]` variant and `[ensemble]`.
+//! `schema_types`; the simulate kinds keep their own `[system]` variant and `[ensemble]`.
 //! [`key_table`] flattens a schema into dotted keys; each kind has a starter config with
 //! comments (`examples/starters/<kind>.toml`).
 
