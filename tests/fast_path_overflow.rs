@@ -91,14 +91,14 @@ fn gpu_f64_matches_the_reference_with_a_huge_coupling_and_zero_input() {
 #[test]
 fn gpu_f32_refuses_a_coupling_it_cannot_represent() {
     let ctx = common::gpu_context(Precision::F32);
-    let error = run(
+    let Err(error) = run(
         ctx,
         &huge_coupling(ZERO_INPUTS[0]),
         &GpuRunOptions::default(),
-    )
-    .err()
-    .expect("f32 cannot represent B = -1e308")
-    .to_string();
+    ) else {
+        panic!("f32 cannot represent B = -1e308, yet the run succeeded");
+    };
+    let error = error.to_string();
     common::assert_mentions(
         &error,
         &[
