@@ -2302,6 +2302,29 @@ pub fn is_large(doc: &V) -> bool {
         .fold(1.0_f64, f64::max);
     let member_steps = members * steps;
     let recorded = members * (steps / every + 2.0) * (2.0 * width + 1.0);
+    // gradient and identify: dense work on the model (stage solves, structure checks) grows
+    // as n³, so a model of a few hundred states may take tens of seconds, and so may 10⁵
+    // candidates.
+    let path = |keys: &[&str]| {
+        let keys: Vec<_> = keys.iter().map(|k| key(k)).collect();
+        doc.get(&keys).and_then(number_of)
+    };
+    let model_states = [
+        path(&["data", "reference", "cells"]).map(|c| 2.0 * c),
+        path(&["data", "reference", "states"]),
+        path(&["candidate", "states"]),
+        path(&["model", "order"]),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(0.0_f64, f64::max);
+    let candidates = [
+        path(&["monte_carlo", "candidates"]),
+        path(&["candidates", "members"]),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(0.0_f64, f64::max);
     // The slowest family (spin-orbit under yoshida-6a) manages ~10⁵ member-steps/s on one
     // busy core: beyond these a run may legitimately take seconds.
     members > 2e4
@@ -2310,4 +2333,6 @@ pub fn is_large(doc: &V) -> bool {
         || member_steps * width > 2e6
         || recorded > 5e6
         || width > 1e4
+        || model_states >= 200.0
+        || candidates > 1e5
 }
