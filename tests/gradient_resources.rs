@@ -170,3 +170,73 @@ fn the_work_limit_is_read_from_the_environment() {
         assert!(stderr.contains(expected), "{limit}: {stderr}");
     }
 }
+
+/// Simulating the data from a large reference model is work the estimate counts: the
+/// 1022-state mass–spring–damper chain (9 × 10¹⁰ operations, ~40 s on two cores) is refused
+/// under a limit of 5 × 10¹⁰ naming `data.reference.cells`, although the identification of
+/// its 20-state model is small.
+#[test]
+fn the_reference_models_simulation_counts_against_the_work_limit() {
+    let config = example_path("identify_msd_chain.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(["identify", config.to_str().unwrap(), "--backend", "cpu"])
+        .args(["--out", "/nonexistent/never-written"])
+        .args(["--set", "data.reference.cells=511"])
+        .args([
+            "--set",
+            "monte_carlo.candidates=1",
+            "--set",
+            "monte_carlo.keep=1",
+        ])
+        .args(["--set", "optimizer.max_iterations=1"])
+        .env("HARBOR_WORK_LIMIT", "5e10")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for expected in [
+        "data.reference.cells: the problem needs about 9.1",
+        "once for the data simulated from the reference model (n = 1022)",
+        "lower data.reference.cells",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
+
+/// A problem of more than 10¹⁰ operations prints its plan on stderr before the data are
+/// read or simulated: here one evaluation of a 600-state candidate, whose data setting is
+/// then refused.
+#[test]
+fn a_large_problem_prints_its_plan_before_the_data() {
+    let config = example_path("gradient_check.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(["gradient", config.to_str().unwrap(), "--backend", "cpu"])
+        .args(["--out", "/nonexistent/never-written"])
+        .args([
+            "--set",
+            "candidate.states=600",
+            "--set",
+            "data.file=\"missing.csv\"",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines[0].starts_with(
+            "plan: about 1.76e10 floating-point operations (1 evaluation(s) of 1.33e10 each"
+        ),
+        "{stderr}"
+    );
+    assert!(lines[1].starts_with("error: "), "{stderr}");
+    // The example's own size prints no plan.
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(["gradient", config.to_str().unwrap(), "--backend", "cpu"])
+        .args(["--out", "/nonexistent/never-written"])
+        .args(["--set", "data.file=\"missing.csv\""])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+}

@@ -56,8 +56,8 @@ use super::problem_spec::{DataSpec, SpecContext};
 use crate::error::{Error, Result};
 use crate::model::SignalSpec;
 use crate::plan::{
-    DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, MemoryBudget, ProblemSizes, Setting,
-    step_count,
+    DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, MemoryBudget, ProblemEstimate,
+    ProblemSizes, Setting, step_count,
 };
 
 /// The whole file as read.
@@ -119,6 +119,16 @@ impl GradientConfig {
     /// available, and the work limit) before anything is built, then the data read or
     /// simulated and the candidates built.
     pub fn problem(&self, budget: &MemoryBudget) -> Result<GradientProblem> {
+        self.problem_planned(budget, |_| {})
+    }
+
+    /// [`Self::problem`], handing the resource estimate to `on_estimate` once it passed its
+    /// checks and before the data are read or simulated (the CLI prints a large one's plan).
+    pub fn problem_planned(
+        &self,
+        budget: &MemoryBudget,
+        on_estimate: impl FnOnce(&ProblemEstimate),
+    ) -> Result<GradientProblem> {
         let file = &self.file;
         let context = &self.context;
         let scheme = context.scheme(&file.scheme)?;
@@ -143,7 +153,7 @@ impl GradientConfig {
             grids: 1,
             workers: rayon::current_num_threads(),
         };
-        context.check_resources(&sizes, budget)?;
+        on_estimate(&context.check_resources(&sizes, budget)?);
         let nominal = context.model("candidate", &file.candidate, m)?;
         let n = nominal.system.states();
         let (h, t_end) = (file.scheme.h, file.scheme.t_end);

@@ -59,7 +59,7 @@ use crate::model::validate::{
 };
 use crate::plan::{
     DescentSizes, GradientPlan, LinearPhPlan, Member, MemoryBudget, OutputData, Parts,
-    ProblemSizes, Setting, step_count,
+    ProblemEstimate, ProblemSizes, Setting, step_count,
 };
 
 type Rows = Vec<Vec<f64>>;
@@ -168,6 +168,16 @@ impl IdentifyConfig {
     /// available, and the work limit) before anything is built, then the data read or
     /// simulated and the template model built.
     pub fn problem(&self, budget: &MemoryBudget) -> Result<IdentifyProblem> {
+        self.problem_planned(budget, |_| {})
+    }
+
+    /// [`Self::problem`], handing the resource estimate to `on_estimate` once it passed its
+    /// checks and before the data are read or simulated (the CLI prints a large one's plan).
+    pub fn problem_planned(
+        &self,
+        budget: &MemoryBudget,
+        on_estimate: impl FnOnce(&ProblemEstimate),
+    ) -> Result<IdentifyProblem> {
         let file = &self.file;
         let context = &self.context;
         let scheme = context.scheme(&file.scheme)?;
@@ -206,7 +216,7 @@ impl IdentifyConfig {
             grids: 1 + usize::from(!file.test_input.is_empty()),
             workers: rayon::current_num_threads(),
         };
-        context.check_resources(&sizes, budget)?;
+        on_estimate(&context.check_resources(&sizes, budget)?);
         let fit = match &file.model.fit {
             Some(names) => Parts::parse("model.fit", names)?,
             None => Parts::ALL,

@@ -24,7 +24,20 @@
 //! ```
 //!
 //! (the forward sweep and its recomputation from the checkpoints, the adjoint sweep and the
-//! accumulated cotangents; the stage factorisation and the pull-back to (J, R, Q, B)).
+//! accumulated cotangents; the stage factorisation and the pull-back to (J, R, Q, B)), at
+//! least [`EVALUATION_SETUP_WORK`]. Data simulated from a reference model of n_ref states
+//! add, once,
+//!
+//! ```text
+//!   N (2 (1 + 2 s) n_ref² + 2 (s n_ref)²) + 4 (s n_ref)³ + 4 (s n_ref)² n_ref + 20 n_ref³
+//! ```
+//!
+//! (per step L x₀, L xᵢ and Q xᵢ, and the solve with the stage factors; the stage matrix and
+//! its factorisation; the structure checks' symmetric eigendecompositions of R and Q), and
+//! the candidate model built once from the config its structure checks, 20 n³. On this
+//! project's 2-core CPU the dense f64 paths run at 1–3 × 10⁹ such operations per second:
+//! a 1022-state reference (9 × 10¹⁰) takes ~40 s, one evaluation of a 1000-state candidate
+//! (5.6 × 10¹⁰) ~45 s.
 
 use super::budget::{MemoryBudget, format_bytes};
 use crate::error::{Error, Result};
@@ -38,6 +51,12 @@ pub const DEFAULT_WORK_LIMIT: f64 = 1e14;
 /// candidate, building its operators, allocating) takes about 10 µs per member on a CPU core
 /// (a profile of one-step runs), some 10⁵ operations' time, however small the model.
 pub const EVALUATION_SETUP_WORK: f64 = 1e5;
+
+/// Work above which a problem prints its plan before it starts (some seconds of work).
+pub const PLAN_WORK: f64 = 1e10;
+
+/// Host memory above which a problem prints its plan before it starts.
+pub const PLAN_BYTES: f64 = (1u64 << 30) as f64;
 
 /// One evaluation (cost and gradient) this large (n ≈ 600) makes the state count, not the
 /// number of candidates held, the setting to lower.
@@ -128,6 +147,11 @@ pub struct ProblemEstimate {
     pub evaluations: f64,
     /// Floating-point operations of one evaluation.
     pub evaluation_work: f64,
+    /// Operations done once: simulating the data from the reference model and checking the
+    /// structure of the models built from the config.
+    pub once_work: f64,
+    /// What the work done once is for.
+    pub once_what: String,
     /// Total operations.
     pub work: f64,
     /// The setting that most lifts the work above its usual size.
@@ -148,6 +172,21 @@ fn blame(factors: &[(&str, f64)]) -> String {
 fn model_bytes(n: f64, m: f64, s: f64) -> f64 {
     let p = n + s * m;
     8.0 * (3.0 * n * n + 2.0 * (s * n).powi(2) + 2.0 * n * p + 2.0 * m * n)
+}
+
+/// Operations of the structure checks of a model built from the config: the symmetric
+/// eigendecompositions of R and Q, 20 n³.
+fn structure_check_work(n: f64) -> f64 {
+    20.0 * n.powi(3)
+}
+
+/// Operations of simulating N steps of data from a reference model of n states:
+/// N (2 (1 + 2 s) n² + 2 (s n)²) + 4 (s n)³ + 4 (s n)² n + 20 n³.
+fn reference_work(n: f64, s: f64, steps: f64) -> f64 {
+    steps * (2.0 * (1.0 + 2.0 * s) * n * n + 2.0 * (s * n).powi(2))
+        + 4.0 * (s * n).powi(3)
+        + 4.0 * (s * n).powi(2) * n
+        + structure_check_work(n)
 }
 
 /// Bytes of one evaluation: 8 (3 n² + n m + n + 1).
@@ -238,6 +277,21 @@ impl ProblemSizes {
                 amount: trials * (evaluation_bytes(n, m) + model_bytes(n, m, 0.0)),
             });
         }
+        let mut once_work = structure_check_work(n);
+        let mut once_what = format!(
+            "the checks of the candidate model (n = {})",
+            self.states.value
+        );
+        let mut reference_field = None;
+        if let Some(reference) = &self.reference_states {
+            let n_ref = reference.value as f64;
+            once_work += reference_work(n_ref, s, steps);
+            once_what = format!(
+                "the data simulated from the reference model (n = {}) and the model checks",
+                reference.value
+            );
+            reference_field = Some((reference.field.clone(), (n_ref / 10.0).powi(2)));
+        }
         let evaluation_work = (steps * (6.0 * n * p + 2.0 * n * n + 4.0 * m * n)
             + 4.0 * (s * n).powi(3)
             + 4.0 * (s * n).powi(2) * p)
@@ -268,13 +322,23 @@ impl ProblemSizes {
                 ),
             ]);
         }
-        let factors: Vec<(&str, f64)> = factors.iter().map(|(f, r)| (f.as_str(), *r)).collect();
-        let work_field = blame(&factors);
+        let evaluations_work = evaluations * evaluation_work;
+        // The data's reference model is blamed when its simulation is most of the work.
+        let work_field = match reference_field {
+            Some((field, _)) if once_work > evaluations_work => field,
+            _ => {
+                let factors: Vec<(&str, f64)> =
+                    factors.iter().map(|(f, r)| (f.as_str(), *r)).collect();
+                blame(&factors)
+            }
+        };
         ProblemEstimate {
             memory,
             evaluations,
             evaluation_work,
-            work: evaluations * evaluation_work,
+            once_work,
+            once_what,
+            work: evaluations_work + once_work,
             work_field,
         }
     }
@@ -331,12 +395,43 @@ impl ProblemEstimate {
             return Err(Error::invalid(
                 self.work_field.clone(),
                 format!(
-                    "the problem needs about {:.2e} floating-point operations ({:.3e} evaluation(s) of {:.2e} each), more than the work limit of {work_limit:.0e} (HARBOR_WORK_LIMIT); lower {}",
-                    self.work, self.evaluations, self.evaluation_work, self.work_field
+                    "the problem needs about {:.2e} floating-point operations ({}), more than the work limit of {work_limit:.0e} (HARBOR_WORK_LIMIT); lower {}",
+                    self.work,
+                    self.work_parts(),
+                    self.work_field
                 ),
             ));
         }
         Ok(())
+    }
+
+    /// Where the work goes: the evaluations, and what is done once.
+    fn work_parts(&self) -> String {
+        let evaluations = if self.evaluations < 1e9 {
+            format!("{:.0}", self.evaluations)
+        } else {
+            format!("{:.3e}", self.evaluations)
+        };
+        format!(
+            "{evaluations} evaluation(s) of {:.2e} each, and {:.2e} once for {}",
+            self.evaluation_work, self.once_work, self.once_what
+        )
+    }
+
+    /// Whether the problem is big enough to print its plan before it starts: more than
+    /// [`PLAN_WORK`] operations or [`PLAN_BYTES`] of host memory.
+    pub fn is_large(&self) -> bool {
+        self.work > PLAN_WORK || self.bytes() > PLAN_BYTES
+    }
+
+    /// The plan as one line: the work, where it goes, and the host memory.
+    pub fn describe(&self) -> String {
+        format!(
+            "about {:.2e} floating-point operations ({}), {} of host memory",
+            self.work,
+            self.work_parts(),
+            format_estimate(self.bytes())
+        )
     }
 }
 
@@ -381,6 +476,37 @@ mod tests {
         let estimate = sizes(5, 1).estimate();
         assert_eq!(estimate.evaluation_work, 1000.0 * 360.0 + 7600.0);
         assert!(estimate.check(&MemoryBudget::default(), None, 1e14).is_ok());
+        assert_eq!(estimate.once_work, 20.0 * 125.0);
+        assert!(!estimate.is_large());
+    }
+
+    /// The data simulated from a 1022-state reference (msd-chain with 511 cells, s = 2,
+    /// N = 1000) are 9 × 10¹⁰ operations, ~40 s on a 2-core CPU: most of the work of one
+    /// small candidate, planned, and the reference's setting is the one a refusal names.
+    #[test]
+    fn the_reference_models_simulation_is_counted_and_blamed() {
+        let mut problem = sizes(5, 1);
+        problem.reference_states = Some(Setting::new("data.reference.cells", 1022));
+        let estimate = problem.estimate();
+        let (n, s) = (1022.0_f64, 2.0);
+        let expected = 1000.0 * (2.0 * 5.0 * n * n + 2.0 * (s * n).powi(2))
+            + 4.0 * (s * n).powi(3)
+            + 4.0 * (s * n).powi(2) * n
+            + 20.0 * n.powi(3)
+            + 20.0 * 125.0;
+        assert_eq!(estimate.once_work, expected);
+        assert!(
+            estimate.work > 8e10 && estimate.work < 1e11,
+            "{}",
+            estimate.work
+        );
+        assert!(estimate.is_large());
+        let plan = estimate.describe();
+        assert!(plan.contains("reference model (n = 1022)"), "{plan}");
+        let budget = MemoryBudget::default();
+        let text = estimate.check(&budget, None, 1e10).unwrap_err().to_string();
+        assert!(text.starts_with("data.reference.cells: "), "{text}");
+        assert!(text.contains("more than the work limit of 1e10"), "{text}");
     }
 
     #[test]

@@ -20,7 +20,12 @@ pub fn gradient(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let problem = GradientConfig::load(problem_path, overrides)?.problem(&budget)?;
+    let problem =
+        GradientConfig::load(problem_path, overrides)?.problem_planned(&budget, |estimate| {
+            if estimate.is_large() {
+                eprintln!("plan: {}", estimate.describe());
+            }
+        })?;
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open_for(plan)?;

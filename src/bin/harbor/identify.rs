@@ -23,7 +23,12 @@ pub fn identify_command(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let config = IdentifyConfig::load(config_path, overrides)?.problem(&budget)?;
+    let config =
+        IdentifyConfig::load(config_path, overrides)?.problem_planned(&budget, |estimate| {
+            if estimate.is_large() {
+                eprintln!("plan: {}", estimate.describe());
+            }
+        })?;
     let problem = &config.problem;
     let setup = &config.setup;
     let target = OutputTarget::prepare(out)?;
