@@ -47,11 +47,29 @@ fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
     )
 }
 
+/// The indices one item of `HARBOR_FUZZ_ONLY` names: `i`, or `a..b` for a ≤ i < b.
+fn only_indices(item: &str) -> std::ops::Range<usize> {
+    let index = |s: &str| -> usize {
+        s.trim().parse().unwrap_or_else(|_| {
+            panic!("HARBOR_FUZZ_ONLY: {item:?} is not an index or a range a..b")
+        })
+    };
+    match item.split_once("..") {
+        Some((start, end)) => index(start)..index(end),
+        None => {
+            let i = index(item);
+            i..i + 1
+        }
+    }
+}
+
 impl Settings {
     /// `HARBOR_FUZZ_CASES` (default 1000), `HARBOR_FUZZ_COMMIT_CASES` (default a twentieth
     /// of the cases), `HARBOR_FUZZ_SEED` (else `HARBOR_TEST_SEED`, else
     /// fresh), `HARBOR_FUZZ_JOBS` (default: all cores), `HARBOR_FUZZ_GPU_CASES` (default 8),
-    /// `HARBOR_FUZZ_ONLY` (comma-separated case indices), `HARBOR_FUZZ_BINARY` (the binary
+    /// `HARBOR_FUZZ_ONLY` (comma-separated case indices or half-open ranges
+    /// `a..b`: a campaign runs in parts, each case being generated from the seed and its
+    /// index alone), `HARBOR_FUZZ_BINARY` (the binary
     /// to run, default this build's), `HARBOR_FUZZ_TIMEOUT_S` (default
     /// 20), `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5); `HARBOR_FUZZ_LOG` names a file that
     /// gets one line per case (read in [`fuzz`]).
@@ -59,15 +77,9 @@ impl Settings {
         let seed = env_parse("HARBOR_FUZZ_SEED")
             .or_else(|| env_parse("HARBOR_TEST_SEED"))
             .unwrap_or_else(rand::random::<u64>);
-        let only = std::env::var("HARBOR_FUZZ_ONLY").ok().map(|text| {
-            text.split(',')
-                .map(|s| {
-                    s.trim()
-                        .parse()
-                        .unwrap_or_else(|_| panic!("HARBOR_FUZZ_ONLY: {s:?} is not an index"))
-                })
-                .collect()
-        });
+        let only = std::env::var("HARBOR_FUZZ_ONLY")
+            .ok()
+            .map(|text| text.split(',').flat_map(only_indices).collect());
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let cases = env_parse("HARBOR_FUZZ_CASES").unwrap_or(1000);
         Settings {
