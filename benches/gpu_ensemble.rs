@@ -8,7 +8,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
-use harbor::bench::{chain_plan, contact_chain_plan};
+use harbor::bench::chain_plan;
+use harbor::contact::contact_chain_plan;
 use harbor::kernels::CpuPath;
 use harbor::plan::Recording;
 

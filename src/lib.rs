@@ -67,6 +67,7 @@ pub mod bench;
 pub mod bounded_read;
 pub mod compensated;
 pub mod error;
+pub mod families;
 pub mod identify;
 pub mod io;
 pub mod kernels;
@@ -79,3 +80,4 @@ pub mod study;
 pub mod tableau;
 
 pub use error::{Error, Result};
+pub use families::contact;

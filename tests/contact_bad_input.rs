@@ -6,6 +6,7 @@
 
 mod common;
 
+use harbor::contact::ContactConfig;
 use harbor::io::Config;
 
 use common::{assert_mentions, simulate_fails_with, simulate_outcome};

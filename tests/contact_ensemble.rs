@@ -2,10 +2,10 @@
 //! chunking or the number of threads — and every draw kind does what its key says.
 
 use harbor::backend::Backend;
+use harbor::contact::Potential;
+use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
-use harbor::model::Potential;
-use harbor::plan::ContactPlan;
 
 fn plan(members: usize, seed: u64) -> ContactPlan {
     let text = format!(

@@ -1,5 +1,5 @@
 //! The exact flows of the three parts of a contact Hamiltonian H = A(p) + B(t, x) + C(t) z
-//! (`method::contact_flows::{flow_a, flow_b, flow_c}`), each checked against a
+//! (`contact::flows::{flow_a, flow_b, flow_c}`), each checked against a
 //! high-accuracy numerical solution of its own vector field, written here from the contact
 //! equations
 //!
@@ -24,16 +24,17 @@
 //! Padé approximant of e^{−Cτ} converges to it.
 //!
 //! What the model's terms are is checked independently too: `potential` against the
-//! formulas of `model::contact` coded here (with the Kepler orbit from a Newton solve of
+//! formulas of `contact::model` coded here (with the Kepler orbit from a Newton solve of
 //! Kepler's equation and the true anomaly from its cos/sin formulas, not the half-angle
-//! form of `model::orbit`), ∇B against a Richardson-extrapolated central difference of B,
+//! form of `contact::orbit`), ∇B against a Richardson-extrapolated central difference of B,
 //! `damping_rate` against its formula, and `vector_field` both against X_A + X_B + X_Cz
 //! and against the contact equations applied to finite differences of `hamiltonian`.
 
 use std::f64::consts::{PI, TAU};
 
-use harbor::method::contact_flows::{flow_a, flow_b, flow_c};
-use harbor::model::{ContactSystem, Damping, KeplerOrbit, Potential, Signal};
+use harbor::contact::flows::{flow_a, flow_b, flow_c};
+use harbor::contact::{ContactSystem, Damping, KeplerOrbit, Potential};
+use harbor::model::Signal;
 use harbor::reference::ode;
 use nalgebra::{DMatrix, DVector};
 
@@ -433,7 +434,7 @@ fn true_anomaly_rate(e: f64, t: f64) -> f64 {
     (4.0 * d(0.5 * delta) - d(delta)) / 3.0
 }
 
-/// B(t, x) of one term from the formulas of `model::contact`'s docs.
+/// B(t, x) of one term from the formulas of `contact::model`'s docs.
 fn term_value(term: &Potential, t: f64, x: &[f64]) -> f64 {
     match term {
         Potential::Harmonic { k } => {

@@ -1,4 +1,4 @@
-//! The contact kernel (`shaders/contact_step.wgsl`) against its CPU twin and the CPU
+//! The contact kernel (`shaders/contact/step.wgsl`) against its CPU twin and the CPU
 //! reference integrator on a real adapter (lavapipe in CI). A missing adapter fails these
 //! tests: they never skip.
 //!
@@ -13,9 +13,9 @@ use std::fmt::Write as _;
 
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, GpuRunOptions, Precision, run};
+use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
-use harbor::plan::ContactPlan;
 use harbor::results::Results;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

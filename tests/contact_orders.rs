@@ -9,7 +9,7 @@
 //! of (x, p, z), derived below.
 //!
 //! Runs go through the library as a user would: a `ContactPlan` of N = t_end / h steps run by
-//! `Backend::Cpu(CpuPath::Reference)` (the method as defined, `method::contact_flows`) and by
+//! `Backend::Cpu(CpuPath::Reference)` (the method as defined, `contact::flows`) and by
 //! `Backend::Cpu(CpuPath::Twin)` (the CPU twin of the GPU kernel, fed by the plan's shared
 //! time-function stream; its errors must equal the reference path's up to round-off, 1e-12).
 //! The error is the max-norm over (x, p, z) of final state − reference
@@ -31,11 +31,12 @@
 use std::f64::consts::FRAC_PI_2;
 
 use harbor::backend::Backend;
+use harbor::contact::flows::{self as contact_flows, flow_a, flow_b, flow_c};
+use harbor::contact::{ContactConfig, ContactMethod, ContactPlan};
+use harbor::contact::{ContactMember, ContactSystem, Damping, KeplerOrbit, Potential};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
-use harbor::method::contact_flows::{self, flow_a, flow_b, flow_c};
-use harbor::model::{ContactMember, ContactSystem, Damping, KeplerOrbit, Potential, Signal};
-use harbor::plan::{ContactMethod, ContactPlan};
+use harbor::model::Signal;
 use harbor::reference::ode;
 use harbor::tableau::Composition;
 use nalgebra::{DMatrix, DVector};

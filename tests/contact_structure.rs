@@ -38,9 +38,10 @@
 //! x' = x + h P p', z' = z + h(p'ᵀP p' − H(t, x, p', z))) turns out to be contact, with
 //! g = 1 − hC (derivation in `damped_symplectic_euler`); the check accepts it with that g.
 
-use harbor::method::contact_flows::{self, flow_a, flow_b, flow_c};
-use harbor::model::{ContactSystem, Damping, KeplerOrbit, Potential, Signal};
-use harbor::plan::ContactMethod;
+use harbor::contact::ContactMethod;
+use harbor::contact::flows::{self as contact_flows, flow_a, flow_b, flow_c};
+use harbor::contact::{ContactSystem, Damping, KeplerOrbit, Potential};
+use harbor::model::Signal;
 use harbor::tableau::Composition;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};

@@ -11,9 +11,9 @@ mod common;
 
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
-use harbor::plan::ContactPlan;
 use harbor::results::Results;
 
 const FREQUENCIES: [f64; 6] = [1e6, 1e8, 1e10, 1e12, 1e14, 1e15];

@@ -7,8 +7,9 @@ mod common;
 
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::kernels::CpuPath;
-use harbor::plan::{ContactPlan, LinearPhPlan};
+use harbor::plan::LinearPhPlan;
 use harbor::results::Results;
 
 fn linear_plan(overrides: &[&str]) -> LinearPhPlan {

@@ -8,6 +8,7 @@ mod common;
 
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::contact::ContactConfig;
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
 use harbor::kernels::family::running_max;

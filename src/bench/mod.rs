@@ -5,7 +5,7 @@
 //!
 //! Linear-PH cases integrate ensembles of mass–spring–damper chains (n = 2k states, Gauss
 //! s = 2, h = 0.01) whose initial states are perturbed per member; contact cases ensembles
-//! of damped, forced Duffing chains ([`contact_chain_plan`]). The GPU figure counts
+//! of damped, forced Duffing chains ([`crate::families::contact::contact_chain_plan`]). The GPU figure counts
 //! the kernel's own time (submission to completion of every dispatch); the end-to-end
 //! figure adds the host's parameter build, uploads and read-backs. The CPU path is timed on
 //! a subset of the members small enough to finish in about a second — member-steps per
@@ -18,7 +18,7 @@ use serde::Serialize;
 pub mod machine_load;
 mod workloads;
 
-pub use workloads::{Workload, chain_plan, contact_chain_plan};
+pub use workloads::{Workload, chain_plan};
 
 use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::Result;

@@ -4,18 +4,15 @@
 
 use super::{BenchCase, BenchRow, GpuContexts, measure};
 use crate::error::{Error, Result};
-use crate::io::{Config, RunPlan};
+use crate::families::RunPlan;
+use crate::families::contact::contact_chain_plan;
+use crate::io::Config;
 use crate::kernels::Family;
+use crate::model::Signal;
 use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
-use crate::model::{ContactMember, ContactSystem, Damping, Potential, Signal};
 use crate::plan::ensemble::Draw;
-use crate::plan::{
-    ContactEnsembleSpec, ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan,
-    Member, ParameterDraw, Recording,
-};
-use crate::tableau::Composition;
+use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording};
 use crate::tableau::{Scheme, SchemeFamily};
-use nalgebra::{DMatrix, DVector};
 
 /// The plan of a benchmark case: `members` chains of n = `states` (even) states, recording
 /// what `recording` switches on once, at the last step.
@@ -55,70 +52,6 @@ pub fn chain_plan(
         steps,
     )
     .map(|plan| plan.with_recording(recording))
-}
-
-/// The plan of a contact benchmark case: `members` chains of n = `dof` oscillators,
-/// H = ½|p|² + ½ xᵀ K x + (β/4) Σ x_i⁴ − cos(t) x_1 + α z with K the chain Laplacian
-/// (tridiagonal 2, −1), β = 0.1, α uniform in [0.01, 0.1] and x0 perturbed per member,
-/// h = 0.01, under the splitting `composition`.
-pub fn contact_chain_plan(
-    members: usize,
-    dof: usize,
-    steps: usize,
-    composition: &str,
-) -> Result<ContactPlan> {
-    let n = dof.max(1);
-    let k = DMatrix::from_fn(n, n, |i, j| match i.abs_diff(j) {
-        0 => 2.0,
-        1 => -1.0,
-        _ => 0.0,
-    });
-    let mut amplitude = DVector::zeros(n);
-    amplitude[0] = 1.0;
-    let system = ContactSystem::new(
-        "bench",
-        DMatrix::identity(n, n),
-        vec![
-            Potential::Harmonic { k },
-            Potential::Quartic { beta: 0.1 },
-            Potential::Forcing {
-                amplitude,
-                signal: Signal::Harmonic {
-                    amplitude: 1.0,
-                    omega: 1.0,
-                    phase: std::f64::consts::FRAC_PI_2,
-                    offset: 0.0,
-                },
-            },
-        ],
-        Damping::Constant { alpha: 0.05 },
-    )?;
-    let x0 = DVector::from_fn(n, |i, _| 0.1 * (i as f64 + 1.0));
-    let nominal = ContactMember::new("bench", system, x0, DVector::zeros(n), 0.0)?;
-    let spec = ContactEnsembleSpec {
-        members,
-        seed: 1,
-        x0: ParameterDraw::Perturb { sigma: 0.1 },
-        p0: ParameterDraw::Fixed,
-        z0: ParameterDraw::Fixed,
-        alpha: ParameterDraw::Uniform {
-            low: 0.01,
-            high: 0.1,
-        },
-        beta: ParameterDraw::Fixed,
-        omega: ParameterDraw::Fixed,
-        gamma: ParameterDraw::Fixed,
-        epsilon: ParameterDraw::Fixed,
-        amplitude: ParameterDraw::Fixed,
-    };
-    ContactPlan::new(
-        ContactMethod::Splitting(Composition::by_name(composition)?),
-        0.01,
-        steps as f64 * 0.01,
-        nominal,
-        Some(spec),
-        steps,
-    )
 }
 
 /// What a benchmark runs: one workload per family, or a user's configuration.
@@ -208,10 +141,13 @@ impl Workload {
 fn config_plan(config: &Config, members: Option<usize>) -> Result<LinearPhPlan> {
     let plan = match config.run_plan()? {
         RunPlan::LinearPh(plan) => *plan,
-        RunPlan::Contact(_) => {
+        _ => {
             return Err(Error::invalid(
                 "system.kind",
-                "is contact: bench --config measures linear-ph configs; contact chains are benchmarked with --family contact",
+                format!(
+                    "is {}: bench --config measures linear-ph configs; other families are benchmarked with --family",
+                    config.system.kind()
+                ),
             ));
         }
     };

@@ -28,19 +28,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::contact_spec::{ContactSystemSpec, build_contact_member};
-use super::families::RunPlan;
-use super::linear_ph_spec::{
-    LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_mechanical_member,
-};
+use super::linear_ph_spec::{build_linear_ph_member, build_mechanical_member};
 use super::overrides::{apply_override, parse_override};
 pub use super::study_spec::{SchemeChoice, StudySpec};
 use crate::error::{Error, Result};
+use crate::families::RunPlan;
+pub use crate::families::SystemSpec;
 use crate::model::{Signal, SignalSpec};
-use crate::plan::{
-    ContactMethod, ContactPlan, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording,
-};
-use crate::tableau::{Composition, Scheme, SchemeFamily};
+use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording};
+use crate::tableau::{Scheme, SchemeFamily};
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -75,7 +71,7 @@ pub struct Config {
     pub scheme: SchemeSpec,
     pub output: OutputSpec,
     /// Many members drawn around `[system]`; absent means the one system. Its keys depend
-    /// on the family (see [`EnsembleSpec`] and [`crate::plan::ContactEnsembleSpec`]).
+    /// on the family (see [`EnsembleSpec`] and the other families' ensemble specs).
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     pub study: StudySpec,
@@ -83,53 +79,6 @@ pub struct Config {
     pub origin: String,
     /// Directory that relative paths (CSV inputs) are resolved against.
     pub base_dir: PathBuf,
-}
-
-/// The system, selected by `kind`.
-#[derive(Debug, Clone, schemars::JsonSchema)]
-#[schemars(tag = "kind", rename_all = "kebab-case")]
-pub enum SystemSpec {
-    /// ẋ = (J − R) Q x + B u, y = Bᵀ Q x (see [`LinearPhSpec`]).
-    LinearPh(LinearPhSpec),
-    /// q̇ = P p, ṗ = −K q − D P p + G u, y = Gᵀ P p (see [`MechanicalSpec`]).
-    Mechanical(MechanicalSpec),
-    /// H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z (see [`ContactSystemSpec`]).
-    Contact(ContactSystemSpec),
-}
-
-impl SystemSpec {
-    /// Reads `[system]`: its `kind` first, then the rest as that kind's spec, so errors
-    /// name the dotted path inside the table (`system.potential[0]: unknown field …`).
-    fn parse(mut table: toml::Table, origin: &str) -> Result<Self> {
-        let kinds = "expected linear-ph, mechanical or contact";
-        let kind = match table.remove("kind") {
-            Some(toml::Value::String(kind)) => kind,
-            Some(other) => {
-                return Err(Error::invalid(
-                    "system.kind",
-                    format!("must be a string ({kinds}), got {other}"),
-                ));
-            }
-            None => {
-                return Err(Error::invalid(
-                    "system.kind",
-                    format!("is missing; {kinds}"),
-                ));
-            }
-        };
-        let rest = toml::Value::Table(table);
-        Ok(match kind.as_str() {
-            "linear-ph" => SystemSpec::LinearPh(deserialize_section(rest, "system", origin)?),
-            "mechanical" => SystemSpec::Mechanical(deserialize_section(rest, "system", origin)?),
-            "contact" => SystemSpec::Contact(deserialize_section(rest, "system", origin)?),
-            other => {
-                return Err(Error::invalid(
-                    "system.kind",
-                    format!("unknown kind {other:?}; {kinds}"),
-                ));
-            }
-        })
-    }
 }
 
 /// `[scheme]`.
@@ -265,7 +214,7 @@ impl Config {
     }
 
     /// `[ensemble]` as the family's spec type `T`.
-    fn ensemble_spec<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>> {
+    pub(crate) fn ensemble_spec<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>> {
         self.ensemble
             .as_ref()
             .map(|table| {
@@ -304,69 +253,6 @@ impl Config {
             )
         })?;
         Ok((family, stages))
-    }
-
-    /// The contact plan of a `kind = "contact"` system.
-    pub fn contact_plan(&self) -> Result<ContactPlan> {
-        let SystemSpec::Contact(spec) = &self.system else {
-            return Err(Error::invalid(
-                "system.kind",
-                format!("is {}, not contact", self.system.kind()),
-            ));
-        };
-        if self.scheme.stages.is_some() {
-            return Err(Error::invalid(
-                "scheme.stages",
-                "applies to collocation schemes; contact schemes take scheme.composition",
-            ));
-        }
-        if !self.input.is_empty() {
-            return Err(Error::invalid(
-                "input",
-                "contact systems have no input ports; time dependence goes into system.potential (forcing) and system.damping",
-            ));
-        }
-        let method = match self.scheme.family {
-            MethodFamily::Splitting => {
-                let name = self.scheme.composition.as_deref().ok_or_else(|| {
-                    Error::invalid(
-                        "scheme.composition",
-                        format!(
-                            "is required for splitting; available: {}",
-                            Composition::names().join(", ")
-                        ),
-                    )
-                })?;
-                ContactMethod::Splitting(Composition::by_name(name)?)
-            }
-            MethodFamily::Herglotz => {
-                if self.scheme.composition.is_some() {
-                    return Err(Error::invalid(
-                        "scheme.composition",
-                        "applies to splitting schemes, not herglotz",
-                    ));
-                }
-                ContactMethod::Herglotz
-            }
-            other => {
-                return Err(Error::invalid(
-                    "scheme.family",
-                    format!(
-                        "{} is a collocation scheme for linear-ph and mechanical systems; contact systems take splitting or herglotz",
-                        other.name()
-                    ),
-                ));
-            }
-        };
-        let nominal = build_contact_member("system", spec, &self.base_dir)?;
-        ContactPlan::new(
-            method,
-            self.scheme.h,
-            self.scheme.t_end,
-            nominal,
-            self.ensemble_spec()?,
-            self.output.every,
-        )
     }
 
     /// The input signals, validated.
@@ -419,27 +305,7 @@ impl Config {
 
     /// The plan of the configured family, exactly as configured.
     pub fn run_plan(&self) -> Result<RunPlan> {
-        Ok(match self.system {
-            SystemSpec::Contact(_) => {
-                let switched_off = [
-                    ("output.trajectory", self.output.trajectory),
-                    ("output.energy", self.output.energy),
-                    ("output.outputs", self.output.outputs),
-                ]
-                .into_iter()
-                .find(|(_, on)| !on);
-                if let Some((field, _)) = switched_off {
-                    return Err(Error::invalid(
-                        field,
-                        "is false, but contact runs always record their trajectory and H; the recording switches apply to linear-ph",
-                    ));
-                }
-                RunPlan::Contact(Box::new(self.contact_plan()?))
-            }
-            _ => RunPlan::LinearPh(Box::new(
-                self.plan()?.with_recording(self.output.recording()),
-            )),
-        })
+        self.system.run_plan(self)
     }
 
     /// The linear-PH plan as configured, recording everything (studies need every
@@ -447,17 +313,6 @@ impl Config {
     pub fn plan(&self) -> Result<LinearPhPlan> {
         let (family, stages) = self.collocation()?;
         self.plan_with(family, stages, self.scheme.h)
-    }
-}
-
-impl SystemSpec {
-    /// The `kind` as written in configs.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            SystemSpec::LinearPh(_) => "linear-ph",
-            SystemSpec::Mechanical(_) => "mechanical",
-            SystemSpec::Contact(_) => "contact",
-        }
     }
 }
 
@@ -510,11 +365,14 @@ pub(crate) fn deserialize_section<T: serde::de::DeserializeOwned>(
 /// Validates a linear-PH or mechanical system spec into a member (system + initial state).
 pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
     match spec {
-        SystemSpec::Contact(_) => Err(Error::invalid(
-            format!("{prefix}.kind"),
-            "is contact; this needs a linear-ph or mechanical system",
-        )),
         SystemSpec::LinearPh(spec) => build_linear_ph_member(prefix, spec),
         SystemSpec::Mechanical(spec) => build_mechanical_member(prefix, spec),
+        other => Err(Error::invalid(
+            format!("{prefix}.kind"),
+            format!(
+                "is {}; this needs a linear-ph or mechanical system",
+                other.kind()
+            ),
+        )),
     }
 }

@@ -30,9 +30,9 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::config::{Config, SystemSpec};
-use super::families::RunPlan;
 use super::npy_stream::{NpyStream, npy_file_bytes};
 use crate::error::{Error, Result};
+use crate::families::RunPlan;
 use crate::method::step_operators::StepOperators;
 use crate::plan::LinearPhPlan;
 
@@ -57,18 +57,23 @@ pub const EXPORT_FILES: [&str; 8] = [
 /// The linear-PH plan of `config`, or an error naming `system.kind` for a family that has
 /// no member matrices to export.
 pub fn export_plan(config: &Config) -> Result<LinearPhPlan> {
-    if let SystemSpec::Contact(_) = config.system {
-        return Err(Error::invalid(
+    let not_linear_ph = |kind: &str| {
+        Error::invalid(
             "system.kind",
-            "is contact; export-members exports linear-ph and mechanical systems (members ẋ = (J − R) Q x + B u under a collocation scheme), not contact systems",
-        ));
+            format!(
+                "is {kind}; export-members exports linear-ph and mechanical systems (members ẋ = (J − R) Q x + B u under a collocation scheme), not {kind} systems"
+            ),
+        )
+    };
+    if !matches!(
+        config.system,
+        SystemSpec::LinearPh(_) | SystemSpec::Mechanical(_)
+    ) {
+        return Err(not_linear_ph(config.system.kind()));
     }
     match config.run_plan()? {
         RunPlan::LinearPh(plan) => Ok(*plan),
-        RunPlan::Contact(_) => Err(Error::invalid(
-            "system.kind",
-            "is contact; export-members exports linear-ph and mechanical systems only",
-        )),
+        _ => Err(not_linear_ph(config.system.kind())),
     }
 }
 

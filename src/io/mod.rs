@@ -3,9 +3,7 @@
 pub mod atomic_rename;
 pub mod config;
 pub mod config_keys;
-pub mod contact_spec;
 pub mod cost_spec;
-pub mod families;
 pub mod gradient_output;
 pub mod gradient_spec;
 pub mod identify_output;
@@ -24,5 +22,5 @@ pub mod serde_words;
 pub mod statistics;
 pub mod study_spec;
 
+pub use crate::families::{FamilyVisitor, RunPlan, SystemSpec};
 pub use config::Config;
-pub use families::{FamilyVisitor, RunPlan};

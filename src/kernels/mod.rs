@@ -5,8 +5,6 @@
 pub mod abi;
 pub mod adjoint;
 pub mod adjoint_twin;
-pub mod contact;
-pub mod contact_twin;
 pub mod family;
 pub mod lanes;
 pub mod layout;

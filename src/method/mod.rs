@@ -4,7 +4,6 @@
 //! the system matrices (adjoint gradients).
 
 pub mod collocation_step;
-pub mod contact_flows;
 pub mod step_operators;
 pub mod step_pullback;
 

@@ -4,7 +4,6 @@
 //! nothing here needs an adapter.
 
 pub mod budget;
-pub mod contact;
 pub mod ensemble;
 pub mod gradient;
 pub mod gradient_resources;
@@ -16,7 +15,6 @@ pub mod regularization;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
-pub use contact::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};
 pub use gradient::{GradientPlan, OutputData, Parameters, Quadrature, check_scheme};
 pub use gradient_resources::{DescentSizes, ProblemEstimate, ProblemSizes, Setting};

@@ -1,5 +1,4 @@
 //! Numerical studies built on the planner and the backends.
 
-pub mod contact_energy;
 pub mod energy_order;
 pub mod precision_drift;

@@ -187,8 +187,7 @@ mod tests {
     /// A one-degree-of-freedom contact kernel: its record slot is the widest buffer, so the
     /// binding size sets the number of slots.
     fn one_dof_contact_kernel() -> KernelSource {
-        use crate::kernels::contact::ContactShape;
-        use crate::model::contact::TimeChannels;
+        use crate::families::contact::{ContactShape, TimeChannels};
         ContactShape {
             dof: 1,
             harmonic: true,

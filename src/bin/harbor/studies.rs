@@ -50,10 +50,10 @@ pub fn study_contact_energy(
 ) -> Result<()> {
     let budget = device.budget()?;
     let config = Config::load(config_path, overrides)?;
-    let plan = config.contact_plan()?;
+    let plan = harbor::contact::plan_from_config(&config)?;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open(true)?;
-    let study = harbor::study::contact_energy::run(&plan, &backend, &budget)?;
+    let study = harbor::contact::energy_study::run(&plan, &backend, &budget)?;
     let title = format!(
         "damped oscillator: contact {} vs Verlet with damping as a force, h = {}",
         plan.method().label(),

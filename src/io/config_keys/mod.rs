@@ -23,7 +23,8 @@ use super::config::ConfigFile;
 use super::gradient_spec::GradientFile;
 use super::identify_spec::IdentifyFile;
 use crate::error::{Error, Result};
-use crate::plan::{ContactEnsembleSpec, EnsembleSpec};
+use crate::families::contact::ContactEnsembleSpec;
+use crate::plan::EnsembleSpec;
 
 /// A kind of config file: a simulate config of one `[system]` kind, a gradient problem or
 /// an identification config.

@@ -7,10 +7,11 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
+use crate::families::contact::ContactEnsembleSpec;
 use crate::io::linear_ph_spec::LinearPhSpec;
 use crate::io::problem_spec::{MsdChainSpec, RandomModelSpec};
 use crate::model::input::ColumnRef;
-use crate::plan::{ContactEnsembleSpec, EnsembleSpec};
+use crate::plan::EnsembleSpec;
 
 /// A model table (`[candidate]`, `[data.reference]`), as `SpecContext::model` reads it:
 /// selected by `kind`, which defaults to `linear-ph`.

@@ -9,17 +9,17 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::ConfigKind;
+use crate::families::contact::{ContactEnsembleSpec, ContactSystemSpec};
 use crate::identify::{CgSettings, MonteCarlo};
 use crate::io::Config;
 use crate::io::config::{OutputSpec, SchemeSpec};
-use crate::io::contact_spec::ContactSystemSpec;
 use crate::io::cost_spec::CostSpec;
 use crate::io::gradient_spec::GradientFile;
 use crate::io::identify_spec::IdentifyFile;
 use crate::io::problem_spec::{DataSpec, NoiseSpec, RandomModelSpec, SpecContext};
 use crate::io::study_spec::StudySpec;
 use crate::model::SignalSpec;
-use crate::plan::{ContactEnsembleSpec, EnsembleSpec};
+use crate::plan::EnsembleSpec;
 
 /// Parses `table` as `T` and shows the result (value or error) for comparison.
 fn parsed<T: DeserializeOwned + std::fmt::Debug>(table: toml::Value) -> String {

@@ -25,10 +25,17 @@ use std::path::Path;
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
+use super::model::{ContactMember, ContactSystem, Damping, Potential};
+use super::orbit::KeplerOrbit;
+use super::plan::{ContactMethod, ContactPlan};
 use crate::error::{Error, Result};
+use crate::families::{RunPlan, SystemKind};
+use crate::io::Config;
+use crate::io::config::MethodFamily;
+use crate::model::Signal;
 use crate::model::input::SignalSpec;
 use crate::model::validate::{matrix_from_rows, vector_from_slice};
-use crate::model::{ContactMember, ContactSystem, Damping, KeplerOrbit, Potential, Signal};
+use crate::tableau::Composition;
 
 type Rows = Vec<Vec<f64>>;
 
@@ -191,4 +198,104 @@ pub fn build_contact_member(
     };
     let system = ContactSystem::new(prefix, kinetic, potential, damping)?;
     ContactMember::new(prefix, system, x0, p0, spec.z0)
+}
+
+/// The contact plan of a config whose `[system]` is `kind = "contact"`: its splitting
+/// composition or the Herglotz integrator, h, T, the nominal member, `[ensemble]` and the
+/// record cadence. Contact systems have no input ports and no stages.
+pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
+    let crate::io::SystemSpec::Contact(spec) = &config.system else {
+        return Err(Error::invalid(
+            "system.kind",
+            format!("is {}, not contact", config.system.kind()),
+        ));
+    };
+    let scheme = &config.scheme;
+    if scheme.stages.is_some() {
+        return Err(Error::invalid(
+            "scheme.stages",
+            "applies to collocation schemes; contact schemes take scheme.composition",
+        ));
+    }
+    if !config.input.is_empty() {
+        return Err(Error::invalid(
+            "input",
+            "contact systems have no input ports; time dependence goes into system.potential (forcing) and system.damping",
+        ));
+    }
+    let method = match scheme.family {
+        MethodFamily::Splitting => {
+            let name = scheme.composition.as_deref().ok_or_else(|| {
+                Error::invalid(
+                    "scheme.composition",
+                    format!(
+                        "is required for splitting; available: {}",
+                        Composition::names().join(", ")
+                    ),
+                )
+            })?;
+            ContactMethod::Splitting(Composition::by_name(name)?)
+        }
+        MethodFamily::Herglotz => {
+            if scheme.composition.is_some() {
+                return Err(Error::invalid(
+                    "scheme.composition",
+                    "applies to splitting schemes, not herglotz",
+                ));
+            }
+            ContactMethod::Herglotz
+        }
+        other => {
+            return Err(Error::invalid(
+                "scheme.family",
+                format!(
+                    "{} is a collocation scheme for linear-ph and mechanical systems; contact systems take splitting or herglotz",
+                    other.name()
+                ),
+            ));
+        }
+    };
+    let nominal = build_contact_member("system", spec, &config.base_dir)?;
+    ContactPlan::new(
+        method,
+        scheme.h,
+        scheme.t_end,
+        nominal,
+        config.ensemble_spec()?,
+        config.output.every,
+    )
+}
+
+/// The contact plan of a [`Config`], as a method: `config.contact_plan()` with this trait in
+/// scope ([`plan_from_config`]).
+pub trait ContactConfig {
+    fn contact_plan(&self) -> Result<ContactPlan>;
+}
+
+impl ContactConfig for Config {
+    fn contact_plan(&self) -> Result<ContactPlan> {
+        plan_from_config(self)
+    }
+}
+
+impl SystemKind for ContactSystemSpec {
+    /// [`plan_from_config`]; contact runs always record their trajectory and H, so an
+    /// `[output]` recording switch turned off is refused.
+    fn run_plan(&self, config: &Config) -> Result<RunPlan> {
+        let output = &config.output;
+        let switched_off = [
+            ("output.trajectory", output.trajectory),
+            ("output.energy", output.energy),
+            ("output.outputs", output.outputs),
+        ]
+        .into_iter()
+        .find(|(_, on)| !on);
+        if let Some((field, _)) = switched_off {
+            return Err(Error::invalid(
+                field,
+                "is false, but contact runs always record their trajectory and H; the recording switches apply to linear-ph",
+            ));
+        }
+        Ok(RunPlan::Contact(Box::new(plan_from_config(config)?)))
+    }
 }

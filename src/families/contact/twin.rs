@@ -1,11 +1,11 @@
-//! The CPU twin of `shaders/contact_step.wgsl`: the same operations in the same order on
+//! The CPU twin of `shaders/contact/step.wgsl`: the same operations in the same order on
 //! one member's parameters (in the `PARAM` layout order) and the step's shared stream values,
-//! with the same f64 transcendental functions ([`super::math`]); and the recording loop the
+//! with the same f64 transcendental functions ([`crate::kernels::math`]); and the recording loop the
 //! contact family's CPU paths share.
 
-use super::contact::ContactShape;
-use super::layout::Layout;
-use super::math::{math_cos, math_exp, math_sin};
+use super::kernel::ContactShape;
+use crate::kernels::layout::Layout;
+use crate::kernels::math::{math_cos, math_exp, math_sin};
 use crate::plan::{MemberResult, RecordSpec, StepGrid};
 
 /// One member's parameters split by the fields of the `PARAM` layout (empty slices for

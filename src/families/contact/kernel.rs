@@ -2,8 +2,8 @@
 //! Strang splitting of its exact flows, or by the Herglotz variational integrator
 //! (`method::contact_flows` states and derives both).
 //!
-//! Kernel: `shaders/contact_step.wgsl`, one invocation per member (n ≤ 32); its CPU twin is
-//! [`contact_step`] in `kernels::contact_twin`. The
+//! Kernel: `shaders/contact/step.wgsl`, one invocation per member (n ≤ 32); its CPU twin is
+//! [`contact_step`] in `families::contact::twin`. The
 //! reference path is `method::contact_flows` on the model itself (std's functions, time
 //! functions evaluated directly).
 //!
@@ -12,17 +12,18 @@
 //! The shared stream holds per step and per sub-step time point the F forcing signals,
 //! c(t) of the damping, and (a/r)³ cos 2f, (a/r)³ sin 2f of the spin–orbit term.
 
-use super::contact_twin::{Twin, TwinParams, TwinScratch, contact_step, record_member};
-use super::family::{CpuPath, Family, KernelChunk, KernelSource};
-use super::layout::{Layout, MemberView};
-use super::wgsl::WORKGROUP_SIZE;
+use super::flows as contact_flows;
+use super::model::{ContactMember, Damping, Potential, TimeChannels};
+use super::plan::{ContactMethod, ContactPlan};
+use super::twin::{Twin, TwinParams, TwinScratch, contact_step, record_member};
 use crate::error::{Error, Result};
-use crate::method::contact_flows;
-use crate::model::contact::{ContactMember, Damping, Potential, TimeChannels};
-use crate::plan::{ContactMethod, ContactPlan, MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::kernels::family::{CpuPath, Family, KernelChunk, KernelSource};
+use crate::kernels::layout::{Layout, MemberView};
+use crate::kernels::wgsl::WORKGROUP_SIZE;
+use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 
 /// The kernel.
-pub const CONTACT_STEP: &str = include_str!("../../shaders/contact_step.wgsl");
+pub const CONTACT_STEP: &str = include_str!("../../../shaders/contact/step.wgsl");
 
 /// Largest n of the kernel (private arrays of n reals).
 pub const MAX_DOF: usize = 32;

@@ -41,8 +41,8 @@
 //!   z_{k+1} = ((1 − c) z_k + h (½ wᵀ P w − ½ (B(t_k, x_k) + B(t_{k+1}, x_{k+1})))) / (1 + c)
 //! ```
 
-use crate::model::ContactSystem;
-use crate::plan::ContactMethod;
+use super::model::ContactSystem;
+use super::plan::ContactMethod;
 
 /// The state y = [x; p; z] split into its parts.
 fn parts(y: &mut [f64]) -> (&mut [f64], &mut [f64], &mut f64) {

@@ -19,11 +19,11 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
-use super::grid::StepGrid;
-use super::record::{Channel, RecordSpec};
-use super::stream::SharedStream;
+use super::model::{ContactMember, ContactSystem, Damping, Potential, TimeChannels};
 use crate::error::{Error, Result};
-use crate::model::contact::{ContactMember, ContactSystem, Damping, Potential, TimeChannels};
+use crate::plan::grid::StepGrid;
+use crate::plan::record::{Channel, RecordSpec};
+use crate::plan::stream::SharedStream;
 use crate::tableau::Composition;
 
 /// How a contact system is integrated.

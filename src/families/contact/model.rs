@@ -18,14 +18,14 @@
 //! t shared by all members ([`ContactSystem::time_functions`]), so the planner can sample
 //! them once per sub-step for a whole ensemble.
 
-use super::contact_time::time_functions;
-pub use super::contact_time::{TimeChannels, TimeTerms};
+use super::time::time_functions;
+pub use super::time::{TimeChannels, TimeTerms};
 use nalgebra::{DMatrix, DVector};
 
-use super::input::Signal;
 use super::orbit::KeplerOrbit;
-use super::validate::{check_pd, check_symmetric};
 use crate::error::{Error, Num, Result};
+use crate::model::input::Signal;
+use crate::model::validate::{check_pd, check_symmetric};
 
 /// One term of B(t, x).
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! (forcing signals, the damping's c(t), the spin–orbit orbit terms), in the order a shared
 //! stream carries them, and their values.
 
-use super::contact::{Damping, Potential};
+use super::model::{Damping, Potential};
 
 /// Which scalar functions of t a system's time dependence goes through, in stream order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,7 +39,7 @@ impl TimeChannels {
 }
 
 /// The time-dependent terms of a contact system (see
-/// [`ContactSystem::time_terms`](super::ContactSystem::time_terms)).
+/// [`ContactSystem::time_terms`](super::model::ContactSystem::time_terms)).
 #[derive(Debug, Clone)]
 pub struct TimeTerms {
     potential: Vec<Potential>,
@@ -64,7 +64,7 @@ impl TimeTerms {
         }
     }
 
-    /// [`ContactSystem::time_functions`](super::ContactSystem::time_functions) of the system
+    /// [`ContactSystem::time_functions`](super::model::ContactSystem::time_functions) of the system
     /// these terms came from.
     pub fn time_functions(&self, t: f64, out: &mut [f64]) {
         time_functions(&self.potential, &self.damping, t, out);

@@ -18,11 +18,11 @@
 //! (0 < α < 2√k) is x(t) = e^{−αt/2}(x₀ cos ωt + (p₀ + α x₀/2)/ω sin ωt)
 //! with ω = √(k − α²/4), p = ẋ.
 
+use super::model::{Damping, Potential};
+use super::plan::ContactPlan;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::io::plot::{Marker, Panel, Series};
-use crate::model::{Damping, Potential};
-use crate::plan::ContactPlan;
 use crate::plan::MemoryBudget;
 
 /// One member's comparison.

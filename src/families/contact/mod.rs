@@ -1,0 +1,26 @@
+//! The contact wing: contact-Hamiltonian systems H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z
+//! advanced by compositions of the Strang splitting or the Herglotz variational
+//! integrator. Everything the family owns lives here: the model ([`model`], [`time`],
+//! [`orbit`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
+//! the split parts ([`flows`]), the GPU kernel's host side ([`kernel`], WGSL in
+//! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]) and
+//! `harbor study contact-energy` ([`energy_study`]). The engine core reaches it only
+//! through the registry in [`crate::families`].
+
+pub mod energy_study;
+pub mod flows;
+pub mod kernel;
+pub mod model;
+pub mod orbit;
+pub mod plan;
+pub mod spec;
+pub mod time;
+pub mod twin;
+pub mod workloads;
+
+pub use kernel::ContactShape;
+pub use model::{ContactMember, ContactSystem, Damping, Potential, TimeChannels, TimeTerms};
+pub use orbit::KeplerOrbit;
+pub use plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
+pub use spec::{ContactConfig, ContactSystemSpec, build_contact_member, plan_from_config};
+pub use workloads::contact_chain_plan;

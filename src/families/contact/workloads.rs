@@ -1,0 +1,73 @@
+//! The contact workload of `harbor bench`: ensembles of damped, forced Duffing chains.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::model::{ContactMember, ContactSystem, Damping, Potential};
+use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
+use crate::error::Result;
+use crate::model::Signal;
+use crate::tableau::Composition;
+
+/// The plan of a contact benchmark case: `members` chains of n = `dof` oscillators,
+/// H = ½|p|² + ½ xᵀ K x + (β/4) Σ x_i⁴ − cos(t) x_1 + α z with K the chain Laplacian
+/// (tridiagonal 2, −1), β = 0.1, α uniform in [0.01, 0.1] and x0 perturbed per member,
+/// h = 0.01, under the splitting `composition`.
+pub fn contact_chain_plan(
+    members: usize,
+    dof: usize,
+    steps: usize,
+    composition: &str,
+) -> Result<ContactPlan> {
+    let n = dof.max(1);
+    let k = DMatrix::from_fn(n, n, |i, j| match i.abs_diff(j) {
+        0 => 2.0,
+        1 => -1.0,
+        _ => 0.0,
+    });
+    let mut amplitude = DVector::zeros(n);
+    amplitude[0] = 1.0;
+    let system = ContactSystem::new(
+        "bench",
+        DMatrix::identity(n, n),
+        vec![
+            Potential::Harmonic { k },
+            Potential::Quartic { beta: 0.1 },
+            Potential::Forcing {
+                amplitude,
+                signal: Signal::Harmonic {
+                    amplitude: 1.0,
+                    omega: 1.0,
+                    phase: std::f64::consts::FRAC_PI_2,
+                    offset: 0.0,
+                },
+            },
+        ],
+        Damping::Constant { alpha: 0.05 },
+    )?;
+    let x0 = DVector::from_fn(n, |i, _| 0.1 * (i as f64 + 1.0));
+    let nominal = ContactMember::new("bench", system, x0, DVector::zeros(n), 0.0)?;
+    let spec = ContactEnsembleSpec {
+        members,
+        seed: 1,
+        x0: ParameterDraw::Perturb { sigma: 0.1 },
+        p0: ParameterDraw::Fixed,
+        z0: ParameterDraw::Fixed,
+        alpha: ParameterDraw::Uniform {
+            low: 0.01,
+            high: 0.1,
+        },
+        beta: ParameterDraw::Fixed,
+        omega: ParameterDraw::Fixed,
+        gamma: ParameterDraw::Fixed,
+        epsilon: ParameterDraw::Fixed,
+        amplitude: ParameterDraw::Fixed,
+    };
+    ContactPlan::new(
+        ContactMethod::Splitting(Composition::by_name(composition)?),
+        0.01,
+        steps as f64 * 0.01,
+        nominal,
+        Some(spec),
+        steps,
+    )
+}
