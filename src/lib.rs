@@ -1,17 +1,19 @@
 //! harbor: structure-preserving ensembles of port-Hamiltonian and contact-Hamiltonian
 //! systems on the GPU, with an f64 CPU reference for every result.
 //!
-//! Layers point one way, each importing only those before it:
-//! [`tableau`] and [`model`] (coefficients, systems) → [`plan`] (plain data: grid, members,
-//! shared streams, what to record) → [`method`] (stage solves, step operators, flows) →
-//! [`kernels`] (model families: layouts, WGSL, CPU twins, the [`kernels::Family`] trait) →
-//! [`results`] (a run's records in memory) → [`backend`] (CPU, the one GPU executor,
-//! [`backend::Backend`]) → [`io`] (config, the family registry, files) → [`study`] and
-//! [`bench`](mod@bench) → the `harbor` binary; [`identify`] (cost and adjoint gradients of
-//! candidate models) sits beside [`io`], on the backends. [`error`] and [`compensated`] sit
-//! below everything; [`reference`](mod@reference) (independent high-accuracy solutions)
-//! sits beside [`method`] and is used by studies and tests, never by the integrators it
-//! checks.
+//! The engine core is horizontal and names no family: [`tableau`] (coefficients),
+//! [`model`] (signals, structure checks), [`plan`] (plain data: grid, shared streams, what
+//! to record, the memory budget), [`kernels`] (the [`kernels::Family`] trait, kernel ABI,
+//! layouts, WGSL assembly, f64 math, SIMD lanes), [`results`] and [`backend`] (CPU, the one
+//! GPU executor, [`backend::Backend`]). The families are vertical wings in [`families`],
+//! registered in [`families::RunPlan`] and [`families::SystemSpec`]: [`linear_ph`] (linear
+//! port-Hamiltonian systems under collocation, with the discrete adjoint) and [`contact`]
+//! (contact-Hamiltonian systems by splitting or Herglotz). [`io`] (config, files) sits on
+//! them; [`identify`] (cost and adjoint gradients of candidate models), [`study`] and
+//! [`bench`](mod@bench) are applications; the `harbor` binary is the top. [`error`] and
+//! [`compensated`] sit below everything; [`reference`](mod@reference) (independent
+//! high-accuracy solutions) is used by studies and tests, never by the integrators it
+//! checks. [`method`] keeps the linear-PH method's old paths while callers move to the wing.
 //!
 //! # Example
 //!
@@ -23,8 +25,9 @@
 //! ```
 //! use harbor::backend::Backend;
 //! use harbor::kernels::CpuPath;
-//! use harbor::model::{LinearPh, Signal};
-//! use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
+//! use harbor::linear_ph::LinearPh;
+//! use harbor::model::Signal;
+//! use harbor::linear_ph::{EnergyTotals, LinearPhPlan, Member};
 //! use harbor::tableau::{Scheme, SchemeFamily, Tableau};
 //! use nalgebra::{DMatrix, dmatrix, dvector};
 //!
@@ -80,4 +83,4 @@ pub mod study;
 pub mod tableau;
 
 pub use error::{Error, Result};
-pub use families::contact;
+pub use families::{contact, linear_ph};

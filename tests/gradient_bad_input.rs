@@ -147,7 +147,17 @@ fn candidates_violating_the_structure_are_refused() {
 #[test]
 fn misconfigured_problems_are_refused() {
     let example = example_path("gradient_check.toml");
-    let cases: [(&[&str], &[&str]); 10] = [
+    let cases: [(&[&str], &[&str]); 11] = [
+        // λ = 10³⁰⁸ times ‖w − w_ref‖² overflows: the cost was written as null (exit 0).
+        (
+            &["cost.regularization=1e308"],
+            &[
+                "cost.regularization",
+                "1e308",
+                "overflow",
+                "lower cost.regularization",
+            ],
+        ),
         (
             &["gradient.checkpoint_every=0"],
             &["gradient.checkpoint_every", "≥ 1", "got 0"],

@@ -173,7 +173,7 @@ fn bad_configs_get_clear_errors() {
             Err(stderr) => stderr,
         }
     };
-    let cases: [(&[&str], &[&str]); 18] = [
+    let cases: [(&[&str], &[&str]); 19] = [
         (&["model.fit=[\"J\", \"K\"]"], &["model.fit", "\"K\""]),
         (&["model.fit=[]"], &["model.fit", "no part"]),
         (&["model.order=0"], &["model.order", "got 0"]),
@@ -216,6 +216,15 @@ fn bad_configs_get_clear_errors() {
         (
             &["data.reference.B=[[0,0],[0,0],[0,0],[0,0],[0,0]]"],
             &["data:", "output samples is 0", "nothing to identify"],
+        ),
+        // Outputs of ~10⁻³²⁰, subnormal (the relative error overflowed, written as null).
+        (
+            &["data.reference.B=[[1e-160,0],[0,0],[0,0],[0,0],[0,0]]"],
+            &[
+                "data:",
+                "below the smallest normal f64",
+                "nothing to identify",
+            ],
         ),
     ];
     for (overrides, expected) in cases {

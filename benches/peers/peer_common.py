@@ -9,7 +9,7 @@ import numpy as np
 
 
 def load_export(directory):
-    """The arrays and scheme of an export directory (see src/io/member_export.rs)."""
+    """The arrays and scheme of an export directory (see src/families/linear_ph/export.rs)."""
     with open(os.path.join(directory, "scheme.json")) as f:
         scheme = json.load(f)
     if scheme["family"] == "lobatto-pair":

@@ -10,6 +10,7 @@
 //! whose spec type implements [`SystemKind`]).
 
 pub mod contact;
+pub mod linear_ph;
 
 use crate::error::{Error, Result};
 use crate::io::Config;
@@ -90,12 +91,12 @@ macro_rules! registry {
 
 registry! {
     plans {
-        LinearPh(crate::plan::LinearPhPlan),
+        LinearPh(linear_ph::LinearPhPlan),
         Contact(contact::ContactPlan),
     }
     kinds {
-        "linear-ph" => LinearPh(crate::io::linear_ph_spec::LinearPhSpec),
-        "mechanical" => Mechanical(crate::io::linear_ph_spec::MechanicalSpec),
+        "linear-ph" => LinearPh(linear_ph::spec::LinearPhSpec),
+        "mechanical" => Mechanical(linear_ph::spec::MechanicalSpec),
         "contact" => Contact(contact::ContactSystemSpec),
     }
 }

@@ -69,6 +69,32 @@ pub fn finish(plan: &GradientPlan, member: &Member, raw: &[f64]) -> Result<Evalu
     Ok(evaluation)
 }
 
+/// Refuses an evaluation whose data term is finite but whose cost or gradient is not once
+/// the regularisation (λ/2) ‖w − w_ref‖² is added: λ (`cost.regularization`) times the
+/// squared distance overflows f64, and the cost would be written as null.
+fn refuse_overflowing_regularization(
+    plan: &GradientPlan,
+    data_cost: f64,
+    evaluation: &Evaluation,
+) -> Result<()> {
+    let gradient = &evaluation.gradient;
+    let finite = evaluation.cost.is_finite()
+        && [&gradient.j, &gradient.r, &gradient.q, &gradient.b]
+            .iter()
+            .all(|m| m.iter().all(|v| v.is_finite()))
+        && gradient.x0.iter().all(|v| v.is_finite());
+    if finite || !data_cost.is_finite() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "cost.regularization",
+        format!(
+            "λ = {:e} makes the cost or its gradient overflow (cost {:e}; the data term alone is {data_cost:e}): the penalty (λ/2) ‖w − w_ref‖² exceeds the largest f64; lower cost.regularization",
+            plan.regularization.weight, evaluation.cost
+        ),
+    ))
+}
+
 /// Collects evaluations chunk by chunk, pulling each chunk back in parallel.
 struct Collector<'a> {
     plan: &'a GradientPlan,
@@ -102,7 +128,20 @@ impl ResultSink for Collector<'_> {
                         ),
                     });
                 }
-                finish(plan, &plan.member(index)?, &result.final_state)
+                let evaluation = finish(plan, &plan.member(index)?, &result.final_state)?;
+                let data_cost = result.final_state[0];
+                match refuse_overflowing_regularization(plan, data_cost, &evaluation) {
+                    // A trial whose penalty overflows is rejected like one whose
+                    // trajectory does.
+                    Err(_) if self.overflow_is_infinite => {
+                        let (n, m) = (plan.model.states(), plan.model.inputs_count());
+                        Ok(Evaluation {
+                            cost: f64::INFINITY,
+                            gradient: Parameters::zeros(n, m),
+                        })
+                    }
+                    refusal => refusal.map(|()| evaluation),
+                }
             })
             .collect();
         for evaluation in finished {

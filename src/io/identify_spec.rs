@@ -413,7 +413,10 @@ fn template(spec: &ModelSpec, fit: Parts, m: usize) -> Result<Point> {
 
 /// Refuses outputs that are 0 at every sample: nothing reaches the outputs (for instance
 /// `data.reference.B = 0`), so there is nothing to identify, and the relative error
-/// ‖y − d‖∞ / ‖d‖∞ the report states is undefined.
+/// ‖y − d‖∞ / ‖d‖∞ the report states is undefined. Outputs whose largest magnitude is
+/// below the smallest normal f64 (2.2 × 10⁻³⁰⁸) are refused too: subnormal numbers keep
+/// fewer than 53 significant bits, so such data carry no fit, and the relative error
+/// overflows.
 fn refuse_silent(field: &str, data: &OutputData) -> Result<()> {
     if data.values.iter().all(|&v| v == 0.0) {
         return Err(Error::invalid(
@@ -421,6 +424,16 @@ fn refuse_silent(field: &str, data: &OutputData) -> Result<()> {
             format!(
                 "every one of its {} output samples is 0: nothing reaches the outputs (is B zero?), so there is nothing to identify and the relative error ‖y − d‖∞ / ‖d‖∞ is undefined",
                 data.values.len()
+            ),
+        ));
+    }
+    let largest = data.values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+    if largest < f64::MIN_POSITIVE {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "its largest output sample is {largest:e}, below the smallest normal f64 ({:e}): the outputs have all but vanished (is the damping or B extreme?), so there is nothing to identify and the relative error ‖y − d‖∞ / ‖d‖∞ overflows",
+                f64::MIN_POSITIVE
             ),
         ));
     }

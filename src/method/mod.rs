@@ -1,11 +1,8 @@
-//! Methods as the planner and the reference integrators use them: the collocation stage
-//! solve of Definition 1 and the per-member step operators built from it; the exact flows,
-//! splittings and Herglotz step of contact systems; the pullback of the step operators to
-//! the system matrices (adjoint gradients).
+//! Methods as the planner and the reference integrators use them. The collocation stage
+//! solve, the step operators and their pull-back belong to the linear-PH wing
+//! (`crate::families::linear_ph`); these paths re-export them until every caller names the
+//! wing.
 
-pub mod collocation_step;
-pub mod step_operators;
-pub mod step_pullback;
-
-pub use collocation_step::{CollocationStepper, StepScratch};
-pub use step_operators::StepOperators;
+pub use crate::families::linear_ph::{
+    CollocationStepper, StepOperators, StepScratch, collocation_step, step_operators, step_pullback,
+};

@@ -4,15 +4,16 @@
 //! nothing here needs an adapter.
 
 pub mod budget;
-pub mod ensemble;
-pub mod gradient;
 pub mod gradient_resources;
 pub mod grid;
-pub mod linear_ph;
 pub mod parts;
 pub mod record;
 pub mod regularization;
 pub mod stream;
+
+// The linear-PH plans live in their wing (`crate::families::linear_ph`); these paths
+// re-export them until every caller names the wing.
+pub use crate::families::linear_ph::{ensemble, gradient_plan as gradient, plan as linear_ph};
 
 pub use budget::{MemoryBudget, format_bytes};
 pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};

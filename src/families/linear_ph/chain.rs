@@ -5,7 +5,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{LinearPh, mechanical_system};
+use super::mechanical::mechanical_system;
+use super::model::LinearPh;
 use crate::error::Result;
 
 /// The chain with `masses` unit masses, spring constant `stiffness`, damping `damping`.

@@ -2,9 +2,9 @@
 //! same step from the same step operators, in f64, with the same loop shape), the reference
 //! stepper that solves the stage equations at every step, and the recording loop both share.
 
-use super::family::running_max;
 use crate::compensated::{CompensatedSum, kahan_add};
 use crate::error::Result;
+use crate::kernels::family::running_max;
 use crate::method::{CollocationStepper, StepOperators, StepScratch};
 use crate::plan::{
     LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepEnergy, StepGrid,
@@ -110,7 +110,7 @@ impl MemberStepper for OperatorStepper {
 /// grid's cadence what `recording` switches on: trajectory samples, the `energy` channel
 /// (window sums, Neumaier) with the compensated totals and the worst per-step residual, the
 /// `outputs` channel. (The stepper computes every step quantity either way; the fast engine,
-/// `kernels::linear_ph_fast`, skips what is not recorded.)
+/// `families::linear_ph::fast`, skips what is not recorded.)
 pub fn record_member(
     grid: &StepGrid,
     inputs: &SharedStream,

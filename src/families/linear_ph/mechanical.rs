@@ -5,9 +5,9 @@
 
 use nalgebra::DMatrix;
 
-use super::LinearPh;
-use super::validate::{check_pd, check_psd};
+use super::model::LinearPh;
 use crate::error::Result;
+use crate::model::validate::{check_pd, check_psd};
 
 /// Builds the equivalent linear PH system after checking K, P symmetric PD and D symmetric
 /// PSD; `prefix` names the system in errors.

@@ -1,4 +1,4 @@
-//! CPU twin of `shaders/adjoint_sweep.wgsl`: the same forward and backward sweeps, in the
+//! CPU twin of `shaders/linear_ph/adjoint_sweep.wgsl`: the same forward and backward sweeps, in the
 //! same loop shape and summation order, in f64.
 //!
 //! Forward (k = 0…N−1, checkpoints x_k at k ≡ 0 mod S):

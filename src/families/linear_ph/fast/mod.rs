@@ -28,8 +28,8 @@
 
 mod step;
 
-use super::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::error::Result;
+use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::method::StepOperators;
 use crate::plan::{LinearPhPlan, Member, MemberResult, Recording};
 use step::{Window, advance};

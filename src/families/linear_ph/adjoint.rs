@@ -1,6 +1,6 @@
 //! The discrete-adjoint family: for every candidate of a [`GradientPlan`], the forward sweep
 //! (cost, checkpoints) and the backward sweep (λ_k, the cotangents Ḡ_Δ and Ḡ_C) of
-//! `shaders/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
+//! `shaders/linear_ph/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
 //! `kernels::adjoint_twin`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
 //! (`plan::gradient::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
 //!
@@ -11,18 +11,18 @@
 use rayon::prelude::*;
 
 use super::adjoint_twin::{SweepOperators, SweepShape, adjoint_sweep};
-use super::family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
-use super::layout::{Layout, MemberView};
-use super::linear_ph_shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
-use super::wgsl::WORKGROUP_SIZE;
+use super::shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
 use crate::error::{Error, Result};
+use crate::kernels::family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
+use crate::kernels::layout::{Layout, MemberView};
+use crate::kernels::wgsl::WORKGROUP_SIZE;
 use crate::method::StepOperators;
 use crate::plan::{
     GradientPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
 };
 
 /// The kernel.
-pub const ADJOINT_SWEEP: &str = include_str!("../../shaders/adjoint_sweep.wgsl");
+pub const ADJOINT_SWEEP: &str = include_str!("../../../shaders/linear_ph/adjoint_sweep.wgsl");
 
 /// Bytes of forward states (f64) a run keeps whole rather than checkpointing: small enough
 /// that every candidate's states fit one storage binding on every adapter (lavapipe's is

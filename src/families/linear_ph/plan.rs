@@ -6,11 +6,11 @@
 use nalgebra::DVector;
 
 use super::ensemble::Ensemble;
-use super::grid::StepGrid;
-use super::record::{Channel, MemberResult, RecordSpec, Recording};
-use super::stream::SharedStream;
 use crate::error::{Error, Result};
 use crate::model::{LinearPh, Signal};
+use crate::plan::grid::StepGrid;
+use crate::plan::record::{Channel, MemberResult, RecordSpec, Recording};
+use crate::plan::stream::SharedStream;
 use crate::tableau::Scheme;
 
 /// One member of an ensemble: its own system and initial state.

@@ -9,22 +9,22 @@
 //!   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
 //! ```
 //!
-//! Kernels: their variants in `kernels::linear_ph_shape`; their CPU twin is `linear_ph_step`
-//! in `kernels::linear_ph_twin`, beside the reference stepper that solves the stage
+//! Kernels: their variants in `families::linear_ph::shape`; their CPU twin is `linear_ph_step`
+//! in `families::linear_ph::twin`, beside the reference stepper that solves the stage
 //! equations at every step and the recording loop both CPU paths share; the fast CPU engine
-//! is `kernels::linear_ph_fast`.
+//! is `families::linear_ph::fast`.
 
 use rayon::prelude::*;
 
-use super::family::{CpuPath, Family, KernelChunk, KernelSource};
-use super::lanes::SimdLevel;
-use super::layout::MemberView;
-use super::linear_ph_fast::{self, FastBlock};
-use super::linear_ph_shape::{
+use super::fast::{self as linear_ph_fast, FastBlock};
+use super::shape::{
     LinearPhShape, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, pack_operators,
 };
-use super::linear_ph_twin::{OperatorStepper, ReferenceStepper, record_member};
+use super::twin::{OperatorStepper, ReferenceStepper, record_member};
 use crate::error::{Error, Result};
+use crate::kernels::family::{CpuPath, Family, KernelChunk, KernelSource};
+use crate::kernels::lanes::SimdLevel;
+use crate::kernels::layout::MemberView;
 use crate::method::StepOperators;
 use crate::plan::{
     LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,

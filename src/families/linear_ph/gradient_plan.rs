@@ -19,12 +19,12 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::ensemble::Ensemble;
-use super::grid::StepGrid;
-use super::linear_ph::{LinearPhPlan, Member};
-use super::record::{RecordSpec, Recording};
-use super::regularization::Regularization;
-use super::stream::SharedStream;
+use super::plan::{LinearPhPlan, Member};
 use crate::error::{Error, Result};
+use crate::plan::grid::StepGrid;
+use crate::plan::record::{RecordSpec, Recording};
+use crate::plan::regularization::Regularization;
+use crate::plan::stream::SharedStream;
 use crate::tableau::Scheme;
 
 /// The quadrature of ∫_0^T |y − d|² dt on the grid.

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
-use super::Member;
+use super::plan::Member;
 use crate::error::{Error, Result};
 use crate::model::LinearPh;
 
@@ -273,7 +273,7 @@ impl DrawnEnsemble {
         }
         let system = LinearPh::new(&prefix, j, r, q, b)?;
         let member = Member { system, x0 };
-        super::linear_ph::check_initial_energy(&prefix, &member)?;
+        super::plan::check_initial_energy(&prefix, &member)?;
         Ok(member)
     }
 }

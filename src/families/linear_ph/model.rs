@@ -2,8 +2,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::validate::{STRUCTURE_TOLERANCE, check_pd, check_psd, check_skew};
 use crate::error::{Error, Result};
+use crate::model::validate::{STRUCTURE_TOLERANCE, check_pd, check_psd, check_skew};
 
 /// A validated linear PH system: J skew, R symmetric PSD, Q symmetric PD, B of shape n×m.
 #[derive(Debug, Clone, PartialEq)]

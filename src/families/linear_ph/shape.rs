@@ -1,27 +1,27 @@
 //! The GPU kernel variants of the linear port-Hamiltonian family: the sizes and recording
 //! a variant is specialised for ([`LinearPhShape`]), its layouts, specialisation constants,
 //! loop and operation counts, and the packing of a chunk's step operators
-//! ([`pack_operators`]). Kernels: `shaders/linear_ph_step.wgsl` (one invocation per member,
-//! n ≤ 32) and `shaders/linear_ph_step_cooperative.wgsl` (one workgroup per member, n ≤ 128).
+//! ([`pack_operators`]). Kernels: `shaders/linear_ph/step.wgsl` (one invocation per member,
+//! n ≤ 32) and `shaders/linear_ph/step_cooperative.wgsl` (one workgroup per member, n ≤ 128).
 
-use super::Precision;
-use super::family::KernelSource;
-use super::layout::Layout;
-use super::wgsl::WORKGROUP_SIZE;
+use crate::kernels::Precision;
+use crate::kernels::family::KernelSource;
+use crate::kernels::layout::Layout;
+use crate::kernels::wgsl::WORKGROUP_SIZE;
 use crate::method::StepOperators;
 use crate::plan::Recording;
 
 /// The per-invocation kernel.
-pub const LINEAR_PH_STEP: &str = include_str!("../../shaders/linear_ph_step.wgsl");
+pub const LINEAR_PH_STEP: &str = include_str!("../../../shaders/linear_ph/step.wgsl");
 
 /// The kernel where a workgroup cooperates on one member.
 pub const LINEAR_PH_STEP_COOPERATIVE: &str =
-    include_str!("../../shaders/linear_ph_step_cooperative.wgsl");
+    include_str!("../../../shaders/linear_ph/step_cooperative.wgsl");
 
 /// The energy bookkeeping both kernels import.
 const LINEAR_PH_MODULES: &[(&str, &str)] = &[(
     "linear_ph_energy",
-    include_str!("../../shaders/linear_ph_energy.wgsl"),
+    include_str!("../../../shaders/linear_ph/energy.wgsl"),
 )];
 
 /// Largest state size of the per-invocation kernel (private arrays of n reals).

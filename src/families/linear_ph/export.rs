@@ -29,10 +29,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::config::{Config, SystemSpec};
-use super::npy_stream::{NpyStream, npy_file_bytes};
 use crate::error::{Error, Result};
 use crate::families::RunPlan;
+use crate::io::config::{Config, SystemSpec};
+use crate::io::npy_stream::{NpyStream, npy_file_bytes};
 use crate::method::step_operators::StepOperators;
 use crate::plan::LinearPhPlan;
 

@@ -1,0 +1,36 @@
+//! The linear port-Hamiltonian wing: ẋ = (J − R) Q x + B u, y = Bᵀ Q x (and mechanical
+//! systems q̇ = P p, ṗ = −K q − D P p + G u in that form) under Gauss and Lobatto
+//! collocation, with its discrete adjoint. Everything the family owns lives here: the model
+//! ([`model`], [`mechanical`], [`chain`]), its `[system]` sections ([`spec`]), the plan
+//! and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
+//! [`collocation_step`], the per-member [`step_operators`] and their pull-back
+//! [`step_pullback`]), the GPU kernels' host side ([`kernel`], [`shape`], WGSL in
+//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the fast SIMD engine ([`fast`]), the
+//! adjoint sweep ([`adjoint`], [`adjoint_twin`], planned by [`gradient_plan`]) and the
+//! member export ([`export`]). Identification and the studies build on its public API.
+
+pub mod adjoint;
+pub mod adjoint_twin;
+pub mod chain;
+pub mod collocation_step;
+pub mod ensemble;
+pub mod export;
+pub mod fast;
+pub mod gradient_plan;
+pub mod kernel;
+pub mod mechanical;
+pub mod model;
+pub mod plan;
+pub mod shape;
+pub mod spec;
+pub mod step_operators;
+pub mod step_pullback;
+pub mod twin;
+
+pub use collocation_step::{CollocationStepper, StepScratch};
+pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};
+pub use gradient_plan::{GradientPlan, OutputData, Parameters, Quadrature, check_scheme};
+pub use mechanical::mechanical_system;
+pub use model::LinearPh;
+pub use plan::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
+pub use step_operators::StepOperators;
