@@ -2,10 +2,10 @@
 //! wing, `src/families/<family>/` with its WGSL in `shaders/<family>/`, holding its model,
 //! `[system]` section, plan, method, kernel, CPU twin and workloads; the engine core
 //! (plan grid/record/stream/budget, kernel ABI/layout/WGSL assembly, executor, backends)
-//! is generic over [`Family`](crate::kernels::Family) and reaches a concrete plan through
+//! is generic over [`Family`] and reaches a concrete plan through
 //! [`RunPlan::visit`].
 //!
-//! Adding a family adds its wing and one line to each list of [`registry!`]: the plan it
+//! Adding a family adds its wing and one line to each list of `registry!` (below): the plan it
 //! runs (a [`RunPlan`] variant) and the `[system]` kinds it reads (a [`SystemSpec`] variant,
 //! whose spec type implements [`SystemKind`]).
 
