@@ -19,6 +19,16 @@ pub struct Evaluation {
     pub gradient: Parameters,
 }
 
+impl Evaluation {
+    /// A rejected trial point of an optimiser: cost +∞ and a zero gradient.
+    fn rejected(plan: &GradientPlan) -> Self {
+        Evaluation {
+            cost: f64::INFINITY,
+            gradient: Parameters::zeros(plan.model.states(), plan.model.inputs_count()),
+        }
+    }
+}
+
 /// The parameters w of a member.
 pub fn parameters(member: &Member) -> Parameters {
     Parameters {
@@ -113,11 +123,7 @@ impl ResultSink for Collector<'_> {
             .map(|(offset, result)| {
                 let index = first + offset;
                 if result.nonfinite_step.is_some() && self.overflow_is_infinite {
-                    let (n, m) = (plan.model.states(), plan.model.inputs_count());
-                    return Ok(Evaluation {
-                        cost: f64::INFINITY,
-                        gradient: Parameters::zeros(n, m),
-                    });
+                    return Ok(Evaluation::rejected(plan));
                 }
                 if let Some(step) = result.nonfinite_step {
                     return Err(Error::Numerical {
@@ -133,13 +139,7 @@ impl ResultSink for Collector<'_> {
                 match refuse_overflowing_regularization(plan, data_cost, &evaluation) {
                     // A trial whose penalty overflows is rejected like one whose
                     // trajectory does.
-                    Err(_) if self.overflow_is_infinite => {
-                        let (n, m) = (plan.model.states(), plan.model.inputs_count());
-                        Ok(Evaluation {
-                            cost: f64::INFINITY,
-                            gradient: Parameters::zeros(n, m),
-                        })
-                    }
+                    Err(_) if self.overflow_is_infinite => Ok(Evaluation::rejected(plan)),
                     refusal => refusal.map(|()| evaluation),
                 }
             })

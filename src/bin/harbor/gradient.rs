@@ -10,6 +10,7 @@ use harbor::io::gradient_output::write_gradient_json;
 use harbor::io::gradient_spec::GradientConfig;
 use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
+use harbor::plan::ProblemEstimate;
 
 use crate::DeviceArgs;
 
@@ -20,12 +21,8 @@ pub fn gradient(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let problem =
-        GradientConfig::load(problem_path, overrides)?.problem_planned(&budget, |estimate| {
-            if estimate.is_large() {
-                eprintln!("plan: {}", estimate.describe());
-            }
-        })?;
+    let problem = GradientConfig::load(problem_path, overrides)?
+        .problem_planned(&budget, print_large_plan)?;
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open_for(plan)?;
@@ -79,4 +76,12 @@ pub fn gradient(
     }
     say!("wrote {}/gradient.json", out.display());
     Ok(())
+}
+
+/// Prints the plan of a gradient or identification problem on stderr when it is large
+/// ([`ProblemEstimate::is_large`]), before its data are built.
+pub fn print_large_plan(estimate: &ProblemEstimate) {
+    if estimate.is_large() {
+        eprintln!("plan: {}", estimate.describe());
+    }
 }

@@ -15,6 +15,7 @@ use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
 
 use crate::DeviceArgs;
+use crate::gradient::print_large_plan;
 
 pub fn identify_command(
     config_path: &Path,
@@ -24,11 +25,7 @@ pub fn identify_command(
 ) -> Result<()> {
     let budget = device.budget()?;
     let config =
-        IdentifyConfig::load(config_path, overrides)?.problem_planned(&budget, |estimate| {
-            if estimate.is_large() {
-                eprintln!("plan: {}", estimate.describe());
-            }
-        })?;
+        IdentifyConfig::load(config_path, overrides)?.problem_planned(&budget, print_large_plan)?;
     let problem = &config.problem;
     let setup = &config.setup;
     let target = OutputTarget::prepare(out)?;
