@@ -5,13 +5,14 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use harbor::backend::Backend;
 use harbor::kernels::CpuPath;
-use harbor::model::{LinearPh, Signal};
-use harbor::plan::{LinearPhPlan, Member};
+use harbor::linear_ph::LinearPh;
+use harbor::linear_ph::{LinearPhMember, LinearPhPlan};
+use harbor::model::Signal;
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
 
 /// A damped chain-like member in canonical form: K tridiagonal, P = I, D = 0.1 I.
-fn member(half: usize) -> Member {
+fn member(half: usize) -> LinearPhMember {
     let n = 2 * half;
     let mut j = DMatrix::zeros(n, n);
     let mut q = DMatrix::zeros(n, n);
@@ -30,7 +31,7 @@ fn member(half: usize) -> Member {
     let mut b = DMatrix::zeros(n, 1);
     b[(n - 1, 0)] = 1.0;
     let x0 = DVector::from_fn(n, |i, _| ((i + 1) as f64).sin());
-    Member {
+    LinearPhMember {
         system: LinearPh::new("bench", j, r, q, b).unwrap(),
         x0,
     }

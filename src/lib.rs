@@ -13,7 +13,7 @@
 //! [`bench`](mod@bench) are applications; the `harbor` binary is the top. [`error`] and
 //! [`compensated`] sit below everything; [`reference`](mod@reference) (independent
 //! high-accuracy solutions) is used by studies and tests, never by the integrators it
-//! checks. [`method`] keeps the linear-PH method's old paths while callers move to the wing.
+//! checks.
 //!
 //! # Example
 //!
@@ -27,7 +27,7 @@
 //! use harbor::kernels::CpuPath;
 //! use harbor::linear_ph::LinearPh;
 //! use harbor::model::Signal;
-//! use harbor::linear_ph::{EnergyTotals, LinearPhPlan, Member};
+//! use harbor::linear_ph::{EnergyTotals, LinearPhPlan, LinearPhMember};
 //! use harbor::tableau::{Scheme, SchemeFamily, Tableau};
 //! use nalgebra::{DMatrix, dmatrix, dvector};
 //!
@@ -45,8 +45,8 @@
 //!     dmatrix![0.0; 1.0],            // B: the force acts on the momentum
 //! )?;
 //! let members = vec![
-//!     Member { system: oscillator.clone(), x0: dvector![1.0, 0.0] },
-//!     Member { system: oscillator, x0: dvector![0.0, -1.0] },
+//!     LinearPhMember { system: oscillator.clone(), x0: dvector![1.0, 0.0] },
+//!     LinearPhMember { system: oscillator, x0: dvector![0.0, -1.0] },
 //! ];
 //! // h = 0.01 up to t = 5 (500 steps) with u(t) = 1, recorded every 10 steps.
 //! let scheme = Scheme::new(SchemeFamily::Gauss, 2)?;
@@ -74,7 +74,6 @@ pub mod families;
 pub mod identify;
 pub mod io;
 pub mod kernels;
-pub mod method;
 pub mod model;
 pub mod plan;
 pub mod reference;

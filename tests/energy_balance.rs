@@ -5,9 +5,9 @@ mod common;
 use harbor::backend::Backend;
 use harbor::kernels::CpuPath;
 use harbor::kernels::Family;
+use harbor::linear_ph::{EnergyTotals, LinearPhMember, LinearPhPlan};
 use harbor::model::Signal;
 use harbor::plan::MemberResult;
-use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
 
@@ -43,7 +43,7 @@ fn gauss_energy_balance_is_exact_on_random_systems() {
                 Scheme::new(SchemeFamily::Gauss, s).unwrap(),
                 h,
                 40.0 * h,
-                vec![Member { system, x0 }],
+                vec![LinearPhMember { system, x0 }],
                 &signals,
                 1,
             )
@@ -81,7 +81,7 @@ fn lobatto_iiia_energy_balance_is_not_exact() {
         Scheme::new(SchemeFamily::LobattoIiia, 3).unwrap(),
         0.1,
         4.0,
-        vec![Member { system, x0 }],
+        vec![LinearPhMember { system, x0 }],
         &signals,
         1,
     )
@@ -196,10 +196,10 @@ fn mechanical_form_equals_its_linear_ph_form() {
 #[test]
 fn ensembles_are_deterministic_across_thread_counts() {
     let mut rng = common::fresh_rng("ensembles_are_deterministic_across_thread_counts");
-    let members: Vec<Member> = (0..37)
+    let members: Vec<LinearPhMember> = (0..37)
         .map(|_| {
             let (system, x0) = common::random_linear_ph(&mut rng, 3, 2, 0.2);
-            Member { system, x0 }
+            LinearPhMember { system, x0 }
         })
         .collect();
     let signals = random_signals(&mut rng, 2);

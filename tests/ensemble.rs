@@ -6,8 +6,8 @@ use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
+use harbor::linear_ph::EnergyTotals;
 use harbor::model::validate::smallest_eigenvalue;
-use harbor::plan::EnergyTotals;
 
 #[test]
 fn members_depend_only_on_seed_and_index() {

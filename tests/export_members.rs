@@ -6,7 +6,7 @@
 mod common;
 
 use harbor::io::Config;
-use harbor::method::StepOperators;
+use harbor::linear_ph::StepOperators;
 use ndarray::{Array2, Array3};
 use ndarray_npy::read_npy;
 

@@ -9,9 +9,10 @@ mod common;
 use harbor::backend::{Backend, cpu};
 use harbor::kernels::CpuPath;
 use harbor::kernels::lanes::SimdLevel;
-use harbor::kernels::linear_ph_fast::FastBlock;
+use harbor::linear_ph::fast::FastBlock;
+use harbor::linear_ph::{LinearPhMember, LinearPhPlan};
 use harbor::model::Signal;
-use harbor::plan::{LinearPhPlan, Member, MemberResult, Recording};
+use harbor::plan::{MemberResult, Recording};
 use harbor::tableau::{Scheme, SchemeFamily};
 
 /// Every level this CPU can run.
@@ -31,7 +32,7 @@ fn levels() -> Vec<SimdLevel> {
 
 /// `plan`'s members integrated by the fast engine at `level`, in blocks of `block`.
 fn fast(plan: &LinearPhPlan, level: SimdLevel, block: usize) -> Vec<MemberResult> {
-    let members: Vec<Member> = (0..plan.ensemble.len())
+    let members: Vec<LinearPhMember> = (0..plan.ensemble.len())
         .map(|i| plan.ensemble.member(i).unwrap())
         .collect();
     members
@@ -102,17 +103,17 @@ fn compare(plan: &LinearPhPlan, reference: &[MemberResult], fast: &[MemberResult
 fn plan(n: usize, inputs: usize, every: usize, recording: Recording) -> LinearPhPlan {
     let mut rng = common::fresh_rng("fast_engine::plan");
     let (system, x0) = common::random_linear_ph(&mut rng, n, inputs, 0.3);
-    let nominal = Member { system, x0 };
-    let spec = harbor::plan::EnsembleSpec {
+    let nominal = LinearPhMember { system, x0 };
+    let spec = harbor::linear_ph::LinearPhEnsembleSpec {
         members: 37,
         seed: 5,
-        j: harbor::plan::ensemble::Draw::Perturb { sigma: 0.05 },
-        r: harbor::plan::ensemble::Draw::Random { scale: 0.05 },
-        q: harbor::plan::ensemble::Draw::Perturb { sigma: 0.05 },
-        b: harbor::plan::ensemble::Draw::Perturb { sigma: 0.05 },
-        x0: harbor::plan::ensemble::Draw::Perturb { sigma: 0.05 },
+        j: harbor::linear_ph::ensemble::Draw::Perturb { sigma: 0.05 },
+        r: harbor::linear_ph::ensemble::Draw::Random { scale: 0.05 },
+        q: harbor::linear_ph::ensemble::Draw::Perturb { sigma: 0.05 },
+        b: harbor::linear_ph::ensemble::Draw::Perturb { sigma: 0.05 },
+        x0: harbor::linear_ph::ensemble::Draw::Perturb { sigma: 0.05 },
     };
-    let ensemble = harbor::plan::DrawnEnsemble::new(nominal, spec, None).unwrap();
+    let ensemble = harbor::linear_ph::DrawnLinearPhEnsemble::new(nominal, spec, None).unwrap();
     let signals: Vec<Signal> = (0..inputs)
         .map(|k| Signal::Harmonic {
             amplitude: 1.0,
@@ -195,10 +196,10 @@ fn the_first_nonfinite_step_is_the_twins() {
     for (recording, every) in [(Recording::default(), 10), (Recording::FINAL_STATE, 1000)] {
         let mut rng = common::fresh_rng("fast_engine::nonfinite");
         let mut blown_up = 0;
-        let members: Vec<Member> = (0..30)
+        let members: Vec<LinearPhMember> = (0..30)
             .map(|k| {
                 let (system, x0) = common::random_linear_ph(&mut rng, 2 + k % 3, 1, 0.1);
-                Member { system, x0 }
+                LinearPhMember { system, x0 }
             })
             .collect();
         let signals = [Signal::Pulse {
@@ -208,7 +209,7 @@ fn the_first_nonfinite_step_is_the_twins() {
         }];
         // Members of different sizes cannot share a plan: one plan per size.
         for n in 2..=4 {
-            let same: Vec<Member> = members
+            let same: Vec<LinearPhMember> = members
                 .iter()
                 .filter(|m| m.system.states() == n)
                 .cloned()

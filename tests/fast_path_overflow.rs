@@ -8,7 +8,7 @@ mod common;
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
 use harbor::kernels::CpuPath;
-use harbor::plan::LinearPhPlan;
+use harbor::linear_ph::LinearPhPlan;
 use harbor::results::Results;
 
 /// The damped oscillator with B = [[0], [−1e308]] and a zero input: Y's input block is of

@@ -7,8 +7,9 @@ use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
-use harbor::model::{Signal, mechanical_system};
-use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
+use harbor::linear_ph::mechanical_system;
+use harbor::linear_ph::{EnergyTotals, LinearPhMember, LinearPhPlan};
+use harbor::model::Signal;
 use harbor::results::Results;
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
@@ -147,7 +148,7 @@ fn random_gauss_plan(
     record_every: usize,
 ) -> LinearPhPlan {
     let inputs = rng.random_range(0..=2);
-    let members: Vec<Member> = (0..members)
+    let members: Vec<LinearPhMember> = (0..members)
         .map(|_| {
             let (system, x0) = common::random_linear_ph(
                 &mut rand_chacha::ChaCha8Rng::from_rng(&mut *rng),
@@ -155,7 +156,7 @@ fn random_gauss_plan(
                 inputs,
                 0.3,
             );
-            Member { system, x0 }
+            LinearPhMember { system, x0 }
         })
         .collect();
     let signals: Vec<Signal> = (0..inputs)
@@ -211,7 +212,7 @@ fn random_lobatto_pair_ensembles_match_in_f64() {
     let mut rng = common::fresh_rng("random_lobatto_pair_ensembles_match_in_f64");
     for stages in 2..=4 {
         for half in [1, 3] {
-            let members: Vec<Member> = (0..29)
+            let members: Vec<LinearPhMember> = (0..29)
                 .map(|_| {
                     let k = DMatrix::from_fn(half, half, |_, _| rng.random_range(-1.0..1.0));
                     let k = k.transpose() * &k / half as f64 + DMatrix::identity(half, half);
@@ -221,7 +222,7 @@ fn random_lobatto_pair_ensembles_match_in_f64() {
                     let system =
                         mechanical_system("m", k, DMatrix::identity(half, half) * 0.8, d, g)
                             .unwrap();
-                    Member {
+                    LinearPhMember {
                         system,
                         x0: DVector::from_fn(2 * half, |_, _| rng.random_range(-1.0..1.0)),
                     }
@@ -300,7 +301,7 @@ fn too_large_state_size_is_a_clear_error() {
             Scheme::new(SchemeFamily::Gauss, 1).unwrap(),
             0.1,
             1.0,
-            vec![Member { system, x0 }],
+            vec![LinearPhMember { system, x0 }],
             &[Signal::Zero],
             1,
         )
@@ -335,10 +336,10 @@ fn too_large_state_size_is_a_clear_error() {
 /// forced onto it, against the CPU reference in f64.
 #[test]
 fn cooperative_kernel_matches_in_f64() {
-    use harbor::model::chain::{chain_initial_state, mass_spring_damper_chain};
+    use harbor::linear_ph::chain::{chain_initial_state, mass_spring_damper_chain};
     for (family, stages) in [(SchemeFamily::Gauss, 2), (SchemeFamily::LobattoPair, 3)] {
-        let members: Vec<Member> = (0..3)
-            .map(|k| Member {
+        let members: Vec<LinearPhMember> = (0..3)
+            .map(|k| LinearPhMember {
                 system: mass_spring_damper_chain(50, 1.0 + 0.1 * k as f64, 0.05).unwrap(),
                 x0: chain_initial_state(50),
             })
@@ -377,7 +378,7 @@ fn cooperative_kernel_matches_in_f64() {
         Scheme::new(SchemeFamily::Gauss, 3).unwrap(),
         0.05,
         1.0,
-        vec![Member { system, x0 }],
+        vec![LinearPhMember { system, x0 }],
         &signals,
         5,
     )
@@ -394,7 +395,7 @@ fn cooperative_kernel_matches_in_f64() {
 /// steps of the 100-state chain on the cooperative kernel, against the CPU reference.
 #[test]
 fn long_runs_are_not_truncated() {
-    use harbor::model::chain::{chain_initial_state, mass_spring_damper_chain};
+    use harbor::linear_ph::chain::{chain_initial_state, mass_spring_damper_chain};
     let cfg = common::example(
         "oscillator_damped.toml",
         &["scheme.t_end=1000.0", "output.every=10000"],
@@ -406,7 +407,7 @@ fn long_runs_are_not_truncated() {
         &gpu(&plan, Precision::F64),
         1e-11,
     );
-    let members = vec![Member {
+    let members = vec![LinearPhMember {
         system: mass_spring_damper_chain(50, 1.0, 0.05).unwrap(),
         x0: chain_initial_state(50),
     }];

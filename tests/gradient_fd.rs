@@ -10,11 +10,10 @@ mod common;
 use harbor::backend::Backend;
 use harbor::identify::{Evaluation, evaluate, simulate_outputs};
 use harbor::kernels::CpuPath;
-use harbor::model::{LinearPh, Signal};
-use harbor::plan::{
-    GradientPlan, LinearPhPlan, Member, MemoryBudget, Parameters, Parts, QDistance, Quadrature,
-    Regularization,
-};
+use harbor::linear_ph::LinearPh;
+use harbor::linear_ph::{GradientPlan, LinearPhMember, LinearPhPlan, Parameters, Quadrature};
+use harbor::model::Signal;
+use harbor::plan::{MemoryBudget, Parts, QDistance, Regularization};
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
@@ -54,11 +53,11 @@ struct Problem {
     q_distance: QDistance,
 }
 
-fn member(system: LinearPh, x0: DVector<f64>) -> Member {
-    Member { system, x0 }
+fn member(system: LinearPh, x0: DVector<f64>) -> LinearPhMember {
+    LinearPhMember { system, x0 }
 }
 
-fn moved(w: &Member, d: &Parameters, t: f64) -> Member {
+fn moved(w: &LinearPhMember, d: &Parameters, t: f64) -> LinearPhMember {
     let s = &w.system;
     member(
         LinearPh::new(
@@ -106,13 +105,13 @@ struct Setup {
     h: f64,
     t_end: f64,
     signals: Vec<Signal>,
-    data: harbor::plan::OutputData,
+    data: harbor::linear_ph::OutputData,
     quadrature: Quadrature,
     regularization: Regularization,
 }
 
 impl Setup {
-    fn evaluate(&self, candidate: &Member) -> Evaluation {
+    fn evaluate(&self, candidate: &LinearPhMember) -> Evaluation {
         let model = LinearPhPlan::new(
             self.scheme.clone(),
             self.h,

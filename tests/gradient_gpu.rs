@@ -9,11 +9,12 @@ use harbor::backend::gpu::{GpuRunOptions, Precision, run_into};
 use harbor::identify::gradient::finish;
 use harbor::identify::{Evaluation, simulate_outputs};
 use harbor::kernels::{CpuPath, Family};
-use harbor::model::Signal;
-use harbor::plan::{
-    Draw, DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, Member, MemberResult,
-    Quadrature, Regularization,
+use harbor::linear_ph::{
+    Draw, DrawnLinearPhEnsemble, GradientPlan, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan,
+    Quadrature,
 };
+use harbor::model::Signal;
+use harbor::plan::{MemberResult, Regularization};
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
 
@@ -41,8 +42,8 @@ fn plan(
     let scheme = Scheme::new(SchemeFamily::Gauss, stages).unwrap();
     let h = 1.0 / steps as f64;
     let (system, x0) = common::random_linear_ph(rng, n, m, 1.0);
-    let nominal = Member { system, x0 };
-    let spec = EnsembleSpec {
+    let nominal = LinearPhMember { system, x0 };
+    let spec = LinearPhEnsembleSpec {
         members,
         seed: rng.random(),
         j: Draw::Perturb { sigma: 0.2 },
@@ -51,12 +52,12 @@ fn plan(
         b: Draw::Perturb { sigma: 0.2 },
         x0: Draw::Perturb { sigma: 0.2 },
     };
-    let ensemble = DrawnEnsemble::new(nominal, spec, None).unwrap();
+    let ensemble = DrawnLinearPhEnsemble::new(nominal, spec, None).unwrap();
     let model = LinearPhPlan::new(scheme, h, 1.0, ensemble, &signals(m), steps).unwrap();
     let (reference, x_ref) = common::random_linear_ph(rng, n, m, 1.0);
     let data = simulate_outputs(
         &model,
-        &Member {
+        &LinearPhMember {
             system: reference,
             x0: x_ref,
         },

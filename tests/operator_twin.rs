@@ -5,8 +5,9 @@ mod common;
 
 use harbor::backend::Backend;
 use harbor::kernels::CpuPath;
-use harbor::model::{Signal, mechanical_system};
-use harbor::plan::{EnergyTotals, LinearPhPlan, Member};
+use harbor::linear_ph::mechanical_system;
+use harbor::linear_ph::{EnergyTotals, LinearPhMember, LinearPhPlan};
+use harbor::model::Signal;
 use harbor::tableau::{Scheme, SchemeFamily};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
@@ -78,10 +79,10 @@ fn compare(plan: &LinearPhPlan, tolerance: f64) {
 fn twin_matches_reference_for_gauss() {
     let mut rng = common::fresh_rng("twin_matches_reference_for_gauss");
     for s in 1..=4 {
-        let members: Vec<Member> = (0..6)
+        let members: Vec<LinearPhMember> = (0..6)
             .map(|k| {
                 let (system, x0) = common::random_linear_ph(&mut rng, 1 + 2 * k, 2, 0.3);
-                Member { system, x0 }
+                LinearPhMember { system, x0 }
             })
             .collect();
         for member in members {
@@ -135,7 +136,7 @@ fn twin_matches_reference_for_the_lobatto_pair() {
                 Scheme::new(SchemeFamily::LobattoPair, s).unwrap(),
                 0.05,
                 5.0,
-                vec![Member { system, x0 }],
+                vec![LinearPhMember { system, x0 }],
                 &signals,
                 9,
             )

@@ -8,10 +8,11 @@ use crate::families::RunPlan;
 use crate::families::contact::contact_chain_plan;
 use crate::io::Config;
 use crate::kernels::Family;
+use crate::linear_ph::chain::{chain_initial_state, mass_spring_damper_chain};
+use crate::linear_ph::ensemble::Draw;
+use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan};
 use crate::model::Signal;
-use crate::model::chain::{chain_initial_state, mass_spring_damper_chain};
-use crate::plan::ensemble::Draw;
-use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording};
+use crate::plan::Recording;
 use crate::tableau::{Scheme, SchemeFamily};
 
 /// The plan of a benchmark case: `members` chains of n = `states` (even) states, recording
@@ -23,11 +24,11 @@ pub fn chain_plan(
     recording: Recording,
 ) -> Result<LinearPhPlan> {
     let half = (states / 2).max(1);
-    let nominal = Member {
+    let nominal = LinearPhMember {
         system: mass_spring_damper_chain(half, 1.0, 0.05)?,
         x0: chain_initial_state(half),
     };
-    let spec = EnsembleSpec {
+    let spec = LinearPhEnsembleSpec {
         members,
         seed: 1,
         j: Draw::Fixed,
@@ -36,7 +37,7 @@ pub fn chain_plan(
         b: Draw::Fixed,
         x0: Draw::Perturb { sigma: 0.1 },
     };
-    let ensemble = DrawnEnsemble::new(nominal, spec, None)?;
+    let ensemble = DrawnLinearPhEnsemble::new(nominal, spec, None)?;
     let signals = [Signal::Harmonic {
         amplitude: 1.0,
         omega: 1.0,

@@ -299,7 +299,8 @@ mod tests {
     use nalgebra::{DMatrix, DVector};
 
     use super::*;
-    use crate::plan::{Parameters, Parts};
+    use crate::linear_ph::Parameters;
+    use crate::plan::Parts;
 
     /// 𝒥(B) = ½ Σ_i d_i (b_i − c_i)² over the 10 entries of a 5×2 B, curvatures d_i spread
     /// over four decades (condition number 10⁴).

@@ -7,8 +7,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
 use crate::error::{Error, Result};
-use crate::method::StepOperators;
-use crate::plan::{LinearPhPlan, Member, OutputData, Recording};
+use crate::linear_ph::StepOperators;
+use crate::linear_ph::{LinearPhMember, LinearPhPlan, OutputData};
+use crate::plan::Recording;
 
 /// Gaussian output noise: d_k = y_k + σ ξ_k, ξ from a ChaCha8 stream seeded by `seed`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,7 +21,7 @@ pub struct Noise {
 /// The outputs of `reference` under `model`'s scheme, grid and inputs, with `noise`.
 pub fn simulate_outputs(
     model: &LinearPhPlan,
-    reference: &Member,
+    reference: &LinearPhMember,
     noise: Option<Noise>,
 ) -> Result<OutputData> {
     let ops = StepOperators::recording(model, reference, Recording::FINAL_STATE)?;

@@ -9,8 +9,9 @@ use super::regularization::regularize;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
-use crate::method::step_pullback::{OperatorCotangents, system_gradient};
-use crate::plan::{GradientPlan, Member, MemberResult, MemoryBudget, Parameters, ResultSink};
+use crate::linear_ph::step_pullback::{OperatorCotangents, system_gradient};
+use crate::linear_ph::{GradientPlan, LinearPhMember, Parameters};
+use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 
 /// The cost of one candidate and its gradient, each part in its structure.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +31,7 @@ impl Evaluation {
 }
 
 /// The parameters w of a member.
-pub fn parameters(member: &Member) -> Parameters {
+pub fn parameters(member: &LinearPhMember) -> Parameters {
     Parameters {
         j: member.system.j.clone(),
         r: member.system.r.clone(),
@@ -41,8 +42,8 @@ pub fn parameters(member: &Member) -> Parameters {
 }
 
 /// Cost and gradient of a candidate from its raw sweep result
-/// ([cost, λ_0, Ḡ_Δ, Ḡ_C], `plan::gradient::raw_width`).
-pub fn finish(plan: &GradientPlan, member: &Member, raw: &[f64]) -> Result<Evaluation> {
+/// ([cost, λ_0, Ḡ_Δ, Ḡ_C], `linear_ph::gradient_plan::raw_width`).
+pub fn finish(plan: &GradientPlan, member: &LinearPhMember, raw: &[f64]) -> Result<Evaluation> {
     let (n, m, s) = (
         plan.model.states(),
         plan.model.inputs_count(),

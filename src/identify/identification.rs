@@ -9,7 +9,8 @@ use super::manifold::{Geometry, Point};
 use super::monte_carlo::{Best, MonteCarlo};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::plan::{GradientPlan, MemoryBudget, Parts};
+use crate::linear_ph::GradientPlan;
+use crate::plan::{MemoryBudget, Parts};
 
 /// Candidates per Monte-Carlo batch at most (the batch's gradients are held in memory).
 pub const MONTE_CARLO_BATCH: usize = 4096;

@@ -26,8 +26,9 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::error::{Error, Result};
-use crate::model::LinearPh;
-use crate::plan::{Member, Parameters, Parts};
+use crate::linear_ph::LinearPh;
+use crate::linear_ph::{LinearPhMember, Parameters};
+use crate::plan::Parts;
 
 /// A point of the manifold: the model w with the factor L of R and Q⁻¹ kept at hand.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,8 +147,8 @@ impl Point {
     }
 
     /// The candidate model of this point, to evaluate.
-    pub fn member(&self) -> Member {
-        Member {
+    pub fn member(&self) -> LinearPhMember {
+        LinearPhMember {
             system: LinearPh {
                 j: self.j.clone(),
                 r: self.r.clone(),

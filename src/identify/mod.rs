@@ -9,7 +9,7 @@
 //!
 //! The seed derives the continuous adjoint and discretises it separately, so its gradient
 //! matches finite differences to about 1e-2. Here the cost is the discrete one
-//! (`plan::gradient`: 𝒥 = ½ Σ_k ω_k |C x_k − d_k|² + (λ/2) ‖w − w_ref‖², C = Bᵀ Q) of the
+//! (`linear_ph::gradient_plan`: 𝒥 = ½ Σ_k ω_k |C x_k − d_k|² + (λ/2) ‖w − w_ref‖², C = Bᵀ Q) of the
 //! discrete trajectory x_{k+1} = x_k + Δ(w) [x_k; U_k], and its gradient is exact up to
 //! rounding. With r_k = C x_k − d_k:
 //!
@@ -20,7 +20,7 @@
 //!
 //! (d𝒥 = Σ_k ω_k r_kᵀ (dC x_k + C dx_k) with dx_{k+1} = dx_k + Δ_x dx_k + dΔ [x_k; U_k];
 //! the λ_k collect the sensitivities of all later residuals to x_k.) The kernels compute
-//! the cost, λ_0, Ḡ_Δ and Ḡ_C per candidate (`kernels::adjoint`); the host pulls Ḡ_Δ and
+//! the cost, λ_0, Ḡ_Δ and Ḡ_C per candidate (`linear_ph::adjoint`); the host pulls Ḡ_Δ and
 //! Ḡ_C back through the stage solve to (J, R, Q, B) (`method::step_pullback`) and adds the
 //! regularisation's λ (w − w_ref), for Q optionally that of the log distance
 //! ([`regularization`]). Every gradient lies in the tangent space of the

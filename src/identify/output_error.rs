@@ -3,7 +3,7 @@
 //! quadrature weights ω_k, and ‖e‖_∞ = max_k max_c |e_{k,c}|, over outputs sampled at
 //! t_k = k h, k = 0…N.
 
-use crate::plan::{OutputData, Quadrature};
+use crate::linear_ph::{OutputData, Quadrature};
 
 /// The L2 and max norms of y − d, and ‖y − d‖_∞ / ‖d‖_∞.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,14 +4,19 @@
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use super::gradient::Evaluation;
-use crate::method::step_pullback::{skew_part, symmetric_part};
-use crate::plan::{Member, QDistance, Regularization};
+use crate::linear_ph::LinearPhMember;
+use crate::linear_ph::step_pullback::{skew_part, symmetric_part};
+use crate::plan::{QDistance, Regularization};
 
 /// Adds (λ/2) Σ_parts d² to the cost and its gradient to each penalised part's gradient.
 /// For the Frobenius distance that is (λ/2) ‖w − w_ref‖² and λ (w − w_ref), projected onto
 /// the part's structure (skew for J, symmetric for R and Q); for Q under
 /// [`QDistance::Log`] see [`log_distance_penalty`].
-pub fn regularize(regularization: &Regularization, member: &Member, evaluation: &mut Evaluation) {
+pub fn regularize(
+    regularization: &Regularization,
+    member: &LinearPhMember,
+    evaluation: &mut Evaluation,
+) {
     let Regularization {
         weight,
         reference,

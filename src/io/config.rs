@@ -28,14 +28,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::linear_ph_spec::{build_linear_ph_member, build_mechanical_member};
 use super::overrides::{apply_override, parse_override};
 pub use super::study_spec::{SchemeChoice, StudySpec};
 use crate::error::{Error, Result};
 use crate::families::RunPlan;
 pub use crate::families::SystemSpec;
+use crate::linear_ph::spec::{build_linear_ph_member, build_mechanical_member};
+use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan};
 use crate::model::{Signal, SignalSpec};
-use crate::plan::{DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, Recording};
+use crate::plan::Recording;
 use crate::tableau::{Scheme, SchemeFamily};
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
@@ -71,7 +72,7 @@ pub struct Config {
     pub scheme: SchemeSpec,
     pub output: OutputSpec,
     /// Many members drawn around `[system]`; absent means the one system. Its keys depend
-    /// on the family (see [`EnsembleSpec`] and the other families' ensemble specs).
+    /// on the family (see [`LinearPhEnsembleSpec`] and the other families' ensemble specs).
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     pub study: StudySpec,
@@ -224,7 +225,7 @@ impl Config {
     }
 
     /// The linear-PH system and initial state described by `[system]`.
-    pub fn member(&self) -> Result<Member> {
+    pub fn member(&self) -> Result<LinearPhMember> {
         build_member("system", &self.system)
     }
 
@@ -269,13 +270,13 @@ impl Config {
     pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<LinearPhPlan> {
         let scheme = Scheme::new(family, stages)?;
         let nominal = self.member()?;
-        if let Some(spec) = self.ensemble_spec::<EnsembleSpec>()? {
+        if let Some(spec) = self.ensemble_spec::<LinearPhEnsembleSpec>()? {
             let split = if scheme.is_partitioned() {
                 Some(nominal.system.canonical_split("system")?)
             } else {
                 None
             };
-            let drawn = DrawnEnsemble::new(nominal, spec, split)?;
+            let drawn = DrawnLinearPhEnsemble::new(nominal, spec, split)?;
             return LinearPhPlan::new(
                 scheme,
                 h,
@@ -363,7 +364,7 @@ pub(crate) fn deserialize_section<T: serde::de::DeserializeOwned>(
 }
 
 /// Validates a linear-PH or mechanical system spec into a member (system + initial state).
-pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<Member> {
+pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<LinearPhMember> {
     match spec {
         SystemSpec::LinearPh(spec) => build_linear_ph_member(prefix, spec),
         SystemSpec::Mechanical(spec) => build_mechanical_member(prefix, spec),

@@ -15,8 +15,9 @@ use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
 use crate::error::Result;
+use crate::linear_ph::{Parameters, Quadrature};
 use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
-use crate::plan::{Parameters, Parts, QDistance, Quadrature, Regularization};
+use crate::plan::{Parts, QDistance, Regularization};
 
 type Rows = Vec<Vec<f64>>;
 

@@ -54,11 +54,9 @@ use super::config::SchemeSpec;
 use super::cost_spec::CostSpec;
 use super::problem_spec::{DataSpec, SpecContext};
 use crate::error::{Error, Result};
+use crate::linear_ph::{DrawnLinearPhEnsemble, GradientPlan, LinearPhEnsembleSpec, LinearPhPlan};
 use crate::model::SignalSpec;
-use crate::plan::{
-    DrawnEnsemble, EnsembleSpec, GradientPlan, LinearPhPlan, MemoryBudget, ProblemEstimate,
-    ProblemSizes, Setting, step_count,
-};
+use crate::plan::{MemoryBudget, ProblemEstimate, ProblemSizes, Setting, step_count};
 
 /// The whole file as read.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -79,7 +77,7 @@ pub(crate) struct GradientFile {
     candidate: toml::Table,
     /// A batch of candidates drawn around `[candidate]`, keys as a linear-ph `[ensemble]`.
     #[serde(default)]
-    candidates: Option<EnsembleSpec>,
+    candidates: Option<LinearPhEnsembleSpec>,
     /// Options of the adjoint computation.
     #[serde(default)]
     gradient: GradientOptions,
@@ -162,7 +160,7 @@ impl GradientConfig {
                 scheme,
                 h,
                 t_end,
-                DrawnEnsemble::new(nominal, spec, None)
+                DrawnLinearPhEnsemble::new(nominal, spec, None)
                     .map_err(|e| rename(e, "ensemble", "candidates"))?,
                 &signals,
                 usize::MAX,

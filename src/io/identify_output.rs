@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 use super::plot::{Marker, Panel, Series, panels_svg};
 use crate::error::{Error, Result};
 use crate::identify::{Outcome, OutputError};
-use crate::plan::{OutputData, Parts};
+use crate::linear_ph::OutputData;
+use crate::plan::Parts;
 
 /// Outputs on one input set: the data and the fitted model's outputs (and, for training,
 /// the best start's outputs before the descent).

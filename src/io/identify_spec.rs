@@ -53,13 +53,13 @@ use super::problem_spec::{DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::identification::MONTE_CARLO_BATCH;
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
+use crate::linear_ph::{GradientPlan, LinearPhMember, LinearPhPlan, OutputData};
 use crate::model::SignalSpec;
 use crate::model::validate::{
     check_pd, check_psd, check_skew, matrix_from_rows, vector_from_slice,
 };
 use crate::plan::{
-    DescentSizes, GradientPlan, LinearPhPlan, Member, MemoryBudget, OutputData, Parts,
-    ProblemEstimate, ProblemSizes, Setting, step_count,
+    DescentSizes, MemoryBudget, Parts, ProblemEstimate, ProblemSizes, Setting, step_count,
 };
 
 type Rows = Vec<Vec<f64>>;
@@ -147,7 +147,7 @@ pub struct IdentifyProblem {
     pub setup: Setup,
     pub cross_validation: Option<CrossValidation>,
     /// The model the data were simulated from, when they were.
-    pub reference: Option<Member>,
+    pub reference: Option<LinearPhMember>,
 }
 
 /// An identification config as read.
@@ -283,7 +283,7 @@ impl IdentifyConfig {
         &self,
         scheme: &crate::tableau::Scheme,
         template: &Point,
-        reference: Option<&Member>,
+        reference: Option<&LinearPhMember>,
     ) -> Result<Option<CrossValidation>> {
         let file = &self.file;
         if file.test_input.is_empty() {

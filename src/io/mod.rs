@@ -21,8 +21,4 @@ pub mod statistics;
 pub mod study_spec;
 
 pub use crate::families::{FamilyVisitor, RunPlan, SystemSpec};
-// The linear-PH config sections and member export live in their wing; these paths
-// re-export them until every caller names the wing.
-pub use crate::families::linear_ph::{export as member_export, spec as linear_ph_spec};
-
 pub use config::Config;

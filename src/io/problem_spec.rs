@@ -15,18 +15,20 @@ use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
 use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
-use super::linear_ph_spec::{LinearPhSpec, build_linear_ph_member};
 use super::resources::available_memory;
 use crate::bounded_read::{DATA_FILE_CAP, read_capped, read_config_text};
 use crate::error::{Error, Result};
 use crate::identify::{Noise, simulate_outputs};
-use crate::model::chain::msd_benchmark_chain;
-use crate::model::{LinearPh, Signal, SignalSpec};
-use crate::plan::gradient_resources::work_limit_from_env;
-use crate::plan::{
-    Draw, DrawnEnsemble, EnsembleSpec, LinearPhPlan, Member, MemoryBudget, OutputData,
-    ProblemEstimate, ProblemSizes, Setting, check_scheme,
+use crate::linear_ph::LinearPh;
+use crate::linear_ph::chain::msd_benchmark_chain;
+use crate::linear_ph::spec::{LinearPhSpec, build_linear_ph_member};
+use crate::linear_ph::{
+    Draw, DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan, OutputData,
+    check_scheme,
 };
+use crate::model::{Signal, SignalSpec};
+use crate::plan::gradient_resources::work_limit_from_env;
+use crate::plan::{MemoryBudget, ProblemEstimate, ProblemSizes, Setting};
 use crate::tableau::Scheme;
 
 /// `[data]`.
@@ -101,7 +103,7 @@ fn one() -> f64 {
 }
 
 /// `kind = "msd-chain"`: the benchmark collection's single mass–spring–damper chain
-/// (`model::chain::msd_benchmark_chain`), at rest.
+/// (`linear_ph::chain::msd_benchmark_chain`), at rest.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MsdChainSpec {
@@ -115,7 +117,7 @@ pub(crate) struct MsdChainSpec {
     damping: f64,
 }
 
-fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<Member> {
+fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<LinearPhMember> {
     if spec.cells < 2 {
         return Err(Error::invalid(
             format!("{prefix}.cells"),
@@ -139,7 +141,7 @@ fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<Member> {
     }
     let system = msd_benchmark_chain(spec.cells, spec.mass, spec.stiffness, spec.damping)?;
     let n = system.states();
-    Ok(Member {
+    Ok(LinearPhMember {
         system,
         x0: DVector::zeros(n),
     })
@@ -202,7 +204,12 @@ impl SpecContext {
     }
 
     /// A model table: `kind = "linear-ph"` (the default) or `kind = "random"`.
-    pub(crate) fn model(&self, prefix: &str, table: &toml::Table, inputs: usize) -> Result<Member> {
+    pub(crate) fn model(
+        &self,
+        prefix: &str,
+        table: &toml::Table,
+        inputs: usize,
+    ) -> Result<LinearPhMember> {
         let mut table = table.clone();
         let kind = match table.remove("kind") {
             None => "linear-ph".to_string(),
@@ -316,7 +323,7 @@ impl SpecContext {
 }
 
 /// A random model with n = `spec.states` and m = `inputs` (module docs).
-fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<Member> {
+fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<LinearPhMember> {
     let n = spec.states;
     if n == 0 {
         return Err(Error::invalid(
@@ -330,7 +337,7 @@ fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<M
             format!("must be a finite number > 0, got {}", spec.scale),
         ));
     }
-    let nominal = Member {
+    let nominal = LinearPhMember {
         system: LinearPh::new(
             prefix,
             DMatrix::zeros(n, n),
@@ -341,7 +348,7 @@ fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<M
         x0: DVector::zeros(n),
     };
     let random = Draw::Random { scale: spec.scale };
-    let draws = EnsembleSpec {
+    let draws = LinearPhEnsembleSpec {
         members: 1,
         seed: spec.seed,
         j: random,
@@ -350,7 +357,7 @@ fn random_model(prefix: &str, spec: &RandomModelSpec, inputs: usize) -> Result<M
         b: random,
         x0: random,
     };
-    DrawnEnsemble::new(nominal, draws, None)?.draw(0)
+    DrawnLinearPhEnsemble::new(nominal, draws, None)?.draw(0)
 }
 
 /// Adds seeded Gaussian noise to read data.

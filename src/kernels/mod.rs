@@ -10,13 +10,6 @@ pub mod math;
 pub mod precision;
 pub mod wgsl;
 
-// The linear-PH kernels live in their wing (`crate::families::linear_ph`); these paths
-// re-export them until every caller names the wing.
-pub use crate::families::linear_ph::{
-    adjoint, adjoint_twin, fast as linear_ph_fast, kernel as linear_ph, shape as linear_ph_shape,
-    twin as linear_ph_twin,
-};
-
 pub use family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
 pub use layout::{Field, Layout, MemberView};
 pub use precision::Precision;

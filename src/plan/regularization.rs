@@ -1,9 +1,9 @@
 //! The regularisation term of a gradient problem's cost: (λ/2) Σ over the penalised parts
 //! of the squared distance of each part from its reference value.
 
-use super::gradient::Parameters;
 use super::parts::Parts;
 use crate::error::{Error, Result};
+use crate::linear_ph::Parameters;
 use crate::model::validate::{STRUCTURE_TOLERANCE, smallest_eigenvalue};
 
 /// How the distance of Q from Q_ref is measured.

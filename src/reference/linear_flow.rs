@@ -24,7 +24,8 @@ use std::f64::consts::PI;
 use nalgebra::{DMatrix, DVector};
 
 use crate::compensated::CompensatedSum;
-use crate::model::{LinearPh, Signal};
+use crate::linear_ph::LinearPh;
+use crate::model::Signal;
 use crate::tableau::polynomial::UnitQuadrature;
 
 /// Gauss nodes per piece; each node with a non-zero input costs one n×n matrix exponential.

@@ -13,7 +13,8 @@ use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
-use crate::plan::{EnergyTotals, LinearPhPlan, MemberResult};
+use crate::linear_ph::{EnergyTotals, LinearPhPlan};
+use crate::plan::MemberResult;
 use crate::results::Results;
 
 /// One (precision, N) measurement.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use harbor::io::Config;
-use harbor::model::LinearPh;
+use harbor::linear_ph::LinearPh;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -145,7 +145,7 @@ pub fn chunking(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::linear_ph_shape::LinearPhShape;
+    use crate::linear_ph::shape::LinearPhShape;
 
     fn limits(binding_bytes: u64) -> ChunkLimits {
         ChunkLimits {

@@ -1,12 +1,12 @@
 //! `harbor export-members`: a linear-PH plan's members, stage inputs and step operators as
-//! NPY files, for programs outside harbor (see `harbor::io::member_export`).
+//! NPY files, for programs outside harbor (see `harbor::linear_ph::export`).
 
 use std::path::Path;
 
 use harbor::Result;
 use harbor::io::Config;
-use harbor::io::member_export::{EXPORT_FILES, check_export_size, export_plan, write_members};
 use harbor::io::output_target::OutputTarget;
+use harbor::linear_ph::export::{EXPORT_FILES, check_export_size, export_plan, write_members};
 
 pub fn export_members(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
     let config = Config::load(config_path, overrides)?;

@@ -1,8 +1,8 @@
 //! The discrete-adjoint family: for every candidate of a [`GradientPlan`], the forward sweep
 //! (cost, checkpoints) and the backward sweep (λ_k, the cotangents Ḡ_Δ and Ḡ_C) of
 //! `shaders/linear_ph/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
-//! `kernels::adjoint_twin`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
-//! (`plan::gradient::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
+//! `linear_ph::adjoint_twin`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
+//! (`linear_ph::gradient_plan::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
 //!
 //! Memory per member: the state x, λ, Ḡ_Δ (n·p), Ḡ_C (m·n), ⌈N / S⌉ checkpoints and one
 //! segment of S states; S = 1 keeps every state (nothing is recomputed), S = ⌈√N⌉ keeps
@@ -16,10 +16,9 @@ use crate::error::{Error, Result};
 use crate::kernels::family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::wgsl::WORKGROUP_SIZE;
-use crate::method::StepOperators;
-use crate::plan::{
-    GradientPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
-};
+use crate::linear_ph::StepOperators;
+use crate::linear_ph::{GradientPlan, LinearPhMember};
+use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 /// The kernel.
 pub const ADJOINT_SWEEP: &str = include_str!("../../../shaders/linear_ph/adjoint_sweep.wgsl");
@@ -63,7 +62,7 @@ impl GradientPlan {
     }
 
     /// Δ (n × p) and C = Bᵀ Q (m × n) of a candidate, row-major.
-    pub fn operators(&self, member: &Member) -> Result<(Vec<f64>, Vec<f64>)> {
+    pub fn operators(&self, member: &LinearPhMember) -> Result<(Vec<f64>, Vec<f64>)> {
         let ops = StepOperators::recording(&self.model, member, Recording::FINAL_STATE)?;
         let c = member.system.b.transpose() * &member.system.q;
         let (m, n) = c.shape();
@@ -142,7 +141,7 @@ pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
 }
 
 impl Family for GradientPlan {
-    type Member = Member;
+    type Member = LinearPhMember;
 
     fn name(&self) -> &'static str {
         "gradient"
@@ -160,7 +159,7 @@ impl Family for GradientPlan {
         self.model.ensemble.len()
     }
 
-    fn member(&self, index: usize) -> Result<Member> {
+    fn member(&self, index: usize) -> Result<LinearPhMember> {
         self.model.ensemble.member(index)
     }
 
@@ -181,11 +180,11 @@ impl Family for GradientPlan {
         map
     }
 
-    fn record_start(&self, _member: &Member, _out: &mut MemberResult) {}
+    fn record_start(&self, _member: &LinearPhMember, _out: &mut MemberResult) {}
 
     /// Every CPU path runs the twin (the sweeps are the method; there is no separate
     /// reference integrator).
-    fn integrate(&self, member: &Member, _path: CpuPath) -> Result<MemberResult> {
+    fn integrate(&self, member: &LinearPhMember, _path: CpuPath) -> Result<MemberResult> {
         let (delta, output) = self.operators(member)?;
         let ops = SweepOperators {
             delta: &delta,
@@ -205,13 +204,13 @@ impl Family for GradientPlan {
         })
     }
 
-    type FastBlock = Vec<Member>;
+    type FastBlock = Vec<LinearPhMember>;
 
-    fn prepare_fast(&self, members: Vec<Member>) -> Result<Vec<Member>> {
+    fn prepare_fast(&self, members: Vec<LinearPhMember>) -> Result<Vec<LinearPhMember>> {
         Ok(members)
     }
 
-    fn run_fast(&self, block: Vec<Member>) -> Result<Vec<MemberResult>> {
+    fn run_fast(&self, block: Vec<LinearPhMember>) -> Result<Vec<MemberResult>> {
         block
             .iter()
             .map(|member| self.integrate(member, CpuPath::Twin))
@@ -222,7 +221,7 @@ impl Family for GradientPlan {
         self.kernel()
     }
 
-    fn kernel_chunk(&self, members: &[Member]) -> Result<KernelChunk> {
+    fn kernel_chunk(&self, members: &[LinearPhMember]) -> Result<KernelChunk> {
         let kernel = self.kernel()?;
         // The first error in member order, whatever the thread count.
         let operators: Vec<Result<(Vec<f64>, Vec<f64>)>> =

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! so that λ_0 = ∂𝒥/∂x0, Ḡ_Δ = ∂𝒥/∂Δ and Ḡ_C = ∂𝒥/∂C for the data term of the cost
-//! (`plan::gradient`).
+//! (`linear_ph::gradient_plan`).
 
 use crate::plan::SharedStream;
 
@@ -63,7 +63,7 @@ pub struct SweepOperators<'a> {
 /// The raw result of one member's sweeps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepResult {
-    /// [cost, λ_0 (n), Ḡ_Δ (n·p), Ḡ_C (m·n)] (`plan::gradient::raw_width`).
+    /// [cost, λ_0 (n), Ḡ_Δ (n·p), Ḡ_C (m·n)] (`linear_ph::gradient_plan::raw_width`).
     pub raw: Vec<f64>,
     /// The first step (1-based) after which the state, the cost or the adjoint was not
     /// finite.

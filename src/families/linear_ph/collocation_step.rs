@@ -21,7 +21,7 @@ use nalgebra::{DMatrix, DVector, Dyn, LU};
 
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
-use crate::plan::{LinearPhPlan, Member, StepEnergy};
+use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
 
 /// A member's constant step data: the factored stage matrix and the scheme coefficients.
 pub struct CollocationStepper {
@@ -55,7 +55,7 @@ pub struct StepScratch {
 
 impl CollocationStepper {
     /// Factors the stage matrix of `member` under `plan`'s scheme and step size.
-    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
         let scheme = &plan.scheme;
         let (n, s, h) = (member.system.states(), scheme.stages, plan.grid.h);
         let m = member.system.inputs();

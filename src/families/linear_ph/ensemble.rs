@@ -21,9 +21,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
-use super::plan::Member;
+use super::plan::LinearPhMember;
 use crate::error::{Error, Result};
-use crate::model::LinearPh;
+use crate::linear_ph::LinearPh;
 
 /// How one parameter varies across members.
 #[derive(
@@ -51,7 +51,7 @@ pub enum Draw {
 /// `[ensemble]`.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EnsembleSpec {
+pub struct LinearPhEnsembleSpec {
     /// Number of members N.
     pub members: usize,
     /// Seed: member i depends only on (seed, i).
@@ -76,37 +76,39 @@ pub struct EnsembleSpec {
 
 /// Members drawn around a nominal one.
 #[derive(Debug, Clone)]
-pub struct DrawnEnsemble {
-    pub nominal: Member,
-    pub spec: EnsembleSpec,
+pub struct DrawnLinearPhEnsemble {
+    pub nominal: LinearPhMember,
+    pub spec: LinearPhEnsembleSpec,
     /// Size of q under a partitioned scheme: draws keep the (q, p) block structure.
     pub split: Option<usize>,
 }
 
 /// The members of a run.
 #[derive(Debug, Clone)]
-pub enum Ensemble {
-    List(Vec<Member>),
-    Drawn(Box<DrawnEnsemble>),
+pub enum LinearPhEnsemble {
+    List(Vec<LinearPhMember>),
+    Drawn(Box<DrawnLinearPhEnsemble>),
 }
 
-impl Ensemble {
+impl LinearPhEnsemble {
     /// The first `count` members (the same members: member i depends on (seed, i) alone).
-    pub fn prefix(&self, count: usize) -> Ensemble {
+    pub fn prefix(&self, count: usize) -> LinearPhEnsemble {
         match self {
-            Ensemble::List(members) => Ensemble::List(members[..count.min(members.len())].to_vec()),
-            Ensemble::Drawn(d) => {
+            LinearPhEnsemble::List(members) => {
+                LinearPhEnsemble::List(members[..count.min(members.len())].to_vec())
+            }
+            LinearPhEnsemble::Drawn(d) => {
                 let mut drawn = d.clone();
                 drawn.spec.members = count.min(d.spec.members);
-                Ensemble::Drawn(drawn)
+                LinearPhEnsemble::Drawn(drawn)
             }
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
-            Ensemble::List(members) => members.len(),
-            Ensemble::Drawn(d) => d.spec.members,
+            LinearPhEnsemble::List(members) => members.len(),
+            LinearPhEnsemble::Drawn(d) => d.spec.members,
         }
     }
 
@@ -115,23 +117,23 @@ impl Ensemble {
     }
 
     /// A member with the shapes every member has (the first, or the nominal).
-    pub fn prototype(&self) -> &Member {
+    pub fn prototype(&self) -> &LinearPhMember {
         match self {
-            Ensemble::List(members) => &members[0],
-            Ensemble::Drawn(d) => &d.nominal,
+            LinearPhEnsemble::List(members) => &members[0],
+            LinearPhEnsemble::Drawn(d) => &d.nominal,
         }
     }
 
     /// Member i.
-    pub fn member(&self, index: usize) -> Result<Member> {
+    pub fn member(&self, index: usize) -> Result<LinearPhMember> {
         match self {
-            Ensemble::List(members) => Ok(members[index].clone()),
-            Ensemble::Drawn(d) => d.draw(index),
+            LinearPhEnsemble::List(members) => Ok(members[index].clone()),
+            LinearPhEnsemble::Drawn(d) => d.draw(index),
         }
     }
 
     /// Members `range`, in order.
-    pub fn members(&self, range: std::ops::Range<usize>) -> Result<Vec<Member>> {
+    pub fn members(&self, range: std::ops::Range<usize>) -> Result<Vec<LinearPhMember>> {
         use rayon::prelude::*;
         range.into_par_iter().map(|i| self.member(i)).collect()
     }
@@ -148,9 +150,13 @@ fn check_parameter(field: &str, value: f64) -> Result<()> {
     }
 }
 
-impl DrawnEnsemble {
+impl DrawnLinearPhEnsemble {
     /// Checks the spec against the nominal member and the scheme's partition.
-    pub fn new(nominal: Member, spec: EnsembleSpec, split: Option<usize>) -> Result<Self> {
+    pub fn new(
+        nominal: LinearPhMember,
+        spec: LinearPhEnsembleSpec,
+        split: Option<usize>,
+    ) -> Result<Self> {
         if spec.members == 0 {
             return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
         }
@@ -183,7 +189,7 @@ impl DrawnEnsemble {
                 "lobatto-pair needs the canonical J = [[0, I], [−I, 0]] in every member; use kind = \"fixed\"",
             ));
         }
-        Ok(DrawnEnsemble {
+        Ok(DrawnLinearPhEnsemble {
             nominal,
             spec,
             split,
@@ -191,7 +197,7 @@ impl DrawnEnsemble {
     }
 
     /// Member `index`, from its own random stream.
-    pub fn draw(&self, index: usize) -> Result<Member> {
+    pub fn draw(&self, index: usize) -> Result<LinearPhMember> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
         rng.set_stream(index as u64);
         let system = &self.nominal.system;
@@ -272,20 +278,20 @@ impl DrawnEnsemble {
             ));
         }
         let system = LinearPh::new(&prefix, j, r, q, b)?;
-        let member = Member { system, x0 };
+        let member = LinearPhMember { system, x0 };
         super::plan::check_initial_energy(&prefix, &member)?;
         Ok(member)
     }
 }
 
-impl From<Vec<Member>> for Ensemble {
-    fn from(members: Vec<Member>) -> Self {
-        Ensemble::List(members)
+impl From<Vec<LinearPhMember>> for LinearPhEnsemble {
+    fn from(members: Vec<LinearPhMember>) -> Self {
+        LinearPhEnsemble::List(members)
     }
 }
 
-impl From<DrawnEnsemble> for Ensemble {
-    fn from(drawn: DrawnEnsemble) -> Self {
-        Ensemble::Drawn(Box::new(drawn))
+impl From<DrawnLinearPhEnsemble> for LinearPhEnsemble {
+    fn from(drawn: DrawnLinearPhEnsemble) -> Self {
+        LinearPhEnsemble::Drawn(Box::new(drawn))
     }
 }

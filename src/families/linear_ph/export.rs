@@ -33,8 +33,8 @@ use crate::error::{Error, Result};
 use crate::families::RunPlan;
 use crate::io::config::{Config, SystemSpec};
 use crate::io::npy_stream::{NpyStream, npy_file_bytes};
-use crate::method::step_operators::StepOperators;
-use crate::plan::LinearPhPlan;
+use crate::linear_ph::LinearPhPlan;
+use crate::linear_ph::step_operators::StepOperators;
 
 /// Largest export written: 8 GiB over all files.
 pub const MAX_EXPORT_BYTES: u64 = 8 << 30;

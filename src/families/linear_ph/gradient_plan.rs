@@ -18,8 +18,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::ensemble::Ensemble;
-use super::plan::{LinearPhPlan, Member};
+use super::ensemble::LinearPhEnsemble;
+use super::plan::{LinearPhMember, LinearPhPlan};
 use crate::error::{Error, Result};
 use crate::plan::grid::StepGrid;
 use crate::plan::record::{RecordSpec, Recording};
@@ -251,7 +251,7 @@ impl GradientPlan {
 
     /// The same problem (data, cost, scheme, grid, inputs) for other candidates, which must
     /// have this plan's n and m: how an optimiser evaluates its trial points in one batch.
-    pub fn with_candidates(&self, candidates: Vec<Member>) -> Result<GradientPlan> {
+    pub fn with_candidates(&self, candidates: Vec<LinearPhMember>) -> Result<GradientPlan> {
         let (n, m) = (self.model.states(), self.model.inputs_count());
         if candidates.is_empty() {
             return Err(Error::invalid("candidates", "has no members"));
@@ -272,7 +272,7 @@ impl GradientPlan {
             ));
         }
         let mut plan = self.clone();
-        plan.model.ensemble = Ensemble::List(candidates);
+        plan.model.ensemble = LinearPhEnsemble::List(candidates);
         Ok(plan)
     }
 

@@ -25,10 +25,9 @@ use crate::error::{Error, Result};
 use crate::kernels::family::{CpuPath, Family, KernelChunk, KernelSource};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::MemberView;
-use crate::method::StepOperators;
-use crate::plan::{
-    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepGrid,
-};
+use crate::linear_ph::StepOperators;
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 impl LinearPhPlan {
     /// Whether the GPU runs the cooperative kernel, checking the state size against the
@@ -61,7 +60,11 @@ impl LinearPhPlan {
     /// so the products are 0 either way; but a column may not be representable (Y's input
     /// block is of the order h Bᵀ Q B, +∞ for |B| ≈ 1e308), and ∞ · 0 would be NaN where
     /// the reference integrator, which forms B u, gets 0.
-    pub fn kernel_operators(&self, member: &Member, recording: Recording) -> Result<StepOperators> {
+    pub fn kernel_operators(
+        &self,
+        member: &LinearPhMember,
+        recording: Recording,
+    ) -> Result<StepOperators> {
         let mut ops = StepOperators::recording(self, member, recording)?;
         let (n, m, p) = (ops.states, ops.inputs, ops.width());
         for (channel, _) in self
@@ -96,7 +99,7 @@ impl LinearPhPlan {
 }
 
 impl Family for LinearPhPlan {
-    type Member = Member;
+    type Member = LinearPhMember;
 
     fn name(&self) -> &'static str {
         "linear-ph"
@@ -114,7 +117,7 @@ impl Family for LinearPhPlan {
         self.ensemble.len()
     }
 
-    fn member(&self, index: usize) -> Result<Member> {
+    fn member(&self, index: usize) -> Result<LinearPhMember> {
         self.ensemble.member(index)
     }
 
@@ -138,13 +141,13 @@ impl Family for LinearPhPlan {
         map
     }
 
-    fn record_start(&self, member: &Member, out: &mut MemberResult) {
+    fn record_start(&self, member: &LinearPhMember, out: &mut MemberResult) {
         if self.recording().trajectory {
             out.trajectory.extend(member.x0.iter());
         }
     }
 
-    fn integrate(&self, member: &Member, path: CpuPath) -> Result<MemberResult> {
+    fn integrate(&self, member: &LinearPhMember, path: CpuPath) -> Result<MemberResult> {
         let x0 = member.x0.as_slice();
         let spec = self.record_spec();
         let recording = self.recording();
@@ -171,7 +174,7 @@ impl Family for LinearPhPlan {
         linear_ph_fast::block_members(self)
     }
 
-    fn prepare_fast(&self, members: Vec<Member>) -> Result<FastBlock> {
+    fn prepare_fast(&self, members: Vec<LinearPhMember>) -> Result<FastBlock> {
         FastBlock::new(self, &members)
     }
 
@@ -184,7 +187,7 @@ impl Family for LinearPhPlan {
         Ok(self.shape(self.states(), self.use_cooperative()?).kernel())
     }
 
-    fn kernel_chunk(&self, members: &[Member]) -> Result<KernelChunk> {
+    fn kernel_chunk(&self, members: &[LinearPhMember]) -> Result<KernelChunk> {
         let cooperative = self.use_cooperative()?;
         // The first error in member order, whatever the thread count.
         let operators: Vec<Result<StepOperators>> = members

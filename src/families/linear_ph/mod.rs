@@ -28,9 +28,9 @@ pub mod step_pullback;
 pub mod twin;
 
 pub use collocation_step::{CollocationStepper, StepScratch};
-pub use ensemble::{Draw, DrawnEnsemble, Ensemble, EnsembleSpec};
+pub use ensemble::{Draw, DrawnLinearPhEnsemble, LinearPhEnsemble, LinearPhEnsembleSpec};
 pub use gradient_plan::{GradientPlan, OutputData, Parameters, Quadrature, check_scheme};
 pub use mechanical::mechanical_system;
 pub use model::LinearPh;
-pub use plan::{EnergyTotals, LinearPhPlan, Member, StepEnergy};
+pub use plan::{EnergyTotals, LinearPhMember, LinearPhPlan, StepEnergy};
 pub use step_operators::StepOperators;

@@ -19,7 +19,7 @@ impl LinearPh {
     /// `system.J`, `system.R`, …). Shapes must already agree (see `validate::matrix_from_rows`).
     ///
     /// ```
-    /// use harbor::model::LinearPh;
+    /// use harbor::linear_ph::LinearPh;
     /// use nalgebra::{DMatrix, dmatrix};
     ///
     /// // The damped oscillator: J skew, R ⪰ 0, Q ≻ 0, one input on the momentum.

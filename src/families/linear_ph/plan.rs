@@ -5,9 +5,10 @@
 
 use nalgebra::DVector;
 
-use super::ensemble::Ensemble;
+use super::ensemble::LinearPhEnsemble;
 use crate::error::{Error, Result};
-use crate::model::{LinearPh, Signal};
+use crate::linear_ph::LinearPh;
+use crate::model::Signal;
 use crate::plan::grid::StepGrid;
 use crate::plan::record::{Channel, MemberResult, RecordSpec, Recording};
 use crate::plan::stream::SharedStream;
@@ -15,7 +16,7 @@ use crate::tableau::Scheme;
 
 /// One member of an ensemble: its own system and initial state.
 #[derive(Debug, Clone)]
-pub struct Member {
+pub struct LinearPhMember {
     pub system: LinearPh,
     pub x0: DVector<f64>,
 }
@@ -97,7 +98,7 @@ pub struct LinearPhPlan {
     /// Size of the position block q for partitioned schemes (x = (q, p)); `None` for
     /// monolithic schemes.
     pub split: Option<usize>,
-    pub ensemble: Ensemble,
+    pub ensemble: LinearPhEnsemble,
     /// The inputs at the stage times: u_c((k + c_i) h), s points of m channels per step.
     pub inputs: SharedStream,
     /// GPU kernel: the workgroup-cooperative one (true) or one invocation per member
@@ -153,7 +154,7 @@ fn record_spec(n: usize, s: usize, m: usize, recording: Recording) -> RecordSpec
 }
 
 /// Refuses a member whose initial energy H(x0) = ½ x0ᵀ Q x0 already overflows.
-pub fn check_initial_energy(prefix: &str, member: &Member) -> Result<()> {
+pub fn check_initial_energy(prefix: &str, member: &LinearPhMember) -> Result<()> {
     let energy = member.system.hamiltonian(&member.x0);
     if energy.is_finite() {
         return Ok(());
@@ -198,7 +199,7 @@ impl LinearPhPlan {
         scheme: Scheme,
         h: f64,
         t_end: f64,
-        members: impl Into<Ensemble>,
+        members: impl Into<LinearPhEnsemble>,
         signals: &[Signal],
         record_every: usize,
     ) -> Result<Self> {
@@ -209,9 +210,9 @@ impl LinearPhPlan {
         }
         // Drawn ensembles keep the nominal's shapes and structure, so the nominal stands
         // for all of them here; explicit lists are checked member by member.
-        let checked: Vec<&Member> = match &ensemble {
-            Ensemble::List(members) => members.iter().collect(),
-            Ensemble::Drawn(d) => vec![&d.nominal],
+        let checked: Vec<&LinearPhMember> = match &ensemble {
+            LinearPhEnsemble::List(members) => members.iter().collect(),
+            LinearPhEnsemble::Drawn(d) => vec![&d.nominal],
         };
         let mut split = None;
         let first = checked[0].system.states();

@@ -8,7 +8,7 @@ use crate::kernels::Precision;
 use crate::kernels::family::KernelSource;
 use crate::kernels::layout::Layout;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
-use crate::method::StepOperators;
+use crate::linear_ph::StepOperators;
 use crate::plan::Recording;
 
 /// The per-invocation kernel.

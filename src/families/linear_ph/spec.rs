@@ -6,9 +6,9 @@ use nalgebra::DMatrix;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::linear_ph::LinearPhMember;
+use crate::linear_ph::{LinearPh, mechanical_system};
 use crate::model::validate::{matrix_from_rows, vector_from_slice};
-use crate::model::{LinearPh, mechanical_system};
-use crate::plan::Member;
 
 type Rows = Vec<Vec<f64>>;
 
@@ -55,7 +55,7 @@ pub struct MechanicalSpec {
 }
 
 /// Validates a `kind = "linear-ph"` spec into a member.
-pub fn build_linear_ph_member(prefix: &str, spec: &LinearPhSpec) -> Result<Member> {
+pub fn build_linear_ph_member(prefix: &str, spec: &LinearPhSpec) -> Result<LinearPhMember> {
     let LinearPhSpec { j, r, q, b, x0 } = spec;
     let n = x0.len();
     if n == 0 {
@@ -73,14 +73,14 @@ pub fn build_linear_ph_member(prefix: &str, spec: &LinearPhSpec) -> Result<Membe
         None => DMatrix::zeros(n, n),
     };
     let b = input_matrix(&format!("{prefix}.B"), b.as_ref(), n, &why)?;
-    Ok(Member {
+    Ok(LinearPhMember {
         system: LinearPh::new(prefix, j, r, q, b)?,
         x0,
     })
 }
 
 /// Validates a `kind = "mechanical"` spec into a member with x = (q, p).
-pub fn build_mechanical_member(prefix: &str, spec: &MechanicalSpec) -> Result<Member> {
+pub fn build_mechanical_member(prefix: &str, spec: &MechanicalSpec) -> Result<LinearPhMember> {
     let MechanicalSpec { k, p, d, g, q0, p0 } = spec;
     let n = q0.len();
     if n == 0 {
@@ -100,7 +100,7 @@ pub fn build_mechanical_member(prefix: &str, spec: &MechanicalSpec) -> Result<Me
     };
     let g = input_matrix(&format!("{prefix}.G"), g.as_ref(), n, &why)?;
     let x0 = nalgebra::DVector::from_iterator(2 * n, q0.iter().chain(p0.iter()).copied());
-    Ok(Member {
+    Ok(LinearPhMember {
         system: mechanical_system(prefix, k, p, d, g)?,
         x0,
     })

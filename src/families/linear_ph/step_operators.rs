@@ -18,7 +18,8 @@ use nalgebra::{DMatrix, SymmetricEigen};
 
 use super::collocation_step::CollocationStepper;
 use crate::error::{Error, Result};
-use crate::plan::{LinearPhPlan, Member, Recording};
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+use crate::plan::Recording;
 
 /// The step maps of one member, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,13 +46,17 @@ impl StepOperators {
     }
 
     /// Builds the operators of `member` under `plan`'s scheme and step size.
-    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
         Self::recording(plan, member, Recording::default())
     }
 
     /// Builds the operators `recording` needs: Δ always, Y with outputs or energies, W and
     /// Q with energies (the others are left empty, W with rank 0).
-    pub fn recording(plan: &LinearPhPlan, member: &Member, recording: Recording) -> Result<Self> {
+    pub fn recording(
+        plan: &LinearPhPlan,
+        member: &LinearPhMember,
+        recording: Recording,
+    ) -> Result<Self> {
         let stepper = CollocationStepper::new(plan, member)?;
         let mut scratch = stepper.scratch();
         let (n, m, s) = (

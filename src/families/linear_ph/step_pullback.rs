@@ -41,7 +41,7 @@
 use nalgebra::DMatrix;
 
 use crate::error::{Error, Result};
-use crate::model::LinearPh;
+use crate::linear_ph::LinearPh;
 use crate::tableau::Scheme;
 
 /// Cotangents of the step operators: ∂𝒥/∂Δ (n × p) and ∂𝒥/∂C (m × n).
@@ -216,9 +216,9 @@ pub fn system_gradient(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::method::StepOperators;
+    use crate::linear_ph::StepOperators;
+    use crate::linear_ph::{LinearPhMember, LinearPhPlan};
     use crate::model::Signal;
-    use crate::plan::{LinearPhPlan, Member};
     use crate::tableau::SchemeFamily;
     use nalgebra::DVector;
 
@@ -250,7 +250,7 @@ mod tests {
         for (family, stages) in [(SchemeFamily::Gauss, 1), (SchemeFamily::Gauss, 3)] {
             let scheme = Scheme::new(family, stages).unwrap();
             let sys = system(4, 2, 7);
-            let member = Member {
+            let member = LinearPhMember {
                 system: sys.clone(),
                 x0: DVector::zeros(4),
             };

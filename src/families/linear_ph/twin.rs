@@ -5,10 +5,9 @@
 use crate::compensated::{CompensatedSum, kahan_add};
 use crate::error::Result;
 use crate::kernels::family::running_max;
-use crate::method::{CollocationStepper, StepOperators, StepScratch};
-use crate::plan::{
-    LinearPhPlan, Member, MemberResult, RecordSpec, Recording, SharedStream, StepEnergy, StepGrid,
-};
+use crate::linear_ph::{CollocationStepper, StepOperators, StepScratch};
+use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
+use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 /// The CPU twin of the kernels: one step x ← x + Δv with v = [x; u]; y ← Y v; energies as in
 /// the kernel: stored = δᵀ Q (x + δ/2), port = h yᵀ u, dissipated = h ‖W v‖².
@@ -68,7 +67,7 @@ pub struct ReferenceStepper {
 }
 
 impl ReferenceStepper {
-    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
         let stepper = CollocationStepper::new(plan, member)?;
         let scratch = stepper.scratch();
         Ok(ReferenceStepper { stepper, scratch })
@@ -89,7 +88,7 @@ pub struct OperatorStepper {
 }
 
 impl OperatorStepper {
-    pub fn new(plan: &LinearPhPlan, member: &Member) -> Result<Self> {
+    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
         let ops = plan.kernel_operators(member, Recording::default())?;
         let delta = vec![0.0; ops.states];
         Ok(OperatorStepper {

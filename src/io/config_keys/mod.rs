@@ -24,7 +24,7 @@ use super::gradient_spec::GradientFile;
 use super::identify_spec::IdentifyFile;
 use crate::error::{Error, Result};
 use crate::families::contact::ContactEnsembleSpec;
-use crate::plan::EnsembleSpec;
+use crate::linear_ph::LinearPhEnsembleSpec;
 
 /// A kind of config file: a simulate config of one `[system]` kind, a gradient problem or
 /// an identification config.
@@ -119,7 +119,7 @@ impl ConfigKind {
             .expect("every simulate kind is a variant of SystemSpec");
         let ensemble = match self {
             ConfigKind::Contact => ContactEnsembleSpec::schema_name(),
-            _ => EnsembleSpec::schema_name(),
+            _ => LinearPhEnsembleSpec::schema_name(),
         };
         let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
             return;

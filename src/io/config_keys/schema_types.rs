@@ -8,10 +8,10 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
 use crate::families::contact::ContactEnsembleSpec;
-use crate::io::linear_ph_spec::LinearPhSpec;
 use crate::io::problem_spec::{MsdChainSpec, RandomModelSpec};
+use crate::linear_ph::LinearPhEnsembleSpec;
+use crate::linear_ph::spec::LinearPhSpec;
 use crate::model::input::ColumnRef;
-use crate::plan::EnsembleSpec;
 
 /// A model table (`[candidate]`, `[data.reference]`), as `SpecContext::model` reads it:
 /// selected by `kind`, which defaults to `linear-ph`.
@@ -51,14 +51,14 @@ fn kind_defaults_to_linear_ph(schema: &mut Schema) {
 }
 
 /// `[ensemble]` of a simulate config, whose keys depend on the family (`Config::run_plan`):
-/// [`EnsembleSpec`] for linear-ph and mechanical systems, [`ContactEnsembleSpec`] for
+/// [`LinearPhEnsembleSpec`] for linear-ph and mechanical systems, [`ContactEnsembleSpec`] for
 /// contact systems. `ConfigKind::schema` keeps the one of its kind.
 #[derive(JsonSchema)]
 #[schemars(untagged)]
 #[expect(dead_code, reason = "describes the accepted tables; never built")]
 pub(crate) enum EnsembleTable {
     /// Members drawn around a linear-ph or mechanical system.
-    LinearPh(EnsembleSpec),
+    LinearPh(LinearPhEnsembleSpec),
     /// Members drawn around a contact system.
     Contact(ContactEnsembleSpec),
 }

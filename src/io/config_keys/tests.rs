@@ -18,8 +18,8 @@ use crate::io::gradient_spec::GradientFile;
 use crate::io::identify_spec::IdentifyFile;
 use crate::io::problem_spec::{DataSpec, NoiseSpec, RandomModelSpec, SpecContext};
 use crate::io::study_spec::StudySpec;
+use crate::linear_ph::LinearPhEnsembleSpec;
 use crate::model::SignalSpec;
-use crate::plan::EnsembleSpec;
 
 /// Parses `table` as `T` and shows the result (value or error) for comparison.
 fn parsed<T: DeserializeOwned + std::fmt::Debug>(table: toml::Value) -> String {
@@ -53,7 +53,7 @@ fn parsers() -> BTreeMap<&'static str, fn(toml::Value) -> String> {
         ("StudySpec", parsed::<StudySpec>),
         ("SignalSpec", parsed::<SignalSpec>),
         ("ContactSystemSpec", parsed::<ContactSystemSpec>),
-        ("EnsembleSpec", parsed::<EnsembleSpec>),
+        ("LinearPhEnsembleSpec", parsed::<LinearPhEnsembleSpec>),
         ("ContactEnsembleSpec", parsed::<ContactEnsembleSpec>),
         ("DataSpec", parsed::<DataSpec>),
         ("NoiseSpec", parsed::<NoiseSpec>),

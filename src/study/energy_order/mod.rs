@@ -18,8 +18,9 @@ use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
+use crate::linear_ph::{EnergyTotals, LinearPhMember};
 use crate::model::Signal;
-use crate::plan::{EnergyTotals, Member, MemberResult};
+use crate::plan::MemberResult;
 use crate::reference::LinearFlow;
 use crate::tableau::Scheme;
 
@@ -87,7 +88,7 @@ pub struct Progress<'a> {
 #[derive(Debug, Clone)]
 pub struct Prepared<'c> {
     config: &'c Config,
-    member: Member,
+    member: LinearPhMember,
     signals: Vec<Signal>,
     schemes: Vec<Scheme>,
     steps: Vec<usize>,

@@ -30,8 +30,9 @@ mod step;
 
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
-use crate::method::StepOperators;
-use crate::plan::{LinearPhPlan, Member, MemberResult, Recording};
+use crate::linear_ph::StepOperators;
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+use crate::plan::{MemberResult, Recording};
 use step::{Window, advance};
 
 /// Steps between the finiteness checks of a block (see the module documentation).
@@ -165,7 +166,7 @@ pub struct FastBlock {
 impl FastBlock {
     /// Builds the step operators of `members` (at least one, at most [`block_members`])
     /// under `plan` and lays them out lane by lane.
-    pub fn new(plan: &LinearPhPlan, members: &[Member]) -> Result<FastBlock> {
+    pub fn new(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
         let operators: Vec<StepOperators> = members
             .iter()
