@@ -3,8 +3,8 @@
 //! recorded, for mass–spring–damper chains (n = 2, 8, 32) under Gauss s = 2.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use harbor::bench::chain_plan;
-use harbor::kernels::Family;
+use harbor::kernels::{Family, FastEngine};
+use harbor::linear_ph::workloads::chain_plan;
 use harbor::plan::Recording;
 use rayon::prelude::*;
 
@@ -18,7 +18,7 @@ fn bench(c: &mut Criterion) {
     ] {
         for (n, members) in [(2usize, 1 << 14), (8, 1 << 12), (32, 1 << 9)] {
             let plan = chain_plan(members, n, steps, recording).unwrap();
-            let block = plan.fast_block_members();
+            let block = plan.block_members();
             let prepare = || -> Vec<_> {
                 (0..members)
                     .step_by(block)
@@ -26,7 +26,7 @@ fn bench(c: &mut Criterion) {
                         let chunk = (start..(start + block).min(members))
                             .map(|i| plan.member(i).unwrap())
                             .collect();
-                        plan.prepare_fast(chunk).unwrap()
+                        plan.prepare(chunk).unwrap()
                     })
                     .collect()
             };
@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
                     |blocks| {
                         blocks
                             .into_par_iter()
-                            .map(|block| plan.run_fast(block).unwrap().len())
+                            .map(|block| plan.run(block).unwrap().len())
                             .sum::<usize>()
                     },
                     criterion::BatchSize::LargeInput,

@@ -8,9 +8,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
-use harbor::bench::chain_plan;
 use harbor::contact::contact_chain_plan;
 use harbor::kernels::CpuPath;
+use harbor::linear_ph::workloads::chain_plan;
 use harbor::plan::Recording;
 
 fn bench(c: &mut Criterion) {

@@ -260,7 +260,8 @@ fn study_values_are_named_as_study_values() {
         &["study.h[1]", "got -0.05"],
     );
     assert!(!out.exists());
-    // A study step that does not divide t_end is blamed on it by Config::study_plan.
+    // A study step that does not divide t_end is blamed on it by study_plan.
+    use harbor::linear_ph::LinearPhConfig;
     let config = common::example("oscillator_pulse.toml", &["study.h=[0.1, 0.07]"]);
     let choice = config.study.schemes[0];
     assert!(config.study_plan(choice, 0).is_ok());

@@ -128,7 +128,7 @@ fn every_key_of_every_example_is_listed_for_its_kind() {
 
 #[test]
 fn every_key_has_a_type_and_a_meaning() {
-    for kind in ConfigKind::ALL {
+    for kind in ConfigKind::all() {
         let keys = kind.keys();
         assert!(keys.len() > 10, "{}: {} keys", kind.name(), keys.len());
         for key in keys {
@@ -189,7 +189,7 @@ fn an_unknown_kind_is_refused_with_the_kinds() {
     let output = harbor(&["config", "keys", "simulate"]);
     assert!(!output.status.success());
     let stderr = text(&output.stderr);
-    for name in ConfigKind::NAMES {
+    for name in ConfigKind::names() {
         assert!(stderr.contains(name), "{name} missing from: {stderr}");
     }
     let error = ConfigKind::by_name("linear_ph").unwrap_err().to_string();
@@ -215,7 +215,7 @@ fn the_kinds_listed_are_the_kinds_the_parser_knows() {
         .unwrap_err()
         .to_string();
     let system_kinds = expected_names(&error);
-    let simulate: Vec<&str> = ConfigKind::ALL
+    let simulate: Vec<&str> = ConfigKind::all()
         .into_iter()
         .filter(|k| k.command() == "simulate")
         .map(ConfigKind::name)
@@ -247,7 +247,7 @@ fn the_kinds_listed_are_the_kinds_the_parser_knows() {
 #[test]
 fn every_starter_is_written_by_init_and_runs() {
     let dir = tempfile::tempdir().unwrap();
-    for kind in ConfigKind::ALL {
+    for kind in ConfigKind::all() {
         let printed = harbor(&["config", "init", kind.name()]);
         assert!(printed.status.success(), "{}", text(&printed.stderr));
         assert_eq!(text(&printed.stdout), kind.starter());
@@ -280,7 +280,7 @@ fn every_starter_is_written_by_init_and_runs() {
 #[test]
 fn every_starter_with_its_optional_lines_on_is_valid() {
     let dir = tempfile::tempdir().unwrap();
-    for kind in ConfigKind::ALL {
+    for kind in ConfigKind::all() {
         let full = uncommented(kind.starter());
         assert_ne!(full, kind.starter(), "{}: no optional lines", kind.name());
         let path = dir.path().join(format!("{}.toml", kind.name()));

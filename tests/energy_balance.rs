@@ -5,6 +5,7 @@ mod common;
 use harbor::backend::Backend;
 use harbor::kernels::CpuPath;
 use harbor::kernels::Family;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::{EnergyTotals, LinearPhMember, LinearPhPlan};
 use harbor::model::Signal;
 use harbor::plan::MemberResult;

@@ -7,6 +7,7 @@ use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::EnergyTotals;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::model::validate::smallest_eigenvalue;
 
 #[test]

@@ -6,6 +6,7 @@
 mod common;
 
 use harbor::io::Config;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::StepOperators;
 use ndarray::{Array2, Array3};
 use ndarray_npy::read_npy;

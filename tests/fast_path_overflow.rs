@@ -8,6 +8,7 @@ mod common;
 use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
 use harbor::kernels::CpuPath;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::LinearPhPlan;
 use harbor::results::Results;
 

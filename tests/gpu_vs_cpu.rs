@@ -7,6 +7,7 @@ use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::mechanical_system;
 use harbor::linear_ph::{EnergyTotals, LinearPhMember, LinearPhPlan};
 use harbor::model::Signal;

@@ -9,12 +9,13 @@ use harbor::backend::gpu::{GpuRunOptions, Precision, run_into};
 use harbor::identify::gradient::finish;
 use harbor::identify::{Evaluation, simulate_outputs};
 use harbor::kernels::{CpuPath, Family};
+use harbor::linear_ph::Regularization;
 use harbor::linear_ph::{
     Draw, DrawnLinearPhEnsemble, GradientPlan, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan,
     Quadrature,
 };
 use harbor::model::Signal;
-use harbor::plan::{MemberResult, Regularization};
+use harbor::plan::MemberResult;
 use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
 

@@ -9,6 +9,7 @@ use harbor::backend::Backend;
 use harbor::backend::gpu::{GpuRunOptions, Precision, run};
 use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::kernels::CpuPath;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::LinearPhPlan;
 use harbor::results::Results;
 

@@ -12,6 +12,7 @@ use harbor::contact::ContactConfig;
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
 use harbor::kernels::family::running_max;
+use harbor::linear_ph::LinearPhConfig;
 use harbor::results::Results;
 
 fn statuses(results: &Results) -> Vec<Option<u64>> {

@@ -1,7 +1,8 @@
 //! The high-accuracy reference against closed-form solutions.
 
 use harbor::io::Config;
-use harbor::reference::LinearFlow;
+use harbor::linear_ph::LinearFlow;
+use harbor::linear_ph::LinearPhConfig;
 use std::f64::consts::PI;
 
 /// Exact final state of the §5.1 oscillator (J = [[0, 1], [−1, 0]], Q = I, g = (0, 1),

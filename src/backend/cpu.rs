@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::kernels::{CpuPath, Family};
+use crate::kernels::{CpuPath, Family, FastEngine};
 use crate::plan::MemoryBudget;
 use crate::plan::ResultSink;
 use crate::plan::budget::members_within;
@@ -38,10 +38,13 @@ pub fn run_into_within<F: Family>(
     let grid = family.grid();
     let chunk = chunk_members(family, result_budget);
     let total = family.member_count();
-    let block = match path {
-        CpuPath::Fast => family.fast_block_members().max(1),
-        _ => 1,
+    // The fast engine where the family has one, else its reference integrator.
+    let (engine, path) = match (path, family.fast_engine()) {
+        (CpuPath::Fast, Some(engine)) => (Some(engine), CpuPath::Fast),
+        (CpuPath::Fast, None) => (None, CpuPath::Reference),
+        (path, _) => (None, path),
     };
+    let block = engine.map_or(1, |engine| engine.block_members().max(1));
     for first in (0..total).step_by(chunk) {
         let end = (first + chunk).min(total);
         // Every block runs to its end and the first error in member order is reported, so
@@ -54,9 +57,9 @@ pub fn run_into_within<F: Family>(
                 let members = (start..(start + block).min(end))
                     .map(|i| family.member(i))
                     .collect::<Result<Vec<_>>>()?;
-                let mut results = match path {
-                    CpuPath::Fast => family.run_fast(family.prepare_fast(members)?)?,
-                    _ => members
+                let mut results = match engine {
+                    Some(engine) => engine.run(engine.prepare(members)?)?,
+                    None => members
                         .iter()
                         .map(|member| family.integrate(member, path))
                         .collect::<Result<_>>()?,

@@ -11,8 +11,9 @@ pub mod gpu;
 pub use footprint::Footprint;
 
 use crate::error::{Error, Result};
+use crate::kernels::family::kernel_of;
 use crate::kernels::lanes::SimdLevel;
-use crate::kernels::{CpuPath, Family};
+use crate::kernels::{CpuPath, Family, GpuKernel};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
 use gpu::context::{AdapterSelector, AdapterSummary, AutoAdapter};
@@ -134,7 +135,7 @@ impl Backend {
     /// backend as it is.
     pub fn for_family<F: Family>(self, family: &F, auto: bool) -> (Backend, Option<String>) {
         match (&self, auto) {
-            (Backend::Gpu(..), true) => match family.kernel_bound() {
+            (Backend::Gpu(..), true) => match kernel_of(family).and_then(GpuKernel::kernel_bound) {
                 Ok(_) => (self, None),
                 Err(e) => (
                     Backend::Cpu(CpuPath::Fast),

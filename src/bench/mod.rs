@@ -3,9 +3,9 @@
 //! achieved floating-point rate and (GPU) global-memory bandwidth, to be read against the
 //! machine's roofline.
 //!
-//! Linear-PH cases integrate ensembles of mass–spring–damper chains (n = 2k states, Gauss
-//! s = 2, h = 0.01) whose initial states are perturbed per member; contact cases ensembles
-//! of damped, forced Duffing chains ([`crate::families::contact::contact_chain_plan`]). The GPU figure counts
+//! Each family brings its benchmark systems (its [`crate::families::BenchWorkload`]: linear-PH
+//! mass–spring–damper chains, contact damped forced Duffing chains), or a configuration is
+//! measured as `harbor simulate` runs it. The GPU figure counts
 //! the kernel's own time (submission to completion of every dispatch); the end-to-end
 //! figure adds the host's parameter build, uploads and read-backs. The CPU path is timed on
 //! a subset of the members small enough to finish in about a second — member-steps per
@@ -18,26 +18,26 @@ use serde::Serialize;
 pub mod machine_load;
 mod workloads;
 
-pub use workloads::{Workload, chain_plan};
+pub use workloads::Workload;
 
 use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::Result;
+use crate::kernels::family::kernel_of;
 use crate::kernels::lanes::SimdLevel;
-use crate::kernels::{CpuPath, Family};
+use crate::kernels::{CpuPath, Family, FastEngine, GpuKernel};
 use crate::plan::{MemberResult, Recording, ResultSink};
 use rayon::prelude::*;
 
 /// One benchmark configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BenchCase {
-    /// `linear-ph` (mass–spring–damper chains, Gauss s = 2, or a config's system) or
-    /// `contact` (damped, forced Duffing chains under the splitting `composition`).
+    /// The family, as `--family` names it.
     pub family: &'static str,
     pub members: usize,
-    /// n: states of the linear-PH system, degrees of freedom of the contact chain.
+    /// n: the size of a member ([`Family::states`]).
     pub states: usize,
     pub steps: usize,
-    /// What each member records (linear-PH; contact cases record everything).
+    /// What each member records (where the family has the choice).
     pub recording: Recording,
     /// Whether the reference integrator is measured too.
     pub reference: bool,
@@ -101,11 +101,26 @@ impl ResultSink for Discard {
     }
 }
 
-/// Times the fast CPU engine on members `0..count` of `plan`: the blocks' set-up (members
-/// and operators, all cores), then their integration (all cores); returns (set-up,
-/// integration) seconds.
+/// Times the CPU path on members `0..count` of `plan`: the blocks' set-up (members and
+/// operators, all cores), then their integration by the fast engine (all cores); returns
+/// (set-up, integration) seconds. A family without a fast engine is timed on its reference
+/// integrator, as the CPU path runs it.
 pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
-    let block = plan.fast_block_members().max(1);
+    let Some(engine) = plan.fast_engine() else {
+        let started = Instant::now();
+        let members = (0..count)
+            .into_par_iter()
+            .map(|i| plan.member(i))
+            .collect::<Result<Vec<_>>>()?;
+        let setup = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        members
+            .par_iter()
+            .map(|member| plan.reference(member).map(|_| ()))
+            .collect::<Result<Vec<()>>>()?;
+        return Ok((setup, started.elapsed().as_secs_f64()));
+    };
+    let block = engine.block_members().max(1);
     let starts: Vec<usize> = (0..count).step_by(block).collect();
     let started = Instant::now();
     let blocks = starts
@@ -114,14 +129,14 @@ pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
             let members = (start..(start + block).min(count))
                 .map(|i| plan.member(i))
                 .collect::<Result<Vec<_>>>()?;
-            plan.prepare_fast(members)
+            engine.prepare(members)
         })
         .collect::<Result<Vec<_>>>()?;
     let setup = started.elapsed().as_secs_f64();
     let started = Instant::now();
     blocks
         .into_par_iter()
-        .map(|block| plan.run_fast(block).map(|results| results.len()))
+        .map(|block| engine.run(block).map(|results| results.len()))
         .collect::<Result<Vec<_>>>()?;
     Ok((setup, started.elapsed().as_secs_f64()))
 }
@@ -156,7 +171,7 @@ pub fn measure<F: Family>(
     max_param_bytes: u64,
 ) -> Result<BenchRow> {
     let plan = make(case.members, case.steps)?;
-    let bound = plan.kernel_bound();
+    let bound = kernel_of(&plan).and_then(GpuKernel::kernel_bound);
     let flops = bound.as_ref().map_or(0, |b| b.flops_per_step);
     let entries = bound.as_ref().map_or(0, |b| b.params.entries());
     let steps = case.steps;
@@ -193,9 +208,13 @@ pub fn measure<F: Family>(
     )
     .min((MAX_PREPARED_BYTES / prepared_bytes).max(probe));
     let (setup, stepping) = time_fast(&plan, fast_members)?;
+    let cpu_device = match plan.fast_engine() {
+        Some(_) => format!("{}, {threads} threads", SimdLevel::get()?.name()),
+        None => format!("no fast engine: reference, {threads} threads"),
+    };
     row.measurements.push(cpu_measurement(
         "cpu",
-        format!("{}, {threads} threads", SimdLevel::get()?.name()),
+        cpu_device,
         fast_members,
         stepping,
         setup + stepping,

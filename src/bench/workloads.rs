@@ -1,108 +1,44 @@
-//! What `harbor bench` runs: mass–spring–damper chains (linear PH, Gauss s = 2), damped
-//! forced Duffing chains (contact, a splitting composition), or a user's linear-PH
-//! configuration, each as a plan of any member count.
+//! What `harbor bench` runs: a family's benchmark systems (each family's workload, from the
+//! registry in `crate::families`) or a user's configuration, each as a plan of any member
+//! count.
 
 use super::{BenchCase, BenchRow, GpuContexts, measure};
 use crate::error::{Error, Result};
-use crate::families::RunPlan;
-use crate::families::contact::contact_chain_plan;
+use crate::families::{BenchWorkload, FamilyVisitor, FamilyWorkload, WorkloadVisitor};
 use crate::io::Config;
 use crate::kernels::Family;
-use crate::linear_ph::chain::{chain_initial_state, mass_spring_damper_chain};
-use crate::linear_ph::ensemble::Draw;
-use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan};
-use crate::model::Signal;
-use crate::plan::Recording;
-use crate::tableau::{Scheme, SchemeFamily};
 
-/// The plan of a benchmark case: `members` chains of n = `states` (even) states, recording
-/// what `recording` switches on once, at the last step.
-pub fn chain_plan(
-    members: usize,
-    states: usize,
-    steps: usize,
-    recording: Recording,
-) -> Result<LinearPhPlan> {
-    let half = (states / 2).max(1);
-    let nominal = LinearPhMember {
-        system: mass_spring_damper_chain(half, 1.0, 0.05)?,
-        x0: chain_initial_state(half),
-    };
-    let spec = LinearPhEnsembleSpec {
-        members,
-        seed: 1,
-        j: Draw::Fixed,
-        r: Draw::Fixed,
-        q: Draw::Fixed,
-        b: Draw::Fixed,
-        x0: Draw::Perturb { sigma: 0.1 },
-    };
-    let ensemble = DrawnLinearPhEnsemble::new(nominal, spec, None)?;
-    let signals = [Signal::Harmonic {
-        amplitude: 1.0,
-        omega: 1.0,
-        phase: 0.0,
-        offset: 0.0,
-    }];
-    LinearPhPlan::new(
-        Scheme::new(SchemeFamily::Gauss, 2)?,
-        0.01,
-        steps as f64 * 0.01,
-        ensemble,
-        &signals,
-        steps,
-    )
-    .map(|plan| plan.with_recording(recording))
-}
-
-/// What a benchmark runs: one workload per family, or a user's configuration.
+/// What a benchmark runs.
 #[derive(Debug, Clone)]
 pub enum Workload {
-    /// Mass–spring–damper chains under Gauss s = 2 ([`chain_plan`]).
-    LinearPhChain,
-    /// Damped, forced Duffing chains under `composition` ([`contact_chain_plan`]).
-    ContactChain { composition: String },
-    /// A linear-PH configuration as `harbor simulate` runs it (its members, steps and
-    /// `[output]` switches).
+    /// A family's benchmark systems (`--family`), sized by `--states`.
+    Family(FamilyWorkload),
+    /// A configuration as `harbor simulate` runs it (its members, steps and `[output]`
+    /// switches).
     Config(Box<Config>),
 }
 
 impl Workload {
     /// The family's name in tables.
-    pub fn family(&self) -> &'static str {
+    pub fn family(&self) -> Result<&'static str> {
         match self {
-            Workload::LinearPhChain | Workload::Config(_) => "linear-ph",
-            Workload::ContactChain { .. } => "contact",
+            Workload::Family(workload) => Ok(workload.family()),
+            Workload::Config(config) => Ok(config.run_plan()?.visit(FamilyName)),
         }
     }
 
-    /// Checks a size n (`--states`): linear-PH chains have n = 2 × masses states, contact
-    /// chains n ≥ 1 degrees of freedom.
+    /// Checks a size n (`--states`) of a family's workload.
     pub fn check_size(&self, n: usize) -> Result<()> {
         match self {
-            Workload::LinearPhChain if n == 0 || n % 2 == 1 => Err(Error::invalid(
-                "--states",
-                format!("chain state sizes are even (n = 2 × masses), got {n}"),
-            )),
-            Workload::ContactChain { .. } if n == 0 => Err(Error::invalid(
-                "--states",
-                "contact chains need at least 1 degree of freedom, got 0",
-            )),
-            _ => Ok(()),
+            Workload::Family(workload) => workload.visit(CheckSize(n)),
+            Workload::Config(_) => Ok(()),
         }
     }
 
     /// The case a configuration describes (its members, n, steps and recording).
     pub fn config_case(config: &Config) -> Result<BenchCase> {
-        let plan = config_plan(config, None)?;
-        Ok(BenchCase {
-            family: "linear-ph",
-            members: plan.member_count(),
-            states: plan.states(),
-            steps: plan.grid.steps,
-            recording: plan.recording(),
-            reference: true,
-        })
+        let recording = config.output.recording();
+        Ok(config.run_plan()?.visit(ConfigCase(recording)))
     }
 
     /// Measures `case` (its `states` is the size n) with [`measure`].
@@ -112,48 +48,99 @@ impl Workload {
         gpus: GpuContexts,
         max_param_bytes: u64,
     ) -> Result<BenchRow> {
-        let n = case.states;
         match self {
-            Workload::LinearPhChain => measure(
+            Workload::Family(workload) => workload.visit(MeasureWorkload {
                 case,
-                |members, steps| chain_plan(members, n, steps, case.recording),
                 gpus,
                 max_param_bytes,
-            ),
-            Workload::ContactChain { composition } => measure(
+            }),
+            Workload::Config(config) => config.run_plan()?.visit(MeasureConfig {
                 case,
-                |members, steps| contact_chain_plan(members, n, steps, composition),
                 gpus,
                 max_param_bytes,
-            ),
-            Workload::Config(config) => measure(
-                case,
-                |members, _| config_plan(config, Some(members)),
-                gpus,
-                max_param_bytes,
-            ),
+            }),
         }
     }
 }
 
-/// The linear-PH plan of `config` as `harbor simulate` runs it, with its first `members`
-/// members when given (member i depends on (seed, i) alone, so a prefix is the same
-/// members).
-fn config_plan(config: &Config, members: Option<usize>) -> Result<LinearPhPlan> {
-    let plan = match config.run_plan()? {
-        RunPlan::LinearPh(plan) => *plan,
-        _ => {
-            return Err(Error::invalid(
-                "system.kind",
-                format!(
-                    "is {}: bench --config measures linear-ph configs; other families are benchmarked with --family",
-                    config.system.kind()
-                ),
-            ));
+/// The family's name.
+struct FamilyName;
+
+impl FamilyVisitor for FamilyName {
+    type Output = &'static str;
+    fn visit<F: Family>(self, family: &F) -> &'static str {
+        family.name()
+    }
+}
+
+/// [`BenchWorkload::check_size`].
+struct CheckSize(usize);
+
+impl WorkloadVisitor for CheckSize {
+    type Output = Result<()>;
+    fn visit<W: BenchWorkload>(self, workload: &W) -> Result<()> {
+        workload.check_size(self.0)
+    }
+}
+
+/// The case of a configured plan, recording what `[output]` switches on.
+struct ConfigCase(crate::plan::Recording);
+
+impl FamilyVisitor for ConfigCase {
+    type Output = BenchCase;
+    fn visit<F: Family>(self, family: &F) -> BenchCase {
+        BenchCase {
+            family: family.name(),
+            members: family.member_count(),
+            states: family.states(),
+            steps: family.grid().steps,
+            recording: self.0,
+            reference: true,
         }
-    };
-    Ok(match members {
-        Some(count) if count < plan.member_count() => plan.with_members(count)?,
-        _ => plan,
-    })
+    }
+}
+
+/// Measures a family's workload at the case's size n.
+struct MeasureWorkload<'a> {
+    case: BenchCase,
+    gpus: GpuContexts<'a>,
+    max_param_bytes: u64,
+}
+
+impl WorkloadVisitor for MeasureWorkload<'_> {
+    type Output = Result<BenchRow>;
+    fn visit<W: BenchWorkload>(self, workload: &W) -> Result<BenchRow> {
+        let (n, recording) = (self.case.states, self.case.recording);
+        measure(
+            self.case,
+            |members, steps| workload.plan(members, n, steps, recording),
+            self.gpus,
+            self.max_param_bytes,
+        )
+    }
+}
+
+/// Measures a configured plan, on its first members where a timing takes fewer (member i
+/// depends on (seed, i) alone, so a prefix is the same members).
+struct MeasureConfig<'a> {
+    case: BenchCase,
+    gpus: GpuContexts<'a>,
+    max_param_bytes: u64,
+}
+
+impl FamilyVisitor for MeasureConfig<'_> {
+    type Output = Result<BenchRow>;
+    fn visit<F: Family>(self, family: &F) -> Result<BenchRow> {
+        measure(
+            self.case,
+            |members, _| {
+                if members == 0 {
+                    return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+                }
+                family.with_member_count(members.min(family.member_count()))
+            },
+            self.gpus,
+            self.max_param_bytes,
+        )
+    }
 }

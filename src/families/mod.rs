@@ -6,8 +6,9 @@
 //! [`RunPlan::visit`].
 //!
 //! Adding a family adds its wing and one line to each list of `registry!` (below): the plan it
-//! runs (a [`RunPlan`] variant) and the `[system]` kinds it reads (a [`SystemSpec`] variant,
-//! whose spec type implements [`SystemKind`]).
+//! runs (a [`RunPlan`] variant), the `[system]` kinds it reads (a [`SystemSpec`] variant,
+//! whose spec type implements [`SystemKind`]) and its `harbor bench` workload (a
+//! [`FamilyWorkload`] variant, implementing [`BenchWorkload`]).
 
 pub mod contact;
 pub mod linear_ph;
@@ -16,12 +17,72 @@ use crate::error::{Error, Result};
 use crate::io::Config;
 use crate::io::config::deserialize_section;
 use crate::kernels::Family;
+use crate::plan::Recording;
 
-/// A `[system]` kind's spec: the family's config section, turned into the plan of a run.
+/// A `[system]` kind's spec: the family's config section, turned into the plan of a run,
+/// with what `harbor keys` lists for configs of this kind.
 pub trait SystemKind {
+    /// The `[ensemble]` table of this kind (members drawn around the system).
+    type Ensemble: schemars::JsonSchema;
+
+    /// The starter config (`harbor keys --starter`): a small run that works, with every
+    /// section and a comment on each key.
+    const STARTER: &'static str;
+
+    /// Top-level sections a config of this kind does not read, left out of its schema.
+    const UNREAD_SECTIONS: &'static [&'static str] = &[];
+
     /// The plan of the configured run, exactly as configured (`[scheme]`, `[[input]]`,
     /// `[ensemble]`, `[output]` of `config`).
     fn run_plan(&self, config: &Config) -> Result<RunPlan>;
+}
+
+/// What `harbor keys` needs of one `[system]` kind.
+#[derive(Debug, Clone, Copy)]
+pub struct KindKeys {
+    /// The kind, as written in configs.
+    pub kind: &'static str,
+    /// The schema name of its `[ensemble]` table.
+    pub ensemble: fn() -> std::borrow::Cow<'static, str>,
+    /// [`SystemKind::STARTER`].
+    pub starter: &'static str,
+    /// [`SystemKind::UNREAD_SECTIONS`].
+    pub unread_sections: &'static [&'static str],
+}
+
+/// A family's `harbor bench` workload: ensembles of one benchmark system whose size n is
+/// `--states`, built for any member and step count.
+pub trait BenchWorkload: Sized {
+    /// The plan the workload runs.
+    type Plan: Family;
+    /// The family, as `--family` and the benchmark rows name it.
+    const FAMILY: &'static str;
+    /// The workload with the user's options.
+    fn new(options: &WorkloadOptions) -> Result<Self>;
+    /// Checks a size n (`--states`).
+    fn check_size(&self, n: usize) -> Result<()>;
+    /// The plan of `members` members of size n over `steps` steps, recording what
+    /// `recording` switches on (where the family has the choice) once, at the last step.
+    fn plan(
+        &self,
+        members: usize,
+        n: usize,
+        steps: usize,
+        recording: Recording,
+    ) -> Result<Self::Plan>;
+}
+
+/// The options of `harbor bench` that shape a workload.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOptions {
+    /// The splitting composition (`--composition`), for families integrated by splitting.
+    pub composition: String,
+}
+
+/// Code that runs on any benchmark workload: `visit` is called with the concrete one.
+pub trait WorkloadVisitor {
+    type Output;
+    fn visit<W: BenchWorkload>(self, workload: &W) -> Self::Output;
 }
 
 /// Code that runs on any family: `visit` is called with the concrete plan.
@@ -36,7 +97,45 @@ macro_rules! registry {
     (
         plans { $($family:ident($plan:ty)),* $(,)? }
         kinds { $($kind:literal => $variant:ident($spec:ty)),* $(,)? }
+        workloads { $($workload_variant:ident($workload:ty)),* $(,)? }
     ) => {
+        /// The `harbor bench` workload of any registered family.
+        #[derive(Debug, Clone)]
+        pub enum FamilyWorkload {
+            $($workload_variant($workload),)*
+        }
+
+        impl FamilyWorkload {
+            /// The families with a workload, as `--family` names them.
+            pub const FAMILIES: &[&str] = &[$(<$workload as BenchWorkload>::FAMILY),*];
+
+            /// The workload of `family` with `options`; an unknown family is an error
+            /// naming `--family`.
+            pub fn new(family: &str, options: &WorkloadOptions) -> Result<Self> {
+                $(if family == <$workload as BenchWorkload>::FAMILY {
+                    return <$workload as BenchWorkload>::new(options).map(FamilyWorkload::$workload_variant);
+                })*
+                Err(Error::invalid(
+                    "--family",
+                    format!("unknown family {family:?}; expected one of {}", Self::FAMILIES.join(", ")),
+                ))
+            }
+
+            /// The family's name.
+            pub fn family(&self) -> &'static str {
+                match self {
+                    $(FamilyWorkload::$workload_variant(_) => <$workload as BenchWorkload>::FAMILY,)*
+                }
+            }
+
+            /// Calls `visitor` with the concrete workload.
+            pub fn visit<V: WorkloadVisitor>(&self, visitor: V) -> V::Output {
+                match self {
+                    $(FamilyWorkload::$workload_variant(workload) => visitor.visit(workload),)*
+                }
+            }
+        }
+
         /// The plan of any registered family.
         #[derive(Debug, Clone)]
         pub enum RunPlan {
@@ -59,9 +158,26 @@ macro_rules! registry {
             $($variant($spec),)*
         }
 
+        /// `[ensemble]` of a simulate config, whose keys depend on the `[system]` kind
+        /// ([`SystemKind::Ensemble`]); `harbor keys` keeps the one of its kind.
+        #[derive(schemars::JsonSchema)]
+        #[schemars(untagged)]
+        #[expect(dead_code, reason = "describes the accepted tables; never built")]
+        pub(crate) enum EnsembleTable {
+            $($variant(<$spec as SystemKind>::Ensemble),)*
+        }
+
         impl SystemSpec {
             /// The kinds, as written in configs.
             pub const KINDS: &[&str] = &[$($kind),*];
+
+            /// What `harbor keys` lists for each kind, in the order of [`SystemSpec::KINDS`].
+            pub const KEYS: &[KindKeys] = &[$(KindKeys {
+                kind: $kind,
+                ensemble: <<$spec as SystemKind>::Ensemble as schemars::JsonSchema>::schema_name,
+                starter: <$spec as SystemKind>::STARTER,
+                unread_sections: <$spec as SystemKind>::UNREAD_SECTIONS,
+            }),*];
 
             /// The `kind` as written in configs.
             pub fn kind(&self) -> &'static str {
@@ -98,6 +214,10 @@ registry! {
         "linear-ph" => LinearPh(linear_ph::spec::LinearPhSpec),
         "mechanical" => Mechanical(linear_ph::spec::MechanicalSpec),
         "contact" => Contact(contact::ContactSystemSpec),
+    }
+    workloads {
+        LinearPhChain(linear_ph::workloads::ChainWorkload),
+        ContactChain(contact::workloads::ChainWorkload),
     }
 }
 

@@ -300,7 +300,7 @@ mod tests {
 
     use super::*;
     use crate::linear_ph::Parameters;
-    use crate::plan::Parts;
+    use crate::linear_ph::Parts;
 
     /// 𝒥(B) = ½ Σ_i d_i (b_i − c_i)² over the 10 entries of a 5×2 B, curvatures d_i spread
     /// over four decades (condition number 10⁴).

@@ -10,7 +10,8 @@ use super::monte_carlo::{Best, MonteCarlo};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::linear_ph::GradientPlan;
-use crate::plan::{MemoryBudget, Parts};
+use crate::linear_ph::Parts;
+use crate::plan::MemoryBudget;
 
 /// Candidates per Monte-Carlo batch at most (the batch's gradients are held in memory).
 pub const MONTE_CARLO_BATCH: usize = 4096;

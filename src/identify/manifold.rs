@@ -27,8 +27,8 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
+use crate::linear_ph::Parts;
 use crate::linear_ph::{LinearPhMember, Parameters};
-use crate::plan::Parts;
 
 /// A point of the manifold: the model w with the factor L of R and Q⁻¹ kept at hand.
 #[derive(Debug, Clone, PartialEq)]

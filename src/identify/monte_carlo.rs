@@ -21,7 +21,7 @@ use rand_distr::StandardNormal;
 use super::gradient::Evaluation;
 use super::manifold::Point;
 use crate::error::{Error, Result};
-use crate::plan::Parts;
+use crate::linear_ph::Parts;
 
 /// How the candidates are drawn and how many are kept (`[monte_carlo]` of an identify
 /// config, every key defaulting to [`MonteCarlo::default`]).

@@ -6,7 +6,7 @@ use nalgebra::{DMatrix, SymmetricEigen};
 use super::gradient::Evaluation;
 use crate::linear_ph::LinearPhMember;
 use crate::linear_ph::step_pullback::{skew_part, symmetric_part};
-use crate::plan::{QDistance, Regularization};
+use crate::linear_ph::{QDistance, Regularization};
 
 /// Adds (λ/2) Σ_parts d² to the cost and its gradient to each penalised part's gradient.
 /// For the Frobenius distance that is (λ/2) ‖w − w_ref‖² and λ (w − w_ref), projected onto

@@ -33,11 +33,9 @@ pub use super::study_spec::{SchemeChoice, StudySpec};
 use crate::error::{Error, Result};
 use crate::families::RunPlan;
 pub use crate::families::SystemSpec;
-use crate::linear_ph::spec::{build_linear_ph_member, build_mechanical_member};
-use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan};
 use crate::model::{Signal, SignalSpec};
 use crate::plan::Recording;
-use crate::tableau::{Scheme, SchemeFamily};
+use crate::tableau::SchemeFamily;
 
 /// A whole configuration file as read: `[system]` stays a table until its kind is known.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -56,7 +54,7 @@ pub(crate) struct ConfigFile {
     output: OutputSpec,
     /// Many members drawn around `[system]`; absent: the one system.
     #[serde(default)]
-    #[schemars(with = "Option<super::config_keys::EnsembleTable>")]
+    #[schemars(with = "Option<crate::families::EnsembleTable>")]
     ensemble: Option<toml::Table>,
     /// The schemes and step sizes of `harbor study energy-order`.
     #[serde(default)]
@@ -224,38 +222,6 @@ impl Config {
             .transpose()
     }
 
-    /// The linear-PH system and initial state described by `[system]`.
-    pub fn member(&self) -> Result<LinearPhMember> {
-        build_member("system", &self.system)
-    }
-
-    /// The stages of the configured collocation scheme.
-    fn collocation(&self) -> Result<(SchemeFamily, usize)> {
-        let family = self.scheme.family.collocation().ok_or_else(|| {
-            Error::invalid(
-                "scheme.family",
-                format!(
-                    "{} integrates contact systems; a {} system takes gauss, lobatto-iiia or lobatto-pair",
-                    self.scheme.family.name(),
-                    self.system.kind()
-                ),
-            )
-        })?;
-        if self.scheme.composition.is_some() {
-            return Err(Error::invalid(
-                "scheme.composition",
-                format!("applies to splitting schemes, not {}", family.name()),
-            ));
-        }
-        let stages = self.scheme.stages.ok_or_else(|| {
-            Error::invalid(
-                "scheme.stages",
-                format!("is required for {}", family.name()),
-            )
-        })?;
-        Ok((family, stages))
-    }
-
     /// The input signals, validated.
     pub fn signals(&self) -> Result<Vec<Signal>> {
         self.input
@@ -265,55 +231,9 @@ impl Config {
             .collect()
     }
 
-    /// The plan for this configuration with `scheme` (the configured one unless a study
-    /// substitutes its own) and step size `h`.
-    pub fn plan_with(&self, family: SchemeFamily, stages: usize, h: f64) -> Result<LinearPhPlan> {
-        let scheme = Scheme::new(family, stages)?;
-        let nominal = self.member()?;
-        if let Some(spec) = self.ensemble_spec::<LinearPhEnsembleSpec>()? {
-            let split = if scheme.is_partitioned() {
-                Some(nominal.system.canonical_split("system")?)
-            } else {
-                None
-            };
-            let drawn = DrawnLinearPhEnsemble::new(nominal, spec, split)?;
-            return LinearPhPlan::new(
-                scheme,
-                h,
-                self.scheme.t_end,
-                drawn,
-                &self.signals()?,
-                self.output.every,
-            );
-        }
-        LinearPhPlan::new(
-            scheme,
-            h,
-            self.scheme.t_end,
-            vec![nominal],
-            &self.signals()?,
-            self.output.every,
-        )
-    }
-
-    /// The plan of a study point: `choice` at the step size `study.h[index]`, as
-    /// [`Config::plan_with`] but with a step size that does not fit `scheme.t_end` blamed on
-    /// `study.h[index]` rather than `scheme.h`.
-    pub fn study_plan(&self, choice: SchemeChoice, index: usize) -> Result<LinearPhPlan> {
-        self.study.step_count(index, self.scheme.t_end)?;
-        self.plan_with(choice.family, choice.stages, self.study.h[index])
-    }
-
     /// The plan of the configured family, exactly as configured.
     pub fn run_plan(&self) -> Result<RunPlan> {
         self.system.run_plan(self)
-    }
-
-    /// The linear-PH plan as configured, recording everything (studies need every
-    /// quantity; `run_plan` applies the `[output]` switches).
-    pub fn plan(&self) -> Result<LinearPhPlan> {
-        let (family, stages) = self.collocation()?;
-        self.plan_with(family, stages, self.scheme.h)
     }
 }
 
@@ -361,19 +281,4 @@ pub(crate) fn deserialize_section<T: serde::de::DeserializeOwned>(
             },
         }
     })
-}
-
-/// Validates a linear-PH or mechanical system spec into a member (system + initial state).
-pub fn build_member(prefix: &str, spec: &SystemSpec) -> Result<LinearPhMember> {
-    match spec {
-        SystemSpec::LinearPh(spec) => build_linear_ph_member(prefix, spec),
-        SystemSpec::Mechanical(spec) => build_mechanical_member(prefix, spec),
-        other => Err(Error::invalid(
-            format!("{prefix}.kind"),
-            format!(
-                "is {}; this needs a linear-ph or mechanical system",
-                other.kind()
-            ),
-        )),
-    }
 }

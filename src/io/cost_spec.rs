@@ -16,8 +16,8 @@ use serde::Deserialize;
 
 use crate::error::Result;
 use crate::linear_ph::{Parameters, Quadrature};
+use crate::linear_ph::{Parts, QDistance, Regularization};
 use crate::model::validate::{check_skew, check_symmetric, matrix_from_rows, vector_from_slice};
-use crate::plan::{Parts, QDistance, Regularization};
 
 type Rows = Vec<Vec<f64>>;
 

@@ -22,7 +22,7 @@ use super::plot::{Marker, Panel, Series, panels_svg};
 use crate::error::{Error, Result};
 use crate::identify::{Outcome, OutputError};
 use crate::linear_ph::OutputData;
-use crate::plan::Parts;
+use crate::linear_ph::Parts;
 
 /// Outputs on one input set: the data and the fitted model's outputs (and, for training,
 /// the best start's outputs before the descent).

@@ -53,14 +53,13 @@ use super::problem_spec::{DataSpec, SpecContext, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::identification::MONTE_CARLO_BATCH;
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
+use crate::linear_ph::Parts;
 use crate::linear_ph::{GradientPlan, LinearPhMember, LinearPhPlan, OutputData};
 use crate::model::SignalSpec;
 use crate::model::validate::{
     check_pd, check_psd, check_skew, matrix_from_rows, vector_from_slice,
 };
-use crate::plan::{
-    DescentSizes, MemoryBudget, Parts, ProblemEstimate, ProblemSizes, Setting, step_count,
-};
+use crate::plan::{DescentSizes, MemoryBudget, ProblemEstimate, ProblemSizes, Setting, step_count};
 
 type Rows = Vec<Vec<f64>>;
 

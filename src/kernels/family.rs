@@ -1,10 +1,15 @@
 //! A model family as the backends see it. A family declares, in one place, its members
-//! (materialised from (seed, i)), what they record, its f64 CPU integrators, and its WGSL
-//! kernel with the kernel's layouts; the CPU backend and the one GPU executor run any family
-//! through this trait, so adding a family adds an implementation and nothing in them.
+//! (materialised from (seed, i)), what they record and its f64 reference integrator
+//! ([`Family`]), and the capabilities it has: a WGSL kernel with the kernel's layouts and
+//! CPU twin ([`GpuKernel`]), a fast CPU engine ([`FastEngine`]). The CPU backend and the one
+//! GPU executor run any family through these traits, so adding a family adds
+//! implementations and nothing in them.
+
+use std::convert::Infallible;
+use std::marker::PhantomData;
 
 use super::layout::{Layout, MemberView};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 
 /// How the CPU backend integrates a member.
@@ -15,7 +20,7 @@ pub enum CpuPath {
     /// The twin of the GPU kernel: the same operations in the same loop shape, in f64.
     Twin,
     /// The fast engine: the kernel's step on SIMD blocks of members
-    /// ([`Family::run_fast`]); the reference integrator where a family has none.
+    /// ([`Family::fast_engine`]); the reference integrator where a family has none.
     Fast,
 }
 
@@ -80,10 +85,17 @@ pub struct KernelChunk {
     pub state: Vec<f64>,
 }
 
-/// What every model family provides to the backends.
+/// What every model family describes: its members, what they record, and its f64 reference
+/// integrator. Its optional capabilities are traits of their own, reached through
+/// [`Family::gpu_kernel`] and [`Family::fast_engine`]; a family without one names
+/// [`Absent`] as its type and returns `None`.
 pub trait Family: Sync {
     /// One member: its parameters and initial state.
-    type Member: Send + Sync;
+    type Member: Clone + Send + Sync;
+    /// Its GPU kernel (with the kernel's CPU twin), or [`Absent`].
+    type Kernel: GpuKernel<Member = Self::Member>;
+    /// Its fast CPU engine, or [`Absent`].
+    type Fast: FastEngine<Member = Self::Member>;
 
     /// The family's name in configs (`linear-ph`, `contact`).
     fn name(&self) -> &'static str;
@@ -91,6 +103,14 @@ pub trait Family: Sync {
     fn method_label(&self) -> String;
     fn grid(&self) -> &StepGrid;
     fn member_count(&self) -> usize;
+    /// The size n of a member as tables report it: its state dimension, or its degrees of
+    /// freedom where the state pairs positions with momenta.
+    fn states(&self) -> usize;
+    /// The same plan with its first `count` members (1 ≤ `count` ≤ the member count):
+    /// member i depends on (seed, i) alone, so they are the same members.
+    fn with_member_count(&self, count: usize) -> Result<Self>
+    where
+        Self: Sized;
     /// Member `index`, a function of (seed, index) alone.
     fn member(&self, index: usize) -> Result<Self::Member>;
     /// What each member records.
@@ -99,30 +119,73 @@ pub trait Family: Sync {
     fn describe(&self) -> serde_json::Map<String, serde_json::Value>;
 
     /// Records the sample at t = 0 (the first trajectory row and the first row of every
-    /// `at_start` channel), on the host in f64, for both backends.
+    /// `at_start` channel), on the host in f64, for every backend.
     fn record_start(&self, member: &Self::Member, out: &mut MemberResult);
 
-    /// Integrates one member on the CPU in f64 ([`CpuPath::Fast`] integrates it as a
-    /// block of one).
-    fn integrate(&self, member: &Self::Member, path: CpuPath) -> Result<MemberResult>;
+    /// Integrates one member with the family's reference integrator: f64, the method as
+    /// defined.
+    fn reference(&self, member: &Self::Member) -> Result<MemberResult>;
 
-    /// Consecutive members prepared for the fast CPU engine (their operators built and laid
-    /// out side by side); the members themselves for a family without a fast engine.
-    type FastBlock: Send;
+    /// Values shared by all members per step (inputs at the stage times, time functions),
+    /// uploaded to a GPU dispatch by dispatch.
+    fn shared_stream(&self) -> &SharedStream;
 
-    /// Members the fast CPU engine integrates together; 1 for a family without one.
-    fn fast_block_members(&self) -> usize {
-        1
+    /// Checks the values the members share per step (finite, no certain overflow). Plans
+    /// check values kept in memory when they are built; a longer stream, sampled per
+    /// window, costs a pass over all steps, so the backends check it here once the run's
+    /// resources have been checked, before any work.
+    fn check_stream(&self) -> Result<()> {
+        Ok(())
     }
 
-    /// Prepares consecutive members (at most [`Family::fast_block_members`]) for
-    /// [`Family::run_fast`]: the per-member set-up, timed apart from the stepping by the
-    /// benchmarks.
-    fn prepare_fast(&self, members: Vec<Self::Member>) -> Result<Self::FastBlock>;
+    /// The family's GPU kernel and its CPU twin; `None` when it has none.
+    fn gpu_kernel(&self) -> Option<&Self::Kernel>;
 
-    /// Integrates a prepared block with the fast CPU engine (a family without one
-    /// integrates each member by its reference integrator).
-    fn run_fast(&self, block: Self::FastBlock) -> Result<Vec<MemberResult>>;
+    /// The family's fast CPU engine; `None` when it has none (the CPU path then runs the
+    /// reference integrator).
+    fn fast_engine(&self) -> Option<&Self::Fast>;
+
+    /// Integrates one member on the CPU in f64 by `path`: [`CpuPath::Fast`] as a block of
+    /// one (the reference integrator for a family without a fast engine), [`CpuPath::Twin`]
+    /// an error for a family without a kernel.
+    fn integrate(&self, member: &Self::Member, path: CpuPath) -> Result<MemberResult> {
+        match path {
+            CpuPath::Reference => self.reference(member),
+            CpuPath::Twin => self
+                .gpu_kernel()
+                .ok_or_else(|| no_kernel(self.name()))?
+                .twin(member),
+            CpuPath::Fast => match self.fast_engine() {
+                Some(engine) => {
+                    let mut results = engine.run(engine.prepare(vec![member.clone()])?)?;
+                    Ok(results.pop().expect("a block of one member has one result"))
+                }
+                None => self.reference(member),
+            },
+        }
+    }
+}
+
+/// The GPU kernel of `family`; an error naming `--backend` when it has none.
+pub fn kernel_of<F: Family>(family: &F) -> Result<&F::Kernel> {
+    family.gpu_kernel().ok_or_else(|| no_kernel(family.name()))
+}
+
+/// The error for a GPU path or twin asked of a family without a kernel.
+pub fn no_kernel(family: &str) -> Error {
+    Error::invalid(
+        "--backend",
+        format!(
+            "{family} runs on the CPU only: the family has no GPU kernel; use --backend cpu or reference"
+        ),
+    )
+}
+
+/// A family's GPU kernel as the executor runs it: its variants and layouts, how a chunk of
+/// members is packed and decoded, and its CPU twin (the same operations in the same loop
+/// shape, in f64).
+pub trait GpuKernel: Sync {
+    type Member;
 
     /// The kernel variant with the largest buffers and loop counts of this run, to size
     /// chunks and dispatches; an error when no variant can run the plan.
@@ -131,18 +194,9 @@ pub trait Family: Sync {
     fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
     /// The passes over the step grid, in order: the kernel sees the pass's index in
     /// `dispatch.sweep`, and the state persists from one pass to the next. Records are read
-    /// back during the first pass only. One forward pass unless a family says otherwise.
+    /// back during the first pass only. One forward pass unless a kernel says otherwise.
     fn passes(&self) -> &[Direction] {
         &[Direction::Forward]
-    }
-    /// Values shared by all members per step (uploaded dispatch by dispatch).
-    fn shared_stream(&self) -> &SharedStream;
-    /// Checks the shared stream's values (finite, no certain overflow). Plans check a
-    /// stream kept in memory when they are built; a longer one, sampled per window, costs a
-    /// pass over all steps, so the backends check it here once the run's resources have been
-    /// checked, before any work.
-    fn check_stream(&self) -> Result<()> {
-        Ok(())
     }
     /// The `constants` buffer, in the order of [`KernelSource::constants_layout`].
     fn constants(&self) -> Vec<f64>;
@@ -151,6 +205,65 @@ pub trait Family: Sync {
     /// Fills the final state and the totals of a member from its state at the end of the
     /// run (the engine decodes the `status` field itself).
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult);
+    /// Integrates one member with the kernel's CPU twin.
+    fn twin(&self, member: &Self::Member) -> Result<MemberResult>;
+}
+
+/// A family's fast CPU engine: the kernel's step on blocks of members side by side (SIMD
+/// lanes), set up once per block.
+pub trait FastEngine: Sync {
+    type Member;
+    /// Consecutive members prepared for the engine (their operators built and laid out
+    /// side by side).
+    type Block: Send;
+
+    /// Members the engine integrates together.
+    fn block_members(&self) -> usize;
+    /// Prepares consecutive members (at most [`FastEngine::block_members`]): the per-member
+    /// set-up, timed apart from the stepping by the benchmarks.
+    fn prepare(&self, members: Vec<Self::Member>) -> Result<Self::Block>;
+    /// Integrates a prepared block.
+    fn run(&self, block: Self::Block) -> Result<Vec<MemberResult>>;
+}
+
+/// A capability a family does not have: a type with no values, so that its
+/// [`Family::gpu_kernel`] or [`Family::fast_engine`] can only be `None`.
+pub struct Absent<M>(Infallible, PhantomData<fn() -> M>);
+
+impl<M> GpuKernel for Absent<M> {
+    type Member = M;
+    fn kernel_bound(&self) -> Result<KernelSource> {
+        match self.0 {}
+    }
+    fn kernel_chunk(&self, _: &[M]) -> Result<KernelChunk> {
+        match self.0 {}
+    }
+    fn constants(&self) -> Vec<f64> {
+        match self.0 {}
+    }
+    fn decode_record(&self, _: &MemberView, _: &mut MemberResult) {
+        match self.0 {}
+    }
+    fn decode_final(&self, _: &MemberView, _: &mut MemberResult) {
+        match self.0 {}
+    }
+    fn twin(&self, _: &M) -> Result<MemberResult> {
+        match self.0 {}
+    }
+}
+
+impl<M> FastEngine for Absent<M> {
+    type Member = M;
+    type Block = Infallible;
+    fn block_members(&self) -> usize {
+        match self.0 {}
+    }
+    fn prepare(&self, _: Vec<M>) -> Result<Infallible> {
+        match self.0 {}
+    }
+    fn run(&self, block: Infallible) -> Result<Vec<MemberResult>> {
+        match block {}
+    }
 }
 
 /// The running maximum of |r| that keeps a NaN or an infinity once one arrives, where

@@ -10,6 +10,8 @@ pub mod math;
 pub mod precision;
 pub mod wgsl;
 
-pub use family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
+pub use family::{
+    Absent, CpuPath, Direction, Family, FastEngine, GpuKernel, KernelChunk, KernelSource,
+};
 pub use layout::{Field, Layout, MemberView};
 pub use precision::Precision;

@@ -6,15 +6,11 @@
 pub mod budget;
 pub mod gradient_resources;
 pub mod grid;
-pub mod parts;
 pub mod record;
-pub mod regularization;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
 pub use gradient_resources::{DescentSizes, ProblemEstimate, ProblemSizes, Setting};
 pub use grid::{StepGrid, step_count};
-pub use parts::{PART_NAMES, Parts};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
-pub use regularization::{QDistance, Regularization};
 pub use stream::SharedStream;

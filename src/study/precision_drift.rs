@@ -13,6 +13,7 @@ use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
+use crate::linear_ph::LinearPhConfig;
 use crate::linear_ph::{EnergyTotals, LinearPhPlan};
 use crate::plan::MemberResult;
 use crate::results::Results;

@@ -18,8 +18,9 @@ use super::chunking::{ChunkLimits, Chunking, LOOP_ITERATIONS_PER_DISPATCH, chunk
 use super::context::{GpuContext, Precision};
 use crate::error::{Error, Num, Result};
 use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
+use crate::kernels::family::kernel_of;
 use crate::kernels::wgsl::assemble;
-use crate::kernels::{Direction, Family, KernelSource, MemberView};
+use crate::kernels::{Direction, Family, GpuKernel, KernelSource, MemberView};
 use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
@@ -216,7 +217,7 @@ pub fn plan_chunks<F: Family>(
     options: &GpuRunOptions,
 ) -> Result<(KernelSource, Chunking)> {
     let grid = family.grid();
-    let bound = family.kernel_bound()?;
+    let bound = kernel_of(family)?.kernel_bound()?;
     let per_member = family.record_spec().member_bytes(grid.records());
     let result_budget = options
         .result_budget
@@ -255,7 +256,7 @@ pub fn chunk_device_bytes<F: Family>(
     let state = bound.state.entries() as u64 * members;
     let records = (plan.records_per_dispatch * bound.record.entries()) as u64 * members;
     let stream = (plan.steps_per_dispatch * family.shared_stream().width()) as u64;
-    let constants = family.constants().len() as u64;
+    let constants = kernel_of(family).map_or(0, |kernel| kernel.constants().len()) as u64;
     (params + state + 2 * records.max(state) + stream + constants) * size
         + std::mem::size_of::<DispatchParams>() as u64
 }
@@ -267,6 +268,7 @@ pub fn run_into<F: Family>(
     options: &GpuRunOptions,
     sink: &mut dyn ResultSink,
 ) -> Result<GpuRunStats> {
+    let family_kernel = kernel_of(family)?;
     let precision = ctx.precision;
     let grid = *family.grid();
     let total = family.member_count();
@@ -305,7 +307,7 @@ pub fn run_into<F: Family>(
     let constants = upload(
         ctx,
         "constants",
-        &family.constants(),
+        &family_kernel.constants(),
         Contents::Constants,
         storage,
     )?;
@@ -340,7 +342,7 @@ pub fn run_into<F: Family>(
             drawn.into_iter().collect::<Result<Vec<_>>>()?
         };
         let count = members.len();
-        let chunk = family.kernel_chunk(&members)?;
+        let chunk = family_kernel.kernel_chunk(&members)?;
         let spec = family.record_spec();
         let mut results: Vec<MemberResult> = members
             .iter()
@@ -423,7 +425,7 @@ pub fn run_into<F: Family>(
         let grid_y = workgroups.div_ceil(grid_x);
         let mut next_record = 0;
         let windows: Vec<usize> = (0..grid.steps).step_by(plan.steps_per_dispatch).collect();
-        let passes = family.passes();
+        let passes = family_kernel.passes();
         for (pass, direction) in passes.iter().enumerate() {
             let ordered: Vec<usize> = match direction {
                 Direction::Forward => windows.clone(),
@@ -501,7 +503,7 @@ pub fn run_into<F: Family>(
                                 base: slot * record_entries,
                                 member: i,
                             };
-                            family.decode_record(&view, result);
+                            family_kernel.decode_record(&view, result);
                         }
                     }
                     next_record += in_dispatch;
@@ -518,7 +520,7 @@ pub fn run_into<F: Family>(
                 base: 0,
                 member: i,
             };
-            family.decode_final(&view, result);
+            family_kernel.decode_final(&view, result);
             result.nonfinite_step = nonfinite_step(view.get("status", 0));
             result.complete_status(&grid, family.record_spec());
         }

@@ -7,16 +7,17 @@ use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::bench::machine_load::{CpuTimes, MachineLoad, OtherWork};
 use harbor::bench::{BenchCase, BenchRow, Workload};
+use harbor::families::{FamilyWorkload, WorkloadOptions};
 use harbor::io::Config;
 use harbor::plan::Recording;
 use harbor::{Error, Result};
 
-use crate::{BenchFamily, PrecisionArg};
+use crate::PrecisionArg;
 
 /// What to measure: the chains of a family at given sizes, or one configuration.
 pub enum BenchTarget<'a> {
     Chains {
-        family: BenchFamily,
+        family: &'a str,
         composition: &'a str,
         members: &'a [usize],
         states: &'a [usize],
@@ -60,19 +61,17 @@ pub fn bench(
             if steps == 0 {
                 return Err(Error::invalid("--steps", "must be ≥ 1, got 0"));
             }
-            let workload = match family {
-                BenchFamily::LinearPh => Workload::LinearPhChain,
-                BenchFamily::Contact => Workload::ContactChain {
-                    composition: composition.to_string(),
-                },
+            let options = WorkloadOptions {
+                composition: composition.to_string(),
             };
+            let workload = Workload::Family(FamilyWorkload::new(family, &options)?);
             for &n in states {
                 workload.check_size(n)?;
             }
             for &n in states {
                 for &count in members {
                     let case = BenchCase {
-                        family: workload.family(),
+                        family: workload.family()?,
                         members: count,
                         states: n,
                         steps,

@@ -16,7 +16,7 @@ pub enum ConfigCommand {
     /// Print every key of a kind of config: its dotted path (`[]` marks the tables of an
     /// array), type, default and meaning, read from the types the parser uses.
     Keys {
-        #[arg(help = KIND_HELP, value_parser = clap::builder::PossibleValuesParser::new(ConfigKind::NAMES))]
+        #[arg(help = KIND_HELP, value_parser = clap::builder::PossibleValuesParser::new(ConfigKind::names()))]
         kind: String,
         /// Print the JSON Schema (draft 2020-12) of the config instead of the table.
         #[arg(long)]
@@ -24,7 +24,7 @@ pub enum ConfigCommand {
     },
     /// Print a starter config of a kind, with a comment on each key, or write it to a file.
     Init {
-        #[arg(help = KIND_HELP, value_parser = clap::builder::PossibleValuesParser::new(ConfigKind::NAMES))]
+        #[arg(help = KIND_HELP, value_parser = clap::builder::PossibleValuesParser::new(ConfigKind::names()))]
         kind: String,
         /// Write the starter here instead of printing it (refused when the file exists).
         #[arg(long)]

@@ -150,8 +150,8 @@ enum Command {
     Bench {
         /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2) or contact
         /// (damped, forced Duffing chains under --composition).
-        #[arg(long, value_enum, default_value_t = BenchFamily::LinearPh)]
-        family: BenchFamily,
+        #[arg(long, default_value = "linear-ph", value_parser = clap::builder::PossibleValuesParser::new(harbor::families::FamilyWorkload::FAMILIES))]
+        family: String,
         /// Composition of the contact cases.
         #[arg(long, default_value = "strang")]
         composition: String,
@@ -303,12 +303,6 @@ const OUT_HELP: &str = "Output directory: a new path, an empty directory or an e
 /// Help of every study's `--out`, with the rule of [`OUT_HELP`].
 const STUDY_OUT_HELP: &str = "Output directory for the study's files: a new path, an empty directory or an earlier harbor output, replaced only when the study succeeds (anything else there is refused, never replaced)";
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BenchFamily {
-    LinearPh,
-    Contact,
-}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -378,7 +372,7 @@ fn main() -> ExitCode {
                     overrides: &overrides,
                 },
                 None => BenchTarget::Chains {
-                    family,
+                    family: &family,
                     composition: &composition,
                     members: &members,
                     states: &states,

@@ -17,7 +17,7 @@ use super::model::{ContactMember, Damping, Potential, TimeChannels};
 use super::plan::{ContactMethod, ContactPlan};
 use super::twin::{Twin, TwinParams, TwinScratch, contact_step, record_member};
 use crate::error::{Error, Result};
-use crate::kernels::family::{CpuPath, Family, KernelChunk, KernelSource};
+use crate::kernels::family::{Absent, Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::wgsl::WORKGROUP_SIZE;
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
@@ -269,6 +269,8 @@ impl ContactPlan {
 
 impl Family for ContactPlan {
     type Member = ContactMember;
+    type Kernel = Self;
+    type Fast = Absent<ContactMember>;
 
     fn name(&self) -> &'static str {
         "contact"
@@ -284,6 +286,14 @@ impl Family for ContactPlan {
 
     fn member_count(&self) -> usize {
         self.len()
+    }
+
+    fn states(&self) -> usize {
+        self.dof()
+    }
+
+    fn with_member_count(&self, count: usize) -> Result<Self> {
+        self.with_members(count)
     }
 
     fn member(&self, index: usize) -> Result<ContactMember> {
@@ -328,76 +338,54 @@ impl Family for ContactPlan {
         );
     }
 
-    fn integrate(&self, member: &ContactMember, path: CpuPath) -> Result<MemberResult> {
+    fn reference(&self, member: &ContactMember) -> Result<MemberResult> {
         let n = self.dof();
         let y0 = member.initial_state();
         let system = &member.system;
         let h0 = system.hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
         let h = self.grid().h;
-        Ok(match path {
-            // Contact runs have no fast engine yet: `Fast` is the reference integrator.
-            CpuPath::Reference | CpuPath::Fast => {
-                let mut gradient = vec![0.0; n];
-                let offsets = self.method().offsets();
-                let mut times = vec![0.0; offsets.len()];
-                record_member(
-                    self.grid(),
-                    self.record_spec(),
-                    y0,
-                    h0,
-                    |k, y| {
-                        // The shared stream's times t = (k + offset_i) h (plan::stream), so
-                        // that signals are evaluated at the same f64 times as on the GPU:
-                        // a signal of frequency f moves by 2π f ulp(t) between two times an
-                        // ulp apart, 1.4 rad at f = 1e15 Hz and t ≈ 1.
-                        for (time, offset) in times.iter_mut().zip(&offsets) {
-                            *time = (k as f64 + offset) * h;
-                        }
-                        contact_flows::step_at(self.method(), system, &times, h, y, &mut gradient)
-                    },
-                    |k, y| system.hamiltonian(k as f64 * h, &y[..n], &y[n..2 * n], y[2 * n]),
-                )
-            }
-            CpuPath::Twin => {
-                let shape = ContactShape::of(self);
-                let params = shape.params(member);
-                let gamma = self.gammas();
-                let layout = shape.param_layout();
-                let twin = Twin {
-                    shape: &shape,
-                    params: TwinParams::new(&layout, &params),
-                    gamma: &gamma,
-                    h,
-                };
-                let mut scratch = TwinScratch::new(n);
-                let last = shape.points() - 1;
-                let (mut at_step, mut at_end) = (Vec::new(), Vec::new());
-                record_member(
-                    self.grid(),
-                    self.record_spec(),
-                    y0,
-                    h0,
-                    |k, y| {
-                        contact_step(&twin, self.stream().step(k, &mut at_step), y, &mut scratch)
-                    },
-                    |k, y| twin.hamiltonian(self.stream().step(k - 1, &mut at_end), last, y),
-                )
-            }
-        })
+        let mut gradient = vec![0.0; n];
+        let offsets = self.method().offsets();
+        let mut times = vec![0.0; offsets.len()];
+        Ok(record_member(
+            self.grid(),
+            self.record_spec(),
+            y0,
+            h0,
+            |k, y| {
+                // The shared stream's times t = (k + offset_i) h (plan::stream), so
+                // that signals are evaluated at the same f64 times as on the GPU:
+                // a signal of frequency f moves by 2π f ulp(t) between two times an
+                // ulp apart, 1.4 rad at f = 1e15 Hz and t ≈ 1.
+                for (time, offset) in times.iter_mut().zip(&offsets) {
+                    *time = (k as f64 + offset) * h;
+                }
+                contact_flows::step_at(self.method(), system, &times, h, y, &mut gradient)
+            },
+            |k, y| system.hamiltonian(k as f64 * h, &y[..n], &y[n..2 * n], y[2 * n]),
+        ))
     }
 
-    type FastBlock = Vec<ContactMember>;
-
-    fn prepare_fast(&self, members: Vec<ContactMember>) -> Result<Vec<ContactMember>> {
-        Ok(members)
+    fn check_stream(&self) -> Result<()> {
+        ContactPlan::check_stream(self)
     }
 
-    fn run_fast(&self, block: Vec<ContactMember>) -> Result<Vec<MemberResult>> {
-        block
-            .iter()
-            .map(|member| self.integrate(member, CpuPath::Reference))
-            .collect()
+    fn shared_stream(&self) -> &SharedStream {
+        self.stream()
     }
+
+    fn gpu_kernel(&self) -> Option<&Self> {
+        Some(self)
+    }
+
+    /// Contact runs have no fast CPU engine: the CPU path runs the reference integrator.
+    fn fast_engine(&self) -> Option<&Absent<ContactMember>> {
+        None
+    }
+}
+
+impl GpuKernel for ContactPlan {
+    type Member = ContactMember;
 
     fn kernel_bound(&self) -> Result<KernelSource> {
         self.check_gpu()?;
@@ -430,14 +418,6 @@ impl Family for ContactPlan {
         })
     }
 
-    fn shared_stream(&self) -> &SharedStream {
-        self.stream()
-    }
-
-    fn check_stream(&self) -> Result<()> {
-        ContactPlan::check_stream(self)
-    }
-
     fn constants(&self) -> Vec<f64> {
         let mut values = vec![self.grid().h];
         values.extend(self.gammas());
@@ -458,6 +438,36 @@ impl Family for ContactPlan {
         state.extend_into("z", &mut out.final_state);
         let channel = &out.channels[0];
         out.totals = vec![channel[0], channel[channel.len() - 1]];
+    }
+
+    fn twin(&self, member: &ContactMember) -> Result<MemberResult> {
+        let n = self.dof();
+        let y0 = member.initial_state();
+        let h0 = member
+            .system
+            .hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
+        let h = self.grid().h;
+        let shape = ContactShape::of(self);
+        let params = shape.params(member);
+        let gamma = self.gammas();
+        let layout = shape.param_layout();
+        let twin = Twin {
+            shape: &shape,
+            params: TwinParams::new(&layout, &params),
+            gamma: &gamma,
+            h,
+        };
+        let mut scratch = TwinScratch::new(n);
+        let last = shape.points() - 1;
+        let (mut at_step, mut at_end) = (Vec::new(), Vec::new());
+        Ok(record_member(
+            self.grid(),
+            self.record_spec(),
+            y0,
+            h0,
+            |k, y| contact_step(&twin, self.stream().step(k, &mut at_step), y, &mut scratch),
+            |k, y| twin.hamiltonian(self.stream().step(k - 1, &mut at_end), last, y),
+        ))
     }
 }
 

@@ -355,6 +355,18 @@ impl ContactPlan {
         self.ensemble.as_ref().map_or(1, |e| e.members)
     }
 
+    /// The plan of the first `count` members (at least 1), the same members as here.
+    pub fn with_members(&self, count: usize) -> Result<Self> {
+        if count == 0 {
+            return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+        }
+        let mut plan = self.clone();
+        if let Some(spec) = &mut plan.ensemble {
+            spec.members = spec.members.min(count);
+        }
+        Ok(plan)
+    }
+
     /// Whether the run has no members (never: plans have at least one).
     pub fn is_empty(&self) -> bool {
         self.len() == 0

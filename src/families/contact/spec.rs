@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 use super::model::{ContactMember, ContactSystem, Damping, Potential};
 use super::orbit::KeplerOrbit;
-use super::plan::{ContactMethod, ContactPlan};
+use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan};
 use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind};
 use crate::io::Config;
@@ -279,6 +279,12 @@ impl ContactConfig for Config {
 }
 
 impl SystemKind for ContactSystemSpec {
+    type Ensemble = ContactEnsembleSpec;
+    const STARTER: &'static str = include_str!("../../../examples/starters/contact.toml");
+    /// Contact systems carry their forcing in `[system]` (no `[[input]]`), and `[study]`
+    /// configures the linear-PH studies.
+    const UNREAD_SECTIONS: &'static [&'static str] = &["input", "study"];
+
     /// [`plan_from_config`]; contact runs always record their trajectory and H, so an
     /// `[output]` recording switch turned off is refused.
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {

@@ -4,8 +4,10 @@ use nalgebra::{DMatrix, DVector};
 
 use super::model::{ContactMember, ContactSystem, Damping, Potential};
 use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::families::{BenchWorkload, WorkloadOptions};
 use crate::model::Signal;
+use crate::plan::Recording;
 use crate::tableau::Composition;
 
 /// The plan of a contact benchmark case: `members` chains of n = `dof` oscillators,
@@ -70,4 +72,46 @@ pub fn contact_chain_plan(
         Some(spec),
         steps,
     )
+}
+
+/// `harbor bench --family contact`: [`contact_chain_plan`] under the `--composition`,
+/// n = degrees of freedom; contact cases record everything.
+#[derive(Debug, Clone)]
+pub struct ChainWorkload {
+    composition: String,
+}
+
+impl BenchWorkload for ChainWorkload {
+    type Plan = ContactPlan;
+    const FAMILY: &'static str = "contact";
+
+    fn new(options: &WorkloadOptions) -> Result<Self> {
+        Composition::by_name(&options.composition).map_err(|e| match e {
+            Error::Invalid { problem, .. } => Error::invalid("--composition", problem),
+            other => other,
+        })?;
+        Ok(ChainWorkload {
+            composition: options.composition.clone(),
+        })
+    }
+
+    fn check_size(&self, n: usize) -> Result<()> {
+        if n == 0 {
+            return Err(Error::invalid(
+                "--states",
+                "contact chains need at least 1 degree of freedom, got 0",
+            ));
+        }
+        Ok(())
+    }
+
+    fn plan(
+        &self,
+        members: usize,
+        n: usize,
+        steps: usize,
+        _recording: Recording,
+    ) -> Result<ContactPlan> {
+        contact_chain_plan(members, n, steps, &self.composition)
+    }
 }

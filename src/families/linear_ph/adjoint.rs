@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::adjoint_twin::{SweepOperators, SweepShape, adjoint_sweep};
 use super::shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
 use crate::error::{Error, Result};
-use crate::kernels::family::{CpuPath, Direction, Family, KernelChunk, KernelSource};
+use crate::kernels::family::{Absent, Direction, Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::wgsl::WORKGROUP_SIZE;
 use crate::linear_ph::StepOperators;
@@ -142,6 +142,8 @@ pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
 
 impl Family for GradientPlan {
     type Member = LinearPhMember;
+    type Kernel = Self;
+    type Fast = Absent<LinearPhMember>;
 
     fn name(&self) -> &'static str {
         "gradient"
@@ -157,6 +159,16 @@ impl Family for GradientPlan {
 
     fn member_count(&self) -> usize {
         self.model.ensemble.len()
+    }
+
+    fn states(&self) -> usize {
+        self.model.states()
+    }
+
+    fn with_member_count(&self, count: usize) -> Result<Self> {
+        let mut plan = self.clone();
+        plan.model = plan.model.with_members(count)?;
+        Ok(plan)
     }
 
     fn member(&self, index: usize) -> Result<LinearPhMember> {
@@ -182,40 +194,27 @@ impl Family for GradientPlan {
 
     fn record_start(&self, _member: &LinearPhMember, _out: &mut MemberResult) {}
 
-    /// Every CPU path runs the twin (the sweeps are the method; there is no separate
-    /// reference integrator).
-    fn integrate(&self, member: &LinearPhMember, _path: CpuPath) -> Result<MemberResult> {
-        let (delta, output) = self.operators(member)?;
-        let ops = SweepOperators {
-            delta: &delta,
-            output: &output,
-        };
-        let swept = adjoint_sweep(
-            &self.sweep_shape(),
-            &ops,
-            member.x0.as_slice(),
-            self.stream(),
-            self.terminal(),
-        );
-        Ok(MemberResult {
-            final_state: swept.raw,
-            nonfinite_step: swept.nonfinite_step,
-            ..MemberResult::default()
-        })
+    /// The sweeps are the method: the reference is the kernel's twin.
+    fn reference(&self, member: &LinearPhMember) -> Result<MemberResult> {
+        self.twin(member)
     }
 
-    type FastBlock = Vec<LinearPhMember>;
-
-    fn prepare_fast(&self, members: Vec<LinearPhMember>) -> Result<Vec<LinearPhMember>> {
-        Ok(members)
+    fn shared_stream(&self) -> &SharedStream {
+        self.stream()
     }
 
-    fn run_fast(&self, block: Vec<LinearPhMember>) -> Result<Vec<MemberResult>> {
-        block
-            .iter()
-            .map(|member| self.integrate(member, CpuPath::Twin))
-            .collect()
+    fn gpu_kernel(&self) -> Option<&Self> {
+        Some(self)
     }
+
+    /// The sweeps have no fast CPU engine: every CPU path runs the twin.
+    fn fast_engine(&self) -> Option<&Absent<LinearPhMember>> {
+        None
+    }
+}
+
+impl GpuKernel for GradientPlan {
+    type Member = LinearPhMember;
 
     fn kernel_bound(&self) -> Result<KernelSource> {
         self.kernel()
@@ -249,10 +248,6 @@ impl Family for GradientPlan {
         &PASSES
     }
 
-    fn shared_stream(&self) -> &SharedStream {
-        self.stream()
-    }
-
     fn constants(&self) -> Vec<f64> {
         let (d_end, w_end) = self.terminal();
         let mut values = d_end.to_vec();
@@ -268,6 +263,27 @@ impl Family for GradientPlan {
         state.extend_into("lambda", &mut out.final_state);
         state.extend_into("g_delta", &mut out.final_state);
         state.extend_into("g_output", &mut out.final_state);
+    }
+
+    /// Both sweeps of one member, forward and backward, in f64.
+    fn twin(&self, member: &LinearPhMember) -> Result<MemberResult> {
+        let (delta, output) = self.operators(member)?;
+        let ops = SweepOperators {
+            delta: &delta,
+            output: &output,
+        };
+        let swept = adjoint_sweep(
+            &self.sweep_shape(),
+            &ops,
+            member.x0.as_slice(),
+            self.stream(),
+            self.terminal(),
+        );
+        Ok(MemberResult {
+            final_state: swept.raw,
+            nonfinite_step: swept.nonfinite_step,
+            ..MemberResult::default()
+        })
     }
 }
 

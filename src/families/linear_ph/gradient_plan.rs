@@ -21,9 +21,9 @@ use nalgebra::{DMatrix, DVector};
 use super::ensemble::LinearPhEnsemble;
 use super::plan::{LinearPhMember, LinearPhPlan};
 use crate::error::{Error, Result};
+use crate::linear_ph::regularization::Regularization;
 use crate::plan::grid::StepGrid;
 use crate::plan::record::{RecordSpec, Recording};
-use crate::plan::regularization::Regularization;
 use crate::plan::stream::SharedStream;
 use crate::tableau::Scheme;
 

@@ -20,9 +20,9 @@ use super::fast::{self as linear_ph_fast, FastBlock};
 use super::shape::{
     LinearPhShape, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, pack_operators,
 };
-use super::twin::{OperatorStepper, ReferenceStepper, record_member};
+use super::twin::{MemberStepper, OperatorStepper, ReferenceStepper, record_member};
 use crate::error::{Error, Result};
-use crate::kernels::family::{CpuPath, Family, KernelChunk, KernelSource};
+use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::MemberView;
 use crate::linear_ph::StepOperators;
@@ -98,8 +98,30 @@ impl LinearPhPlan {
     }
 }
 
+impl LinearPhPlan {
+    /// Integrates `member` with `stepper`, recording what the plan records.
+    fn record_with(
+        &self,
+        member: &LinearPhMember,
+        stepper: &mut impl MemberStepper,
+    ) -> MemberResult {
+        let recording = self.recording();
+        let x0 = member.x0.as_slice();
+        record_member(
+            &self.grid,
+            &self.inputs,
+            self.record_spec(),
+            recording,
+            x0,
+            stepper,
+        )
+    }
+}
+
 impl Family for LinearPhPlan {
     type Member = LinearPhMember;
+    type Kernel = Self;
+    type Fast = Self;
 
     fn name(&self) -> &'static str {
         "linear-ph"
@@ -115,6 +137,14 @@ impl Family for LinearPhPlan {
 
     fn member_count(&self) -> usize {
         self.ensemble.len()
+    }
+
+    fn states(&self) -> usize {
+        LinearPhPlan::states(self)
+    }
+
+    fn with_member_count(&self, count: usize) -> Result<Self> {
+        self.clone().with_members(count)
     }
 
     fn member(&self, index: usize) -> Result<LinearPhMember> {
@@ -147,40 +177,47 @@ impl Family for LinearPhPlan {
         }
     }
 
-    fn integrate(&self, member: &LinearPhMember, path: CpuPath) -> Result<MemberResult> {
-        let x0 = member.x0.as_slice();
-        let spec = self.record_spec();
-        let recording = self.recording();
-        Ok(match path {
-            CpuPath::Reference => {
-                let mut stepper = ReferenceStepper::new(self, member)?;
-                record_member(&self.grid, &self.inputs, spec, recording, x0, &mut stepper)
-            }
-            CpuPath::Twin => {
-                let mut stepper = OperatorStepper::new(self, member)?;
-                record_member(&self.grid, &self.inputs, spec, recording, x0, &mut stepper)
-            }
-            CpuPath::Fast => {
-                let block = FastBlock::new(self, std::slice::from_ref(member))?;
-                let mut results = block.run(self, SimdLevel::get()?);
-                results.pop().expect("a block of one member has one result")
-            }
-        })
+    fn reference(&self, member: &LinearPhMember) -> Result<MemberResult> {
+        let mut stepper = ReferenceStepper::new(self, member)?;
+        Ok(self.record_with(member, &mut stepper))
     }
 
-    type FastBlock = FastBlock;
+    fn check_stream(&self) -> Result<()> {
+        self.check_inputs()
+    }
 
-    fn fast_block_members(&self) -> usize {
+    fn shared_stream(&self) -> &SharedStream {
+        &self.inputs
+    }
+
+    fn gpu_kernel(&self) -> Option<&Self> {
+        Some(self)
+    }
+
+    fn fast_engine(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl FastEngine for LinearPhPlan {
+    type Member = LinearPhMember;
+    type Block = FastBlock;
+
+    fn block_members(&self) -> usize {
         linear_ph_fast::block_members(self)
     }
 
-    fn prepare_fast(&self, members: Vec<LinearPhMember>) -> Result<FastBlock> {
+    fn prepare(&self, members: Vec<LinearPhMember>) -> Result<FastBlock> {
         FastBlock::new(self, &members)
     }
 
-    fn run_fast(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
+    fn run(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
         Ok(block.run(self, SimdLevel::get()?))
     }
+}
+
+impl GpuKernel for LinearPhPlan {
+    type Member = LinearPhMember;
 
     fn kernel_bound(&self) -> Result<KernelSource> {
         // rank ≤ n bounds every chunk's variant.
@@ -211,14 +248,6 @@ impl Family for LinearPhPlan {
         })
     }
 
-    fn shared_stream(&self) -> &SharedStream {
-        &self.inputs
-    }
-
-    fn check_stream(&self) -> Result<()> {
-        self.check_inputs()
-    }
-
     fn constants(&self) -> Vec<f64> {
         vec![self.grid.h]
     }
@@ -244,5 +273,10 @@ impl Family for LinearPhPlan {
                 .collect();
             out.totals.push(state.get("max_residual", 0));
         }
+    }
+
+    fn twin(&self, member: &LinearPhMember) -> Result<MemberResult> {
+        let mut stepper = OperatorStepper::new(self, member)?;
+        Ok(self.record_with(member, &mut stepper))
     }
 }

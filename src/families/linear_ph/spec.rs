@@ -116,23 +116,3 @@ fn input_matrix(field: &str, rows: Option<&Rows>, n: usize, why: &str) -> Result
         }
     }
 }
-
-/// The plan a linear-PH `[system]` runs: the configured collocation scheme, ensemble and
-/// inputs, with the `[output]` recording switches.
-fn linear_ph_run_plan(config: &crate::io::Config) -> Result<crate::families::RunPlan> {
-    Ok(crate::families::RunPlan::LinearPh(Box::new(
-        config.plan()?.with_recording(config.output.recording()),
-    )))
-}
-
-impl crate::families::SystemKind for LinearPhSpec {
-    fn run_plan(&self, config: &crate::io::Config) -> Result<crate::families::RunPlan> {
-        linear_ph_run_plan(config)
-    }
-}
-
-impl crate::families::SystemKind for MechanicalSpec {
-    fn run_plan(&self, config: &crate::io::Config) -> Result<crate::families::RunPlan> {
-        linear_ph_run_plan(config)
-    }
-}

@@ -6,7 +6,8 @@
 //! default functions), `deny_unknown_fields`, tagged variants and each field's doc comment
 //! as its meaning. The sections the parser keeps as raw tables until their kind is known
 //! (`[system]`, `[ensemble]`, model tables) are described by the types in
-//! `schema_types`; the simulate kinds keep their own `[system]` variant and `[ensemble]`.
+//! `schema_types` and the registry (`crate::families`); the simulate kinds keep their own
+//! `[system]` variant and `[ensemble]`.
 //! [`key_table`] flattens a schema into dotted keys; each kind has a starter config with
 //! comments (`examples/starters/<kind>.toml`).
 
@@ -18,53 +19,61 @@ use schemars::{JsonSchema, Schema};
 use serde_json::Value;
 
 pub use self::key_table::{ConfigKey, keys_of, table};
-pub(crate) use self::schema_types::{EnsembleTable, ModelTable};
+pub(crate) use self::schema_types::ModelTable;
 use super::config::ConfigFile;
 use super::gradient_spec::GradientFile;
 use super::identify_spec::IdentifyFile;
 use crate::error::{Error, Result};
-use crate::families::contact::ContactEnsembleSpec;
-use crate::linear_ph::LinearPhEnsembleSpec;
+use crate::families::{KindKeys, SystemSpec};
 
-/// A kind of config file: a simulate config of one `[system]` kind, a gradient problem or
-/// an identification config.
+/// A kind of config file: a simulate config of one `[system]` kind (as the registry,
+/// `crate::families`, lists them), a gradient problem or an identification config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigKind {
-    /// `harbor simulate` (and the studies) with `[system] kind = "linear-ph"`.
-    LinearPh,
-    /// `harbor simulate` (and the studies) with `[system] kind = "mechanical"`.
-    Mechanical,
-    /// `harbor simulate` and `harbor study contact-energy` with `[system] kind = "contact"`.
-    Contact,
+    /// `harbor simulate` (and the studies) with `[system] kind` this one.
+    System(&'static KindKeys),
     /// `harbor gradient`.
     Gradient,
     /// `harbor identify`.
     Identify,
 }
 
-impl ConfigKind {
-    /// Every kind, in the order the CLI lists them.
-    pub const ALL: [ConfigKind; 5] = [
-        ConfigKind::LinearPh,
-        ConfigKind::Mechanical,
-        ConfigKind::Contact,
-        ConfigKind::Gradient,
-        ConfigKind::Identify,
-    ];
+impl PartialEq for KindKeys {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+    }
+}
 
-    /// The names of [`ConfigKind::ALL`]: the system kinds as `[system] kind` spells them,
+impl Eq for KindKeys {}
+
+impl ConfigKind {
+    /// Every kind, in the order the CLI lists them: the system kinds, then the commands.
+    pub fn all() -> Vec<ConfigKind> {
+        SystemSpec::KEYS
+            .iter()
+            .map(ConfigKind::System)
+            .chain([ConfigKind::Gradient, ConfigKind::Identify])
+            .collect()
+    }
+
+    /// The names of [`ConfigKind::all`]: the system kinds as `[system] kind` spells them,
     /// then the commands.
-    pub const NAMES: [&'static str; 5] =
-        ["linear-ph", "mechanical", "contact", "gradient", "identify"];
+    pub fn names() -> Vec<&'static str> {
+        Self::all().into_iter().map(ConfigKind::name).collect()
+    }
 
     /// The name of this kind (`linear-ph`, …, `identify`).
     pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
+        match self {
+            ConfigKind::System(keys) => keys.kind,
+            ConfigKind::Gradient => "gradient",
+            ConfigKind::Identify => "identify",
+        }
     }
 
     /// The kind called `name`; an unknown name is an error listing the kinds.
     pub fn by_name(name: &str) -> Result<Self> {
-        Self::ALL
+        Self::all()
             .into_iter()
             .find(|kind| kind.name() == name)
             .ok_or_else(|| {
@@ -72,7 +81,7 @@ impl ConfigKind {
                     "kind",
                     format!(
                         "unknown config kind {name:?}; expected one of {}",
-                        Self::NAMES.join(", ")
+                        Self::names().join(", ")
                     ),
                 )
             })
@@ -81,7 +90,7 @@ impl ConfigKind {
     /// The command that reads this kind of config.
     pub fn command(self) -> &'static str {
         match self {
-            ConfigKind::LinearPh | ConfigKind::Mechanical | ConfigKind::Contact => "simulate",
+            ConfigKind::System(_) => "simulate",
             ConfigKind::Gradient => "gradient",
             ConfigKind::Identify => "identify",
         }
@@ -93,69 +102,67 @@ impl ConfigKind {
         match self {
             ConfigKind::Gradient => generator.into_root_schema_for::<GradientFile>(),
             ConfigKind::Identify => generator.into_root_schema_for::<IdentifyFile>(),
-            simulate => {
+            ConfigKind::System(keys) => {
                 let mut schema = generator.into_root_schema_for::<ConfigFile>();
-                simulate.narrow_simulate(&mut schema);
+                narrow_simulate(keys, &mut schema);
                 schema
             }
         }
     }
+}
 
-    /// Keeps the `[system]` variant and the `[ensemble]` of this simulate kind (as
-    /// `SystemSpec::parse` and `Config::run_plan` choose them); contact configs have no
-    /// `[[input]]` and no `[study]`.
-    fn narrow_simulate(self, schema: &mut Schema) {
-        let root = schema.as_value().clone();
-        let system_ref = format!("/$defs/{}", crate::io::config::SystemSpec::schema_name());
-        let variant = root
-            .pointer(&format!("{system_ref}/oneOf"))
-            .and_then(Value::as_array)
-            .and_then(|variants| {
-                variants.iter().find(|v| {
-                    v.pointer("/properties/kind/const") == Some(&Value::from(self.name()))
-                })
-            })
-            .cloned()
-            .expect("every simulate kind is a variant of SystemSpec");
-        let ensemble = match self {
-            ConfigKind::Contact => ContactEnsembleSpec::schema_name(),
-            _ => LinearPhEnsembleSpec::schema_name(),
-        };
-        let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
-            return;
-        };
-        if let Some(Value::Object(system)) = properties.get_mut("system") {
-            let description = system.get("description").cloned();
-            let mut narrowed = variant.as_object().cloned().unwrap_or_default();
-            let kind_meaning = narrowed.get("description").cloned();
-            if let Some(description) = description {
-                narrowed.insert("description".into(), description);
-            }
-            if let (Some(Value::Object(kind)), Some(meaning)) = (
-                narrowed
-                    .get_mut("properties")
-                    .and_then(|p| p.get_mut("kind")),
-                kind_meaning,
-            ) {
-                kind.insert("description".into(), meaning);
-            }
-            *system = narrowed;
+/// Keeps the `[system]` variant and the `[ensemble]` of the simulate kind `keys` (as
+/// `SystemSpec::parse` and `Config::run_plan` choose them), without the sections it does
+/// not read.
+fn narrow_simulate(keys: &KindKeys, schema: &mut Schema) {
+    let root = schema.as_value().clone();
+    let system_ref = format!("/$defs/{}", crate::io::config::SystemSpec::schema_name());
+    let variant = root
+        .pointer(&format!("{system_ref}/oneOf"))
+        .and_then(Value::as_array)
+        .and_then(|variants| {
+            variants
+                .iter()
+                .find(|v| v.pointer("/properties/kind/const") == Some(&Value::from(keys.kind)))
+        })
+        .cloned()
+        .expect("every simulate kind is a variant of SystemSpec");
+    let ensemble = (keys.ensemble)();
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(Value::Object(system)) = properties.get_mut("system") {
+        let description = system.get("description").cloned();
+        let mut narrowed = variant.as_object().cloned().unwrap_or_default();
+        let kind_meaning = narrowed.get("description").cloned();
+        if let Some(description) = description {
+            narrowed.insert("description".into(), description);
         }
-        if let Some(Value::Object(table)) = properties.get_mut("ensemble") {
-            let description = table.get("description").cloned();
-            table.clear();
-            table.insert("$ref".into(), format!("#/$defs/{ensemble}").into());
-            if let Some(description) = description {
-                table.insert("description".into(), description);
-            }
+        if let (Some(Value::Object(kind)), Some(meaning)) = (
+            narrowed
+                .get_mut("properties")
+                .and_then(|p| p.get_mut("kind")),
+            kind_meaning,
+        ) {
+            kind.insert("description".into(), meaning);
         }
-        if self == ConfigKind::Contact {
-            properties.remove("input");
-            properties.remove("study");
-        }
-        prune_definitions(schema);
+        *system = narrowed;
     }
+    if let Some(Value::Object(table)) = properties.get_mut("ensemble") {
+        let description = table.get("description").cloned();
+        table.clear();
+        table.insert("$ref".into(), format!("#/$defs/{ensemble}").into());
+        if let Some(description) = description {
+            table.insert("description".into(), description);
+        }
+    }
+    for section in keys.unread_sections {
+        properties.remove(*section);
+    }
+    prune_definitions(schema);
+}
 
+impl ConfigKind {
     /// Every key of this kind of config.
     pub fn keys(self) -> Vec<ConfigKey> {
         keys_of(self.schema().as_value())
@@ -165,9 +172,7 @@ impl ConfigKind {
     /// each key.
     pub fn starter(self) -> &'static str {
         match self {
-            ConfigKind::LinearPh => include_str!("../../../examples/starters/linear-ph.toml"),
-            ConfigKind::Mechanical => include_str!("../../../examples/starters/mechanical.toml"),
-            ConfigKind::Contact => include_str!("../../../examples/starters/contact.toml"),
+            ConfigKind::System(keys) => keys.starter,
             ConfigKind::Gradient => include_str!("../../../examples/starters/gradient.toml"),
             ConfigKind::Identify => include_str!("../../../examples/starters/identify.toml"),
         }

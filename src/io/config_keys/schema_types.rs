@@ -1,5 +1,5 @@
-//! Schemas of the config sections that the parser reads as raw tables first (`[system]`,
-//! `[ensemble]`, model tables) and of the values with a hand-written `Deserialize`: types
+//! Schemas of the config sections that the parser reads as raw tables first (model tables;
+//! `[system]` and `[ensemble]` come from the registry, `crate::families`) and of the values with a hand-written `Deserialize`: types
 //! used only to describe what the parser accepts, each naming the parser code it mirrors.
 
 use std::borrow::Cow;
@@ -7,9 +7,7 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
-use crate::families::contact::ContactEnsembleSpec;
 use crate::io::problem_spec::{MsdChainSpec, RandomModelSpec};
-use crate::linear_ph::LinearPhEnsembleSpec;
 use crate::linear_ph::spec::LinearPhSpec;
 use crate::model::input::ColumnRef;
 
@@ -48,19 +46,6 @@ fn kind_defaults_to_linear_ph(schema: &mut Schema) {
             kind.insert("default".into(), Value::String("linear-ph".into()));
         }
     }
-}
-
-/// `[ensemble]` of a simulate config, whose keys depend on the family (`Config::run_plan`):
-/// [`LinearPhEnsembleSpec`] for linear-ph and mechanical systems, [`ContactEnsembleSpec`] for
-/// contact systems. `ConfigKind::schema` keeps the one of its kind.
-#[derive(JsonSchema)]
-#[schemars(untagged)]
-#[expect(dead_code, reason = "describes the accepted tables; never built")]
-pub(crate) enum EnsembleTable {
-    /// Members drawn around a linear-ph or mechanical system.
-    LinearPh(LinearPhEnsembleSpec),
-    /// Members drawn around a contact system.
-    Contact(ContactEnsembleSpec),
 }
 
 /// What `ColumnRef`'s `Deserialize` accepts: an integer ≥ 0 or a string.

@@ -189,7 +189,7 @@ fn toml_of(value: &Map<String, Value>) -> toml::Value {
 fn every_listed_default_is_the_parsers_default() {
     let parsers = parsers();
     let mut checked = 0;
-    for kind in ConfigKind::ALL {
+    for kind in ConfigKind::all() {
         let schema = kind.schema();
         let root = schema.as_value();
         let mut definitions: Vec<(String, Value)> = root
@@ -251,7 +251,7 @@ fn every_listed_default_is_the_parsers_default() {
 #[test]
 fn a_default_the_parser_does_not_take_is_caught() {
     // The check above, on a default that is wrong on purpose: output.every = 2.
-    let schema = ConfigKind::LinearPh.schema();
+    let schema = ConfigKind::by_name("linear-ph").unwrap().schema();
     let root = schema.as_value();
     let output = &root["$defs"]["OutputSpec"];
     let without = minimal(root, output);

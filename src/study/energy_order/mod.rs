@@ -18,10 +18,11 @@ use crate::backend::cpu;
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
+use crate::linear_ph::LinearFlow;
+use crate::linear_ph::LinearPhConfig;
 use crate::linear_ph::{EnergyTotals, LinearPhMember};
 use crate::model::Signal;
 use crate::plan::MemberResult;
-use crate::reference::LinearFlow;
 use crate::tableau::Scheme;
 
 mod report;

@@ -2,9 +2,9 @@
 //! caps: quadrature nodes of the exact reference flow, and scheme steps over the sweep.
 
 use crate::error::{Error, Result};
+use crate::linear_ph::LinearFlow;
+use crate::linear_ph::reference_flow::QUADRATURE_POINTS;
 use crate::model::Signal;
-use crate::reference::LinearFlow;
-use crate::reference::linear_flow::QUADRATURE_POINTS;
 
 /// The most reference work a study may take, in quadrature nodes of a 2-state system: the
 /// reference flow's node bound ([`LinearFlow::node_bound`]) weighted by max(1, (n/2)³),
