@@ -107,7 +107,10 @@ impl Results {
     pub fn nonfinite_steps(&self) -> Array1<i64> {
         self.members
             .iter()
-            .map(|m| m.nonfinite_step.map_or(-1, |k| i64::try_from(k).unwrap_or(i64::MAX)))
+            .map(|m| {
+                m.nonfinite_step
+                    .map_or(-1, |k| i64::try_from(k).unwrap_or(i64::MAX))
+            })
             .collect()
     }
 

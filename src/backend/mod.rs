@@ -16,7 +16,8 @@ use crate::kernels::lanes::SimdLevel;
 use crate::kernels::{CpuPath, Family, GpuKernel};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
-use gpu::context::{AdapterSelector, AdapterSummary, AutoAdapter};
+pub use gpu::context::AdapterSelector;
+use gpu::context::{AdapterSummary, AutoAdapter};
 use gpu::{GpuContext, GpuRunOptions, Precision};
 
 /// What the user asked for.
@@ -37,8 +38,8 @@ pub enum BackendKind {
 #[derive(Debug, Clone, Default)]
 pub struct BackendRequest {
     pub kind: BackendKind,
-    /// Adapter name substring; `HARBOR_ADAPTER` when `None`.
-    pub adapter: Option<String>,
+    /// The adapter to open (a name substring); the best one when `None`.
+    pub adapter: Option<AdapterSelector>,
     /// GPU precision; f64 where supported when `None`.
     pub precision: Option<Precision>,
 }
@@ -63,7 +64,7 @@ impl Backend {
     /// CPU path when the only adapters are software rasterisers; with one (`--adapter`,
     /// `HARBOR_ADAPTER`) it opens the adapter named, software or not.
     pub fn open(request: &BackendRequest) -> Result<(Backend, Choice)> {
-        let selector = AdapterSelector::resolve(request.adapter.as_deref());
+        let selector = request.adapter.clone();
         let cpu = || -> Result<(Backend, String)> {
             Ok((
                 Backend::Cpu(CpuPath::Fast),
@@ -141,7 +142,7 @@ impl Backend {
                     Backend::Cpu(CpuPath::Fast),
                     Some(format!(
                         "backend: cpu (f64 SIMD engine, {}) — the GPU kernels cannot run this plan: {e}",
-                        SimdLevel::get().map_or("HARBOR_SIMD refused", SimdLevel::name)
+                        SimdLevel::get().map_or("no SIMD level", SimdLevel::name)
                     )),
                 ),
             },

@@ -10,7 +10,8 @@
 //! - `cost_history.csv`: `start,iteration,cost` for every start;
 //! - `outputs.csv`: `t, data_<c>…, fitted_<c>…, initial_<c>…` on the training inputs;
 //! - `cross_validation.csv`: `t, data_<c>…, fitted_<c>…` on the test inputs;
-//! - `cost.svg`, `outputs.svg`, `cross_validation.svg`: the same as plots.
+//! - `cost.svg`, `outputs.svg`, `cross_validation.svg`: the same as plots (with the `cli`
+//!   feature, which draws them).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use nalgebra::DMatrix;
 use serde_json::{Value, json};
 
+#[cfg(feature = "cli")]
 use super::plot::{Marker, Panel, Series, panels_svg};
 use crate::error::{Error, Result};
 use crate::identify::{Outcome, OutputError};
@@ -132,6 +134,7 @@ impl IdentifyReport {
         if let Some(cv) = &self.cross_validation {
             write_outputs(&files.path("cross_validation.csv"), cv)?;
         }
+        #[cfg(feature = "cli")]
         self.plots(&mut files)?;
         Ok(files.names)
     }
@@ -146,6 +149,7 @@ impl IdentifyReport {
         std::fs::write(path, text).map_err(|e| Error::io(path, e))
     }
 
+    #[cfg(feature = "cli")]
     fn plots(&self, files: &mut Written) -> Result<()> {
         let mut order: Vec<usize> = (0..self.outcome.starts.len()).collect();
         order.sort_by(|&a, &b| {
@@ -250,6 +254,7 @@ fn write_outputs(path: &Path, comparison: &OutputComparison) -> Result<()> {
 }
 
 /// One panel per output channel: data, fitted and (when known) initial outputs.
+#[cfg(feature = "cli")]
 fn output_plot(path: &Path, title: &str, comparison: &OutputComparison) -> Result<()> {
     let m = comparison.data.channels;
     let h = comparison.h;

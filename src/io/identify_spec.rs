@@ -163,6 +163,14 @@ impl IdentifyConfig {
         Ok(IdentifyConfig { file, context })
     }
 
+    /// The same config with a work limit (floating-point operations a problem may take;
+    /// default `plan::gradient_resources::DEFAULT_WORK_LIMIT`) in place of the default;
+    /// `field` names the setting in errors (the CLI passes `HARBOR_WORK_LIMIT`).
+    pub fn with_work_limit(mut self, field: &str, limit: f64) -> Result<Self> {
+        self.context.set_work_limit(field, limit)?;
+        Ok(self)
+    }
+
     /// The validated problem: its resources estimated against `budget` (and the memory
     /// available, and the work limit) before anything is built, then the data read or
     /// simulated and the template model built.

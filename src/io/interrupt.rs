@@ -8,10 +8,11 @@
 //! only once the commit has finished: `--out` is never left between its old and its new
 //! contents.
 //!
-//! On a signal the handler (a thread of its own, from [`install_interrupt_cleanup`]) removes
-//! what is registered, prints one line — `interrupted: no output was written`, or
-//! `interrupted after the output was written to <out>` when the run had already committed —
-//! and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+//! On a signal the handler (the CLI's, a thread of its own) calls [`undo_for_interrupt`],
+//! which removes what is registered and returns one line — `interrupted: no output was
+//! written`, or `interrupted after the output was written to <out>` when the run had
+//! already committed — and exits with 128 + the signal number (130 for SIGINT, 143 for
+//! SIGTERM, 129 for SIGHUP).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -83,27 +84,16 @@ fn clean_up(record: &mut InterruptRecord) -> String {
     }
 }
 
-/// Handles SIGINT, SIGTERM and SIGHUP as the module docs say. Call once, early, from a
-/// binary; returns an error only when the handler cannot be installed.
-#[cfg(unix)]
-pub fn install_interrupt_cleanup() -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    use signal_hook::iterator::Signals;
-
-    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
-    std::thread::Builder::new()
-        .name("harbor-interrupt".into())
-        .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                // Waits for a commit in progress; the lock is never released, so nothing
-                // new is registered or committed after this point.
-                let mut record = record();
-                let line = clean_up(&mut record);
-                eprintln!("{line}");
-                std::process::exit(128 + signal);
-            }
-        })?;
-    Ok(())
+/// Undoes what the record lists and returns the line to print (`interrupted: no output was
+/// written`, or `interrupted after the output was written to <out>`), for the handler of a
+/// signal that ends the process. It waits for a commit in progress and then keeps the
+/// record's lock for good, so nothing new is registered or committed after this point and
+/// [`exit_unless_interrupted`] leaves the exit to the handler.
+pub fn undo_for_interrupt() -> String {
+    let mut record = record();
+    let line = clean_up(&mut record);
+    std::mem::forget(record);
+    line
 }
 
 /// Ends the process with `code` — unless an interrupt is being handled, whose handler then
@@ -113,12 +103,6 @@ pub fn install_interrupt_cleanup() -> std::io::Result<()> {
 pub fn exit_unless_interrupted(code: i32) -> ! {
     let _record = record();
     std::process::exit(code)
-}
-
-/// On systems without Unix signals there is nothing to install.
-#[cfg(not(unix))]
-pub fn install_interrupt_cleanup() -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -22,9 +22,7 @@ use std::path::{Path, PathBuf};
 pub use super::output_target::write_atomically;
 
 use std::io::Write;
-use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ndarray::Array1;
 use ndarray_npy::write_npy;
 use serde_json::{Map, Value, json};
@@ -105,9 +103,8 @@ pub struct SimulationWriter {
     nonfinite_count: usize,
     nonfinite_first: Vec<(usize, u64)>,
     received: usize,
-    progress: ProgressBar,
-    started: Instant,
-    shown: bool,
+    /// Told the member-steps done after every chunk (the CLI draws a bar).
+    progress: Option<Box<dyn FnMut(u64) + Send>>,
 }
 
 /// Columns with statistics: every total and the first state components.
@@ -178,22 +175,6 @@ impl SimulationWriter {
         let spec = family.record_spec().clone();
         let times = grid.sample_times();
         npy(dir, "times.npy", &Array1::from_vec(times))?;
-        let progress = ProgressBar::with_draw_target(
-            Some((members * grid.steps) as u64),
-            ProgressDrawTarget::hidden(),
-        );
-        progress.set_style(
-            ProgressStyle::with_template(
-                "{bar:40} {percent:>3}% {human_pos}/{human_len} member-steps, {rate}, eta {eta}",
-            )
-            .expect("the template is valid")
-            .with_key(
-                "rate",
-                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.3e} member-steps/s", state.per_sec());
-                },
-            ),
-        );
         let mut shapes = array_shapes(family).into_iter().skip(1);
         let mut next = |element| {
             let (name, shape) = shapes.next().expect("every array has a shape");
@@ -227,10 +208,14 @@ impl SimulationWriter {
             nonfinite_first: Vec::new(),
             received: 0,
             spec,
-            progress,
-            started: Instant::now(),
-            shown: false,
+            progress: None,
         })
+    }
+
+    /// Calls `observer` with the member-steps done so far (of members × steps) whenever a
+    /// chunk of results arrives.
+    pub fn on_progress(&mut self, observer: impl FnMut(u64) + Send + 'static) {
+        self.progress = Some(Box::new(observer));
     }
 
     /// The names of the files this writer produces.
@@ -268,7 +253,7 @@ impl SimulationWriter {
         family: &F,
         seconds: f64,
     ) -> Result<PathBuf> {
-        self.progress.finish_and_clear();
+        self.progress = None;
         if let Some(trajectory) = self.trajectory {
             trajectory.finish()?;
         }
@@ -445,10 +430,8 @@ impl ResultSink for SimulationWriter {
     }
 
     fn progress(&mut self, member_steps_done: u64) {
-        if !self.shown && self.started.elapsed().as_secs_f64() > 1.0 {
-            self.progress.set_draw_target(ProgressDrawTarget::stderr());
-            self.shown = true;
+        if let Some(observer) = &mut self.progress {
+            observer(member_steps_done);
         }
-        self.progress.set_position(member_steps_done);
     }
 }

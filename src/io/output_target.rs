@@ -26,7 +26,7 @@ use super::atomic_rename::{exchange, rename_noreplace};
 use super::interrupt::{InterruptRecord, record, remove_tree};
 use crate::error::{Error, Result};
 
-pub use super::interrupt::{install_interrupt_cleanup, remove_on_interrupt};
+pub use super::interrupt::remove_on_interrupt;
 
 /// Prefix of staging directories; the pid of their process follows.
 const STAGING_PREFIX: &str = ".harbor-staging-";
@@ -138,7 +138,7 @@ fn remove_stale(parent: &Path) {
             && !process_alive(pid)
             && std::fs::remove_dir_all(entry.path()).is_ok()
         {
-            eprintln!(
+            log::warn!(
                 "removed {}, left by an interrupted harbor run (process {pid})",
                 entry.path().display()
             );
@@ -353,7 +353,7 @@ impl OutputTarget {
             parents.keep(&mut record);
         }
         if replaced && let Err(e) = remove_tree(&staged) {
-            eprintln!(
+            log::warn!(
                 "warning: the previous output, now at {}, could not be removed: {e}",
                 staged.display()
             );

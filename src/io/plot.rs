@@ -1,13 +1,18 @@
 //! SVG plots of plain data: panels side by side, each with line series (optionally marked
 //! by circles or crosses) on linear or logarithmic axes. Studies turn their results into
-//! [`Panel`]s; nothing here knows about a study.
+//! [`Panel`]s; nothing here knows about a study. Drawing them ([`panels_svg`]) comes with
+//! the `cli` feature (plotters); the panels themselves are plain data.
 
+#[cfg(feature = "cli")]
 use std::path::Path;
 
+#[cfg(feature = "cli")]
 use plotters::prelude::*;
 
+#[cfg(feature = "cli")]
 use crate::error::{Error, Result};
 
+#[cfg(feature = "cli")]
 const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -52,6 +57,7 @@ pub struct Panel {
 }
 
 /// Maps a value to the axis: log10 on logarithmic axes (non-positive values are dropped).
+#[cfg(feature = "cli")]
 fn axis(value: f64, log: bool) -> Option<f64> {
     match log {
         true if value > 0.0 && value.is_finite() => Some(value.log10()),
@@ -62,6 +68,7 @@ fn axis(value: f64, log: bool) -> Option<f64> {
 }
 
 /// The range of `values` with a margin.
+#[cfg(feature = "cli")]
 fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
@@ -78,6 +85,7 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
 }
 
 /// Writes `panels` side by side to an SVG file at `path`.
+#[cfg(feature = "cli")]
 pub fn panels_svg(path: &Path, title: &str, panels: &[Panel]) -> Result<()> {
     let plot_error = |e: String| Error::io(path, std::io::Error::other(e));
     let count = panels.len().max(1) as u32;

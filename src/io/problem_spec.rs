@@ -27,7 +27,7 @@ use crate::linear_ph::{
     check_scheme,
 };
 use crate::model::{Signal, SignalSpec};
-use crate::plan::gradient_resources::work_limit_from_env;
+use crate::plan::gradient_resources::DEFAULT_WORK_LIMIT;
 use crate::plan::{MemoryBudget, ProblemEstimate, ProblemSizes, Setting};
 use crate::tableau::Scheme;
 
@@ -153,6 +153,8 @@ fn msd_chain_model(prefix: &str, spec: &MsdChainSpec) -> Result<LinearPhMember> 
 pub(crate) struct SpecContext {
     pub(crate) origin: String,
     pub(crate) base_dir: PathBuf,
+    /// Floating-point operations a problem may take (`plan::gradient_resources`).
+    pub(crate) work_limit: f64,
 }
 
 impl SpecContext {
@@ -171,8 +173,22 @@ impl SpecContext {
             SpecContext {
                 origin,
                 base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                work_limit: DEFAULT_WORK_LIMIT,
             },
         ))
+    }
+
+    /// Sets the work limit (floating-point operations, finite and > 0; `field` names the
+    /// setting in errors).
+    pub(crate) fn set_work_limit(&mut self, field: &str, limit: f64) -> Result<()> {
+        if !(limit.is_finite() && limit > 0.0) {
+            return Err(Error::invalid(
+                field,
+                format!("must be a finite number of operations > 0 (e.g. 1e15), got {limit}"),
+            ));
+        }
+        self.work_limit = limit;
+        Ok(())
     }
 
     /// `[scheme]` as a collocation scheme the gradient supports.
@@ -251,7 +267,7 @@ impl SpecContext {
         budget: &MemoryBudget,
     ) -> Result<ProblemEstimate> {
         let estimate = sizes.estimate();
-        estimate.check(budget, available_memory(), work_limit_from_env()?)?;
+        estimate.check(budget, available_memory(), self.work_limit)?;
         Ok(estimate)
     }
 

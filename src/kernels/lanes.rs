@@ -297,23 +297,40 @@ pub enum SimdLevel {
 }
 
 impl SimdLevel {
-    /// The level the fast engines run with: the one the `HARBOR_SIMD` environment variable
-    /// names (`avx512`, `avx2`, `portable`), else the best this CPU supports; decided once
-    /// per process. An unset or empty `HARBOR_SIMD` means "the best"; any other value that
-    /// is not one of the names, or names a level this CPU lacks, is an error naming
-    /// `HARBOR_SIMD`, the value and the levels this CPU supports.
+    /// The level the fast engines run with: the one [`SimdLevel::select`] chose, else the
+    /// best this CPU supports; fixed once the first engine runs.
     pub fn get() -> Result<SimdLevel> {
-        static LEVEL: OnceLock<std::result::Result<SimdLevel, String>> = OnceLock::new();
-        LEVEL
-            .get_or_init(|| {
-                let value = std::env::var_os("HARBOR_SIMD").unwrap_or_default();
-                Self::from_setting(&value.to_string_lossy(), Self::detect())
-            })
-            .clone()
-            .map_err(|problem| Error::invalid("HARBOR_SIMD", problem))
+        Ok(*Self::chosen().get_or_init(Self::detect))
     }
 
-    /// The level a `HARBOR_SIMD` value `setting` selects on a CPU whose best level is
+    /// Chooses the level by name (`avx512`, `avx2`, `portable`; "" for the best this CPU
+    /// supports) before the first run of a fast engine; `field` names the setting in
+    /// errors (the CLI passes `HARBOR_SIMD`). An unknown name, a level this CPU lacks, or a
+    /// choice after the level was fixed to another one is an error naming `field`, the
+    /// value and the levels this CPU supports.
+    pub fn select(field: &str, setting: &str) -> Result<SimdLevel> {
+        let level = Self::from_setting(setting, Self::detect())
+            .map_err(|problem| Error::invalid(field, problem))?;
+        let fixed = *Self::chosen().get_or_init(|| level);
+        if fixed != level {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{setting:?} comes too late: the fast engines already run with {}",
+                    fixed.name()
+                ),
+            ));
+        }
+        Ok(level)
+    }
+
+    /// The level of this process, once fixed.
+    fn chosen() -> &'static OnceLock<SimdLevel> {
+        static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
+        &LEVEL
+    }
+
+    /// The level a setting (`HARBOR_SIMD` in the CLI) selects on a CPU whose best level is
     /// `best` ("" selects `best`), or the problem with it.
     pub fn from_setting(setting: &str, best: SimdLevel) -> std::result::Result<SimdLevel, String> {
         if setting.is_empty() {

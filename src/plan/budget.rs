@@ -89,14 +89,6 @@ impl MemoryBudget {
         MemoryBudget::new(field, bytes as u64)
     }
 
-    /// The budget set by `HARBOR_MEMORY_BUDGET`, or the default.
-    pub fn from_env() -> Result<Self> {
-        match std::env::var("HARBOR_MEMORY_BUDGET") {
-            Ok(text) => MemoryBudget::parse("HARBOR_MEMORY_BUDGET", &text),
-            Err(_) => Ok(MemoryBudget::default()),
-        }
-    }
-
     pub fn bytes(&self) -> u64 {
         self.bytes
     }

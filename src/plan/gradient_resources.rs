@@ -435,21 +435,6 @@ impl ProblemEstimate {
     }
 }
 
-/// The work limit set by `HARBOR_WORK_LIMIT` (operations, e.g. `1e15`), or
-/// [`DEFAULT_WORK_LIMIT`].
-pub fn work_limit_from_env() -> Result<f64> {
-    match std::env::var("HARBOR_WORK_LIMIT") {
-        Err(_) => Ok(DEFAULT_WORK_LIMIT),
-        Ok(text) => match text.trim().parse::<f64>() {
-            Ok(limit) if limit.is_finite() && limit > 0.0 => Ok(limit),
-            _ => Err(Error::invalid(
-                "HARBOR_WORK_LIMIT",
-                format!("must be a finite number of operations > 0 (e.g. 1e15), got {text:?}"),
-            )),
-        },
-    }
-}
-
 #[cfg(test)]
 #[path = "gradient_resources_tests.rs"]
 mod tests;

@@ -85,7 +85,7 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
 }
 
 /// An adapter name substring and where it came from, so that errors name what the user
-/// set: `--adapter` or the `HARBOR_ADAPTER` environment variable.
+/// set (in the CLI: `--adapter` or the `HARBOR_ADAPTER` environment variable).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdapterSelector {
     pub pattern: String,
@@ -94,27 +94,14 @@ pub struct AdapterSelector {
 }
 
 impl AdapterSelector {
-    /// The explicit selector (from `--adapter`), else `HARBOR_ADAPTER` when set and
-    /// non-empty, else none.
-    pub fn resolve(explicit: Option<&str>) -> Option<AdapterSelector> {
-        match explicit {
-            Some(pattern) => Some(AdapterSelector {
-                pattern: pattern.to_string(),
-                source: "--adapter",
-            }),
-            None => harbor_adapter_env().map(|pattern| AdapterSelector {
-                pattern,
-                source: "HARBOR_ADAPTER",
-            }),
+    /// Adapters whose name contains `pattern` (case-insensitive); `source` names the
+    /// setting in errors (`--adapter`, `HARBOR_ADAPTER`).
+    pub fn new(pattern: impl Into<String>, source: &'static str) -> Self {
+        AdapterSelector {
+            pattern: pattern.into(),
+            source,
         }
     }
-}
-
-/// `HARBOR_ADAPTER` when set and non-empty.
-fn harbor_adapter_env() -> Option<String> {
-    std::env::var("HARBOR_ADAPTER")
-        .ok()
-        .filter(|s| !s.is_empty())
 }
 
 /// What `--backend auto` found: a hardware adapter, opened, or only software rasterisers
@@ -194,12 +181,12 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Opens the adapter whose name contains `adapter` (from `--adapter`; case-insensitive),
-    /// else the one `HARBOR_ADAPTER` names, else the best one ([`AdapterSelector::resolve`]).
-    /// `precision` None means f64 where supported, else f32. A pattern that matches nothing
-    /// is an error naming where it came from.
+    /// Opens the adapter whose name contains `adapter` (case-insensitive), else the best
+    /// one. `precision` None means f64 where supported, else f32. A pattern that matches
+    /// nothing is an error naming `adapter`.
     pub fn open(adapter: Option<&str>, precision: Option<Precision>) -> Result<GpuContext> {
-        Self::open_with(AdapterSelector::resolve(adapter).as_ref(), precision)
+        let selector = adapter.map(|pattern| AdapterSelector::new(pattern, "adapter"));
+        Self::open_with(selector.as_ref(), precision)
     }
 
     /// Opens the best adapter, or the one whose name contains `selector.pattern`

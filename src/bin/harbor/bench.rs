@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use harbor::backend::gpu::context::AdapterSelector;
 use harbor::backend::gpu::{GpuContext, Precision};
 use harbor::bench::machine_load::{CpuTimes, MachineLoad, OtherWork};
 use harbor::bench::{BenchCase, BenchRow, Workload};
@@ -89,7 +88,7 @@ pub fn bench(
             cases.push((Workload::Config(Box::new(config)), case));
         }
     }
-    let selector = AdapterSelector::resolve(adapter);
+    let selector = crate::environment::adapter_selector(adapter);
     let mut gpus = Vec::new();
     for &precision in backends.precisions {
         let precision = Precision::from(precision);

@@ -63,10 +63,7 @@ pub struct DeviceArgs {
 impl DeviceArgs {
     /// The memory budget asked for: --memory-budget, else HARBOR_MEMORY_BUDGET, else 1 GiB.
     pub fn budget(&self) -> Result<MemoryBudget> {
-        match &self.memory_budget {
-            Some(text) => MemoryBudget::parse("--memory-budget", text),
-            None => MemoryBudget::from_env(),
-        }
+        crate::environment::memory_budget(self.memory_budget.as_deref())
     }
 
     /// Whether the backend is left to `auto`.
@@ -84,7 +81,7 @@ impl DeviceArgs {
                 BackendArg::Cpu => BackendKind::Cpu,
                 BackendArg::Reference => BackendKind::Reference,
             },
-            adapter: self.adapter.clone(),
+            adapter: crate::environment::adapter_selector(self.adapter.as_deref()),
             precision: self.precision.map(Precision::from),
         };
         let (backend, chosen) = Backend::open(&request)?;

@@ -21,8 +21,11 @@ pub fn gradient(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let problem = GradientConfig::load(problem_path, overrides)?
-        .problem_planned(&budget, print_large_plan)?;
+    let mut config = GradientConfig::load(problem_path, overrides)?;
+    if let Some(limit) = crate::environment::work_limit()? {
+        config = config.with_work_limit("HARBOR_WORK_LIMIT", limit)?;
+    }
+    let problem = config.problem_planned(&budget, print_large_plan)?;
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open_for(plan)?;

@@ -24,8 +24,11 @@ pub fn identify_command(
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let config =
-        IdentifyConfig::load(config_path, overrides)?.problem_planned(&budget, print_large_plan)?;
+    let mut config = IdentifyConfig::load(config_path, overrides)?;
+    if let Some(limit) = crate::environment::work_limit()? {
+        config = config.with_work_limit("HARBOR_WORK_LIMIT", limit)?;
+    }
+    let config = config.problem_planned(&budget, print_large_plan)?;
     let problem = &config.problem;
     let setup = &config.setup;
     let target = OutputTarget::prepare(out)?;

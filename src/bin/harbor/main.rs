@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use harbor::io::output_target::{install_interrupt_cleanup, remove_on_interrupt};
+use harbor::io::output_target::remove_on_interrupt;
 use harbor::io::overrides::blame_override;
+use interrupt::install_interrupt_cleanup;
 
 /// `println!` through [`stdout::print`]: quiet when stdout is closed (`harbor … | head -1`),
 /// an error at the end of the command when it fails otherwise (a full disk). Results are
@@ -29,10 +30,14 @@ macro_rules! say_inline {
 
 mod bench;
 mod device_args;
+mod environment;
 mod export;
 mod gradient;
 mod identify;
+mod interrupt;
 mod keys;
+mod notices;
+mod progress;
 mod simulate;
 mod stdout;
 mod studies;
@@ -308,6 +313,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
     };
+    notices::print_library_notices();
     let runtime_dir = quiet_wayland_probe();
     if let Err(e) = install_interrupt_cleanup() {
         eprintln!("error: cannot install the interrupt handler: {e}");
@@ -317,7 +323,7 @@ fn main() -> ExitCode {
         remove_on_interrupt(dir.path());
     }
     let overrides = cli.command.overrides().to_vec();
-    let outcome = match cli.command {
+    let outcome = environment::select_simd_level().and_then(|()| match cli.command {
         Command::Tableau {
             family,
             stages,
@@ -415,7 +421,7 @@ fn main() -> ExitCode {
                     overrides,
                 },
         } => study_contact_energy(&config, &out, &device, &overrides),
-    };
+    });
     let printed = stdout::finish();
     let mut code = 0;
     if let Err(e) = outcome {

@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use harbor::backend::Backend;
 use harbor::io::output::SimulationWriter;
+
+use crate::progress::member_steps_bar;
 use harbor::io::output_target::OutputTarget;
 use harbor::io::resources::RunEstimate;
 use harbor::io::{Config, FamilyVisitor};
@@ -72,8 +74,13 @@ impl FamilyVisitor for Simulate<'_> {
         }
         // Results are written and moved into place before anything is printed.
         let mut writer = SimulationWriter::create(self.target.dir(), family)?;
+        let (bar, observer) =
+            member_steps_bar((family.member_count() * family.grid().steps) as u64);
+        writer.on_progress(observer);
         let started = Instant::now();
-        backend.run_into_within(family, &self.budget, &mut writer)?;
+        let run = backend.run_into_within(family, &self.budget, &mut writer);
+        bar.finish_and_clear();
+        run?;
         let seconds = started.elapsed().as_secs_f64();
         if let (count, Some((member, step))) = writer.nonfinite() {
             let what = format!(

@@ -22,10 +22,14 @@ pub fn study_precision_drift(
 ) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let target = OutputTarget::prepare(out)?;
-    let f32 = GpuContext::open(adapter, Some(Precision::F32))?;
+    let selector = crate::environment::adapter_selector(adapter);
+    let f32 = GpuContext::open_with(selector.as_ref(), Some(Precision::F32))?;
     eprintln!("GPU: {}", f32.adapter.describe());
     let f64 = if f32.adapter.shader_f64 {
-        Some(GpuContext::open(adapter, Some(Precision::F64))?)
+        Some(GpuContext::open_with(
+            selector.as_ref(),
+            Some(Precision::F64),
+        )?)
     } else {
         None
     };

@@ -37,6 +37,7 @@ fn model_table(table: toml::Value) -> String {
     let context = SpecContext {
         origin: "test".into(),
         base_dir: PathBuf::new(),
+        work_limit: crate::plan::gradient_resources::DEFAULT_WORK_LIMIT,
     };
     let table = table.as_table().cloned().unwrap_or_default();
     format!("{:?}", context.model("candidate", &table, 1))

@@ -2,8 +2,11 @@
 //! convergence plot.
 
 use super::{EnergyOrderStudy, OrderPoint};
+#[cfg(feature = "cli")]
 use crate::error::Result;
-use crate::io::plot::{Marker, Panel, Series, panels_svg};
+#[cfg(feature = "cli")]
+use crate::io::plot::panels_svg;
+use crate::io::plot::{Marker, Panel, Series};
 
 impl EnergyOrderStudy {
     /// The table printed by the command: one row per point, then the fitted slopes.
@@ -193,6 +196,7 @@ impl EnergyOrderStudy {
     }
 
     /// Writes [`Self::panels`] to an SVG file.
+    #[cfg(feature = "cli")]
     pub fn svg(&self, path: &std::path::Path, title: &str) -> Result<()> {
         panels_svg(path, title, &self.panels())
     }
