@@ -21,7 +21,7 @@
 //! (d𝒥 = Σ_k ω_k r_kᵀ (dC x_k + C dx_k) with dx_{k+1} = dx_k + Δ_x dx_k + dΔ [x_k; U_k];
 //! the λ_k collect the sensitivities of all later residuals to x_k.) The kernels compute
 //! the cost, λ_0, Ḡ_Δ and Ḡ_C per candidate (`linear_ph::adjoint`); the host pulls Ḡ_Δ and
-//! Ḡ_C back through the stage solve to (J, R, Q, B) (`method::step_pullback`) and adds the
+//! Ḡ_C back through the stage solve to (J, R, Q, B) (`linear_ph::step_pullback`) and adds the
 //! regularisation's λ (w − w_ref), for Q optionally that of the log distance
 //! ([`regularization`]). Every gradient lies in the tangent space of the
 //! structure: J's part is skew, R's and Q's symmetric.
