@@ -55,7 +55,9 @@ fn main() -> harbor::Result<()> {
     let results = Backend::Cpu(CpuPath::Fast).run(&plan)?;
 
     // H at every sample: members × samples.
-    let hamiltonian = results.channel("hamiltonian").expect("contact runs record H");
+    let hamiltonian = results
+        .channel("hamiltonian")
+        .expect("contact runs record H");
     let times = results.times();
     let mut worst = 0.0_f64;
     for member in 0..plan.len() {

@@ -46,7 +46,14 @@ fn main() -> harbor::Result<()> {
     let scheme = Scheme::new(SchemeFamily::Gauss, 2)?;
     let (h, t_end) = (0.01, 5.0);
     let model = |members: Vec<LinearPhMember>| {
-        LinearPhPlan::new(scheme.clone(), h, t_end, members, &[chirp.clone()], 1)
+        LinearPhPlan::new(
+            scheme.clone(),
+            h,
+            t_end,
+            members,
+            std::slice::from_ref(&chirp),
+            1,
+        )
     };
     // The measured outputs: the reference's, without noise.
     let data = simulate_outputs(&model(vec![reference.clone()])?, &reference, None)?;
@@ -77,7 +84,10 @@ fn main() -> harbor::Result<()> {
             e.gradient.b.norm()
         );
     }
-    assert!(evaluations[0].cost < 1e-20, "the reference fits its own data");
+    assert!(
+        evaluations[0].cost < 1e-20,
+        "the reference fits its own data"
+    );
 
     // The directional derivative along D (B's entries) against central differences.
     let w = &candidates[1];
@@ -98,7 +108,9 @@ fn main() -> harbor::Result<()> {
     let finite = (moved(step)? - moved(-step)?) / (2.0 * step);
     let adjoint = evaluations[1].gradient.dot(&direction);
     let relative = (finite - adjoint).abs() / adjoint.abs();
-    println!("⟨∇𝒥, D⟩ = {adjoint:.10e}, central difference {finite:.10e} (relative {relative:.1e})");
+    println!(
+        "⟨∇𝒥, D⟩ = {adjoint:.10e}, central difference {finite:.10e} (relative {relative:.1e})"
+    );
     assert!(relative < 1e-6, "the gradient disagrees: {relative:e}");
     Ok(())
 }

@@ -17,7 +17,8 @@ use harbor::kernels::CpuPath;
 use harbor::plan::MemoryBudget;
 
 fn main() -> harbor::Result<()> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/identify_synthetic.toml");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/identify_synthetic.toml");
     let overrides = [
         "monte_carlo.candidates=256",
         "monte_carlo.keep=2",
@@ -27,7 +28,13 @@ fn main() -> harbor::Result<()> {
     let budget = MemoryBudget::default();
     let config = IdentifyConfig::load(&path, &overrides)?.problem(&budget)?;
     let backend = Backend::Cpu(CpuPath::Fast);
-    let outcome = identify(&backend, &budget, &config.problem, &config.setup, &mut |_| {})?;
+    let outcome = identify(
+        &backend,
+        &budget,
+        &config.problem,
+        &config.setup,
+        &mut |_| {},
+    )?;
 
     let best = outcome.best_start();
     let history = &best.history;
@@ -39,7 +46,10 @@ fn main() -> harbor::Result<()> {
         history.len() - 1
     );
     let defects = best.point.structure_defects();
-    assert!(defects.is_empty(), "the fit breaks the structure: {defects:?}");
+    assert!(
+        defects.is_empty(),
+        "the fit breaks the structure: {defects:?}"
+    );
     assert!(
         history[history.len() - 1] < 0.01 * history[0],
         "the descent should cut the cost a hundredfold: {history:?}"

@@ -61,7 +61,9 @@ fn main() -> harbor::Result<()> {
     println!("backend: {}", choice.description);
     let results = backend.run(&plan)?;
 
-    let trajectories = results.trajectories().expect("the plan records the trajectory");
+    let trajectories = results
+        .trajectories()
+        .expect("the plan records the trajectory");
     let totals = results.totals(); // stored, supplied, port, dissipated, max residual
     println!(
         "trajectories: {:?} (members × samples × states), totals: {:?} ({})",

@@ -107,9 +107,10 @@ impl Backend {
                 let (bound, plan) = plan_chunks(ctx, family, &options.within(budget))?;
                 let per_member_values = bound.params.entries() + bound.state.entries();
                 let records = plan.records_per_dispatch * bound.record.entries();
-                // f64 values and their conversion to the device's precision.
+                // f64 values and their conversion to the device's precision, for the chunk
+                // on the device and the next one, prepared meanwhile.
                 let staging = 16
-                    * (plan.members_per_chunk * (per_member_values + records)
+                    * (plan.members_per_chunk * (2 * per_member_values + records)
                         + plan.steps_per_dispatch * stream.width()) as u64;
                 let device = chunk_device_bytes(family, &bound, &plan, ctx.precision);
                 (plan.members_per_chunk, staging, Some(device))

@@ -127,6 +127,18 @@ impl MemberResult {
 }
 
 impl MemberResult {
+    /// Makes room for `records` record points of `spec` on top of what is held.
+    pub fn reserve_records(&mut self, spec: &RecordSpec, records: usize) {
+        if spec.trajectory {
+            self.trajectory.reserve(records * spec.state_width);
+        }
+        for (values, channel) in self.channels.iter_mut().zip(&spec.channels) {
+            values.reserve(records * channel.width());
+        }
+        self.final_state.reserve(spec.state_width);
+        self.totals.reserve(spec.totals.len());
+    }
+
     /// Completes the status with what is observed only at record points: when the state
     /// and the step quantities stayed finite but a recorded value (a trajectory sample, a
     /// channel row) or a total is not — an energy sum that overflowed, H of a finite state

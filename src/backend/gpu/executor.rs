@@ -1,30 +1,39 @@
 //! The GPU executor, one for every model family: runs any [`Family`] with its specialised
-//! kernel.
+//! kernel, in four stages.
 //!
-//! Members are processed in chunks sized by the adapter's storage-binding and buffer limits
-//! and by the host's result budget (or an explicit cap). For each chunk the family builds
-//! its kernel variant, packed parameters and initial state (f64, converted to the run's
-//! precision on upload); the engine allocates the buffers, binds them from the declared
-//! bindings, and advances time in dispatches bounded by work and by the per-invocation loop
-//! budget. A family walks the grid in one or more passes ([`Family::passes`]: a forward
-//! sweep, then a backward one for adjoints), each dispatch told its pass; the state persists
-//! across passes. After each dispatch of the first pass the records written in it are read
-//! back and decoded through the family's record layout; the chunk's final state at the end.
+//! 1. **Plan** ([`plan_chunks`]): members are cut into chunks sized by the adapter's
+//!    storage-binding and buffer limits and by the host's result budget (or an explicit
+//!    cap); steps into dispatch windows bounded by work and by the per-invocation loop budget.
+//! 2. **Prepare and upload** (`chunk_stage`): per chunk the family draws its members and
+//!    packs its kernel variant's parameters and initial state; the host converts them to
+//!    the run's precision, the engine creates the buffers and binds them from the declared
+//!    bindings. The next chunk is prepared on a thread of its own while the current one is
+//!    on the device.
+//! 3. **Dispatch**: a family walks the grid in one or more passes ([`GpuKernel::passes`]: a
+//!    forward sweep, then a backward one for adjoints), each dispatch told its pass; the
+//!    state persists across passes. Windows run back to back: the next window's shared
+//!    values are sampled and queued while the current one runs, with at most two windows in
+//!    flight.
+//! 4. **Read back**: each window of the first pass copies its records into one of two
+//!    read-back buffers in turn, decoded through the family's record layout while the next
+//!    window runs; the chunk's final state at its end.
 
-use std::sync::mpsc;
+use std::ops::Range;
 use std::time::Instant;
 
+use super::chunk_stage::{ChunkBuffers, PreparedChunk, RunBuffers};
 use super::chunking::{ChunkLimits, Chunking, LOOP_ITERATIONS_PER_DISPATCH, chunking};
 use super::context::{GpuContext, Precision};
+use super::transfer::{Contents, buffer, read_back, read_mapped, to_bytes, upload};
 use crate::error::{Error, Num, Result};
-use crate::kernels::abi::{BINDINGS, DispatchParams, binding_index};
+use crate::kernels::abi::DispatchParams;
 use crate::kernels::family::kernel_of;
 use crate::kernels::wgsl::assemble;
 use crate::kernels::{Direction, Family, GpuKernel, KernelSource, MemberView};
 use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
-use crate::plan::{MemberResult, ResultSink};
+use crate::plan::{MemberResult, ResultSink, StepGrid};
 use crate::results::Results;
 
 /// Knobs of a GPU run; the defaults derive everything from the adapter's limits.
@@ -53,9 +62,11 @@ impl GpuRunOptions {
 /// Where a GPU run spent its time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GpuRunStats {
-    /// Host side: building member parameters, converting and uploading them.
+    /// Host side: drawing members, packing and converting their parameters (ahead of the
+    /// device, on a thread of its own), creating the buffers and uploading them.
     pub prepare_seconds: f64,
-    /// From submitting each dispatch to its completion (the kernel's own time).
+    /// From the first submission of each chunk's windows to the completion of its last:
+    /// the windows run back to back while the host samples inputs and decodes records.
     pub device_seconds: f64,
     /// Copying records and states back and decoding them.
     pub readback_seconds: f64,
@@ -63,134 +74,6 @@ pub struct GpuRunStats {
     pub chunks: usize,
     /// Floating-point operations per member-step of the largest kernel variant.
     pub flops_per_step: usize,
-}
-
-/// What a buffer holds, for the errors of [`to_bytes`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Contents {
-    /// Run-wide constants (h, method coefficients): a non-zero one must stay non-zero.
-    Constants,
-    /// Per-member parameters, initial states, shared inputs: each must stay finite.
-    Values(&'static str),
-}
-
-/// Converts f64 values to the run's precision as bytes. In f32 a finite value beyond the
-/// largest f32 (3.4028235e38, where the conversion gives ±∞) is refused, as is a non-zero
-/// constant that rounds to 0 (a step h that vanishes would silently freeze the run);
-/// values already non-finite pass as they are (the kernels flag them).
-fn to_bytes(values: &[f64], precision: Precision, contents: Contents) -> Result<Vec<u8>> {
-    match precision {
-        Precision::F64 => Ok(bytemuck::cast_slice(values).to_vec()),
-        Precision::F32 => {
-            let mut narrow = Vec::with_capacity(values.len());
-            for (index, &v) in values.iter().enumerate() {
-                let single = v as f32;
-                let lost = match contents {
-                    Contents::Constants => {
-                        (v.is_finite() && !single.is_finite()) || (v != 0.0 && single == 0.0)
-                    }
-                    Contents::Values(_) => v.is_finite() && !single.is_finite(),
-                };
-                if lost {
-                    let what = match contents {
-                        Contents::Constants => "run constants (h, method coefficients)",
-                        Contents::Values(what) => what,
-                    };
-                    return Err(Error::invalid(
-                        "--precision",
-                        format!(
-                            "f32 cannot represent entry {index} of the {what}, {}: it is {} (f32 holds magnitudes from 1.4e-45 to 3.4028235e38); run with --precision f64",
-                            Num(v),
-                            if single.is_finite() {
-                                "rounded to 0"
-                            } else {
-                                "beyond the largest f32"
-                            }
-                        ),
-                    ));
-                }
-                narrow.push(single);
-            }
-            Ok(bytemuck::cast_slice(&narrow).to_vec())
-        }
-    }
-}
-
-fn from_bytes(bytes: &[u8], precision: Precision) -> Vec<f64> {
-    match precision {
-        // Copies without assuming the mapping's alignment (an empty range may have none).
-        Precision::F64 => bytemuck::pod_collect_to_vec::<u8, f64>(bytes),
-        Precision::F32 => bytemuck::pod_collect_to_vec::<u8, f32>(bytes)
-            .iter()
-            .map(|&v| v as f64)
-            .collect(),
-    }
-}
-
-fn buffer(ctx: &GpuContext, label: &str, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-    ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.max(16).next_multiple_of(8),
-        usage,
-        mapped_at_creation: false,
-    })
-}
-
-/// A buffer holding `values` in the run's precision.
-fn upload(
-    ctx: &GpuContext,
-    label: &str,
-    values: &[f64],
-    contents: Contents,
-    usage: wgpu::BufferUsages,
-) -> Result<wgpu::Buffer> {
-    let bytes = to_bytes(values, ctx.precision, contents)?;
-    let target = buffer(
-        ctx,
-        label,
-        bytes.len() as u64,
-        usage | wgpu::BufferUsages::COPY_DST,
-    );
-    if !bytes.is_empty() {
-        ctx.queue.write_buffer(&target, 0, &bytes);
-    }
-    Ok(target)
-}
-
-/// Copies `bytes` of `source` into `readback`, waits, and returns them as f64.
-fn read_back(
-    ctx: &GpuContext,
-    source: &wgpu::Buffer,
-    readback: &wgpu::Buffer,
-    bytes: u64,
-) -> Result<Vec<f64>> {
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("read back"),
-        });
-    encoder.copy_buffer_to_buffer(source, 0, readback, 0, bytes);
-    ctx.queue.submit([encoder.finish()]);
-    let slice = readback.slice(..bytes);
-    let (sender, receiver) = mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = sender.send(result);
-    });
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
-    receiver
-        .recv()
-        .map_err(|_| Error::Gpu("the read-back was dropped".into()))?
-        .map_err(|e| Error::Gpu(format!("mapping the read-back buffer failed: {e}")))?;
-    let values = {
-        let view = slice
-            .get_mapped_range()
-            .map_err(|e| Error::Gpu(format!("reading mapped memory failed: {e}")))?;
-        from_bytes(&view, ctx.precision)
-    };
-    readback.unmap();
-    Ok(values)
 }
 
 /// The backend label of results computed on `ctx`.
@@ -242,8 +125,8 @@ pub fn plan_chunks<F: Family>(
     Ok((bound, plan))
 }
 
-/// Device bytes of one chunk's buffers under `plan`: params, state, records, their
-/// read-back copy, the stream window, constants and dispatch parameters.
+/// Device bytes of one chunk's buffers under `plan`: params, state, records, the two
+/// read-back buffers, the stream window, constants and dispatch parameters.
 pub fn chunk_device_bytes<F: Family>(
     family: &F,
     bound: &KernelSource,
@@ -257,7 +140,7 @@ pub fn chunk_device_bytes<F: Family>(
     let records = (plan.records_per_dispatch * bound.record.entries()) as u64 * members;
     let stream = (plan.steps_per_dispatch * family.shared_stream().width()) as u64;
     let constants = kernel_of(family).map_or(0, |kernel| kernel.constants().len()) as u64;
-    (params + state + 2 * records.max(state) + stream + constants) * size
+    (params + state + records + 2 * records.max(state) + stream + constants) * size
         + std::mem::size_of::<DispatchParams>() as u64
 }
 
@@ -268,18 +151,77 @@ pub fn run_into<F: Family>(
     options: &GpuRunOptions,
     sink: &mut dyn ResultSink,
 ) -> Result<GpuRunStats> {
-    let family_kernel = kernel_of(family)?;
+    let kernel = kernel_of(family)?;
     let precision = ctx.precision;
     let grid = *family.grid();
-    let total = family.member_count();
-    let record_points = grid.record_points();
     let (bound, plan) = plan_chunks(ctx, family, options)?;
-    // Every dispatch's counts fit the kernels' u32, checked before any work.
+    check_run(family, &grid, &plan, precision)?;
+    let mut stats = GpuRunStats {
+        flops_per_step: bound.flops_per_step,
+        ..Default::default()
+    };
+    let run = run_buffers(ctx, family, kernel, &plan)?;
+    let total = family.member_count();
+    let chunks: Vec<Range<usize>> = (0..total)
+        .step_by(plan.members_per_chunk)
+        .map(|start| start..(start + plan.members_per_chunk).min(total))
+        .collect();
+    let mut assembled: Option<(KernelSource, std::sync::Arc<super::pipeline::Kernel>)> = None;
+    std::thread::scope(|scope| {
+        let prepare = |members: Range<usize>| {
+            scope.spawn(move || PreparedChunk::prepare(family, kernel, members, precision))
+        };
+        let mut ahead = chunks.first().cloned().map(prepare);
+        for next in chunks.iter().skip(1).cloned().map(Some).chain([None]) {
+            let Some(handle) = ahead.take() else { break };
+            let prepared = handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            // The next chunk is prepared on the host while this one is on the device.
+            ahead = next.map(prepare);
+            let started = Instant::now();
+            let source = &prepared.kernel;
+            // Chunks usually share their variant: assemble (and look up) only when it
+            // changes.
+            if assembled.as_ref().is_none_or(|(known, _)| known != source) {
+                let text = assemble(source, precision)?;
+                assembled = Some((source.clone(), ctx.kernel(source.name, &text)?));
+            }
+            let pipeline = &assembled.as_ref().expect("assembled above").1;
+            let buffers =
+                ChunkBuffers::upload(ctx, &prepared, pipeline, &run, plan.records_per_dispatch);
+            stats.chunks += 1;
+            stats.prepare_seconds += prepared.seconds + started.elapsed().as_secs_f64();
+            let chunk = ChunkRun {
+                ctx,
+                family,
+                kernel,
+                grid: &grid,
+                plan: &plan,
+                run: &run,
+                pipeline,
+                buffers: &buffers,
+            };
+            let (members, results) = chunk.dispatch(prepared, sink, &mut stats)?;
+            sink.accept(members.start, results)?;
+        }
+        Ok(stats)
+    })
+}
+
+/// What a run checks before any work: every dispatch's counts fit the kernels' u32, the
+/// shared stream's values, and in f32 that they fit the precision.
+fn check_run<F: Family>(
+    family: &F,
+    grid: &StepGrid,
+    plan: &Chunking,
+    precision: Precision,
+) -> Result<()> {
     DispatchParams::new(
         plan.members_per_chunk,
         0,
         plan.steps_per_dispatch,
-        &grid,
+        grid,
         0,
         0,
     )?;
@@ -298,134 +240,122 @@ pub fn run_into<F: Family>(
             ));
         }
     }
-    let mut stats = GpuRunStats {
-        flops_per_step: bound.flops_per_step,
-        ..Default::default()
-    };
-    let size = precision.size() as u64;
+    Ok(())
+}
+
+/// The buffers every chunk binds: dispatch parameters, the stream window, the constants.
+fn run_buffers<F: Family>(
+    ctx: &GpuContext,
+    family: &F,
+    kernel: &F::Kernel,
+    plan: &Chunking,
+) -> Result<RunBuffers> {
+    let size = ctx.precision.size() as u64;
     let storage = wgpu::BufferUsages::STORAGE;
-    let constants = upload(
-        ctx,
-        "constants",
-        &family_kernel.constants(),
-        Contents::Constants,
-        storage,
-    )?;
-    // The shared stream is sampled (or read from its cache) and uploaded per dispatch.
-    let stream = family.shared_stream();
-    let stream_width = stream.width();
-    let dispatch_buffer = buffer(
-        ctx,
-        "dispatch",
-        std::mem::size_of::<DispatchParams>() as u64,
-        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-    );
-    let stream_buffer = buffer(
-        ctx,
-        "stream",
-        (plan.steps_per_dispatch * stream_width) as u64 * size,
-        storage | wgpu::BufferUsages::COPY_DST,
-    );
+    let constants = to_bytes(&kernel.constants(), ctx.precision, Contents::Constants)?;
+    Ok(RunBuffers {
+        dispatch: buffer(
+            ctx,
+            "dispatch",
+            std::mem::size_of::<DispatchParams>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        ),
+        stream: buffer(
+            ctx,
+            "stream",
+            (plan.steps_per_dispatch * family.shared_stream().width()) as u64 * size,
+            storage | wgpu::BufferUsages::COPY_DST,
+        ),
+        constants: upload(ctx, "constants", &constants, storage),
+    })
+}
 
-    let mut assembled: Option<(KernelSource, std::sync::Arc<super::pipeline::Kernel>)> = None;
-    for chunk_start in (0..total).step_by(plan.members_per_chunk) {
-        let prepare_started = Instant::now();
-        stats.chunks += 1;
-        let chunk_end = (chunk_start + plan.members_per_chunk).min(total);
-        let members = {
-            use rayon::prelude::*;
-            // The first error in member order, whatever the thread count.
-            let drawn: Vec<Result<_>> = (chunk_start..chunk_end)
-                .into_par_iter()
-                .map(|i| family.member(i))
-                .collect();
-            drawn.into_iter().collect::<Result<Vec<_>>>()?
-        };
-        let count = members.len();
-        let chunk = family_kernel.kernel_chunk(&members)?;
-        let spec = family.record_spec();
-        let mut results: Vec<MemberResult> = members
-            .iter()
-            .map(|member| {
-                let mut result = MemberResult::with_capacity(spec, record_points.len());
-                family.record_start(member, &mut result);
-                result
-            })
-            .collect();
-        drop(members);
-        let kernel_source = &chunk.kernel;
-        // Chunks usually share their variant: assemble (and look up) only when it changes.
-        if assembled
-            .as_ref()
-            .is_none_or(|(source, _)| source != kernel_source)
-        {
-            let text = assemble(kernel_source, precision)?;
-            let kernel = ctx.kernel(kernel_source.name, &text)?;
-            assembled = Some((kernel_source.clone(), kernel));
+/// One chunk on the device: the run, the chunk's buffers and the kernel's pipeline.
+struct ChunkRun<'a, F: Family> {
+    ctx: &'a GpuContext,
+    family: &'a F,
+    kernel: &'a F::Kernel,
+    grid: &'a StepGrid,
+    plan: &'a Chunking,
+    run: &'a RunBuffers,
+    pipeline: &'a super::pipeline::Kernel,
+    buffers: &'a ChunkBuffers,
+}
+
+/// A submitted window: its submission, and where its records wait to be read back.
+struct InFlight {
+    submission: wgpu::SubmissionIndex,
+    /// (record slots, read-back buffer) of a window of the first pass that recorded.
+    records: Option<(usize, usize)>,
+    /// Member-steps done when it completes.
+    progress: u64,
+}
+
+impl<F: Family> ChunkRun<'_, F> {
+    /// Runs every pass over the grid for `prepared`'s members and returns their results.
+    fn dispatch(
+        &self,
+        prepared: PreparedChunk,
+        sink: &mut dyn ResultSink,
+        stats: &mut GpuRunStats,
+    ) -> Result<(Range<usize>, Vec<MemberResult>)> {
+        let (ctx, grid) = (self.ctx, self.grid);
+        let count = prepared.count();
+        let source = &prepared.kernel;
+        let record_points = grid.record_points();
+        let spec = self.family.record_spec();
+        let mut results = prepared.starts;
+        for result in &mut results {
+            result.reserve_records(spec, record_points.len());
         }
-        let kernel = &assembled.as_ref().expect("assembled above").1;
-        let params = upload(
-            ctx,
-            "params",
-            &chunk.params,
-            Contents::Values("per-member parameters"),
-            storage,
-        )?;
-        let state_bytes = chunk.state.len() as u64 * size;
-        let state = upload(
-            ctx,
-            "state",
-            &chunk.state,
-            Contents::Values("initial states"),
-            storage | wgpu::BufferUsages::COPY_SRC,
-        )?;
-        let record_entries = kernel_source.record.entries();
-        let record_bytes = (plan.records_per_dispatch * record_entries * count) as u64 * size;
-        let records = buffer(
-            ctx,
-            "records",
-            record_bytes,
-            storage | wgpu::BufferUsages::COPY_SRC,
-        );
-        let readback = buffer(
-            ctx,
-            "readback",
-            record_bytes.max(state_bytes),
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        let resources: Vec<(&str, &wgpu::Buffer)> = vec![
-            ("dispatch", &dispatch_buffer),
-            ("params", &params),
-            ("stream", &stream_buffer),
-            ("state", &state),
-            ("records", &records),
-            ("constants", &constants),
-        ];
-        debug_assert_eq!(resources.len(), BINDINGS.len());
-        let entries: Vec<wgpu::BindGroupEntry> = resources
-            .iter()
-            .map(|(name, buffer)| wgpu::BindGroupEntry {
-                binding: binding_index(name),
-                resource: buffer.as_entire_binding(),
-            })
-            .collect();
-        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel_source.name),
-            layout: &kernel.layout,
-            entries: &entries,
-        });
-        stats.prepare_seconds += prepare_started.elapsed().as_secs_f64();
-
-        let members_per_workgroup = kernel_source.members_per_workgroup.max(1) as usize;
+        let members_per_workgroup = source.members_per_workgroup.max(1) as usize;
         // At most `count` ≤ u32::MAX workgroups (the chunking caps members per chunk).
         let workgroups = u32::try_from(count.div_ceil(members_per_workgroup))
             .map_err(|_| Error::Gpu(format!("{count} members need too many workgroups")))?;
         let max_dim = ctx.limits.max_compute_workgroups_per_dimension.max(1);
         let grid_x = workgroups.min(max_dim);
         let grid_y = workgroups.div_ceil(grid_x);
+        let record_entries = source.record.entries();
+        let size = ctx.precision.size() as u64;
+        let stream = self.family.shared_stream();
+        let windows: Vec<usize> = (0..grid.steps)
+            .step_by(self.plan.steps_per_dispatch)
+            .collect();
+        let passes = self.kernel.passes();
         let mut next_record = 0;
-        let windows: Vec<usize> = (0..grid.steps).step_by(plan.steps_per_dispatch).collect();
-        let passes = family_kernel.passes();
+        let mut in_flight: Option<InFlight> = None;
+        let mut submitted = 0;
+        let device_started = Instant::now();
+        let mut decode = |window: InFlight, stats: &mut GpuRunStats| -> Result<()> {
+            let Some((slots, index)) = window.records else {
+                ctx.device
+                    .poll(wgpu::PollType::Wait {
+                        submission_index: Some(window.submission),
+                        timeout: None,
+                    })
+                    .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
+                sink.progress(window.progress);
+                return Ok(());
+            };
+            let bytes = (slots * record_entries * count) as u64 * size;
+            let values = read_mapped(ctx, &self.buffers.readback[index], bytes, window.submission)?;
+            let decoding = Instant::now();
+            for slot in 0..slots {
+                for (i, result) in results.iter_mut().enumerate() {
+                    let view = MemberView {
+                        layout: &source.record,
+                        values: &values,
+                        members: count,
+                        base: slot * record_entries,
+                        member: i,
+                    };
+                    self.kernel.decode_record(&view, result);
+                }
+            }
+            stats.readback_seconds += decoding.elapsed().as_secs_f64();
+            sink.progress(window.progress);
+            Ok(())
+        };
         for (pass, direction) in passes.iter().enumerate() {
             let ordered: Vec<usize> = match direction {
                 Direction::Forward => windows.clone(),
@@ -433,26 +363,38 @@ pub fn run_into<F: Family>(
             };
             let mut covered = 0;
             for &step_begin in &ordered {
-                let step_count = plan.steps_per_dispatch.min(grid.steps - step_begin);
+                let step_count = self.plan.steps_per_dispatch.min(grid.steps - step_begin);
                 let params = DispatchParams::new(
                     count,
                     step_begin,
                     step_count,
-                    &grid,
+                    grid,
                     grid_x as usize * members_per_workgroup,
                     pass,
                 )?;
+                // Queued writes run after the windows submitted before them.
                 ctx.queue
-                    .write_buffer(&dispatch_buffer, 0, bytemuck::bytes_of(&params));
-                if stream_width > 0 {
+                    .write_buffer(&self.run.dispatch, 0, bytemuck::bytes_of(&params));
+                if stream.width() > 0 {
                     let window = stream.window(step_begin, step_count);
                     let bytes = to_bytes(
                         &window,
-                        precision,
+                        ctx.precision,
                         Contents::Values("shared inputs (signals sampled at the stage times)"),
                     )?;
-                    ctx.queue.write_buffer(&stream_buffer, 0, &bytes);
+                    ctx.queue.write_buffer(&self.run.stream, 0, &bytes);
                 }
+                let done = step_begin + step_count;
+                let slots = if pass == 0 {
+                    record_points[next_record..]
+                        .iter()
+                        .take_while(|&&k| k <= done)
+                        .count()
+                } else {
+                    0
+                };
+                next_record += slots;
+                let records = (slots > 0 && record_entries > 0).then_some((slots, submitted % 2));
                 let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
                 let mut encoder =
                     ctx.device
@@ -460,71 +402,67 @@ pub fn run_into<F: Family>(
                             label: Some("steps"),
                         });
                 {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    let mut compute = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("steps"),
                         timestamp_writes: None,
                     });
-                    pass.set_pipeline(&kernel.pipeline);
-                    pass.set_bind_group(0, &bind_group, &[]);
-                    pass.dispatch_workgroups(grid_x, grid_y, 1);
+                    compute.set_pipeline(&self.pipeline.pipeline);
+                    compute.set_bind_group(0, &self.buffers.bind_group, &[]);
+                    compute.dispatch_workgroups(grid_x, grid_y, 1);
                 }
-                let dispatch_started = Instant::now();
-                ctx.queue.submit([encoder.finish()]);
-                ctx.device
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
-                stats.device_seconds += dispatch_started.elapsed().as_secs_f64();
-                stats.dispatches += 1;
+                if let Some((slots, index)) = records {
+                    let bytes = (slots * record_entries * count) as u64 * size;
+                    encoder.copy_buffer_to_buffer(
+                        &self.buffers.records,
+                        0,
+                        &self.buffers.readback[index],
+                        0,
+                        bytes,
+                    );
+                }
+                let submission = ctx.queue.submit([encoder.finish()]);
                 if let Some(error) = pollster::block_on(scope.pop()) {
                     return Err(Error::Gpu(format!("dispatch failed: {error}")));
                 }
-                let readback_started = Instant::now();
-                let done = step_begin + step_count;
+                submitted += 1;
+                stats.dispatches += 1;
                 covered += step_count;
                 let walked = (pass * grid.steps + covered) / passes.len();
-                sink.progress((chunk_start * grid.steps + count * walked) as u64);
-                if pass > 0 {
-                    stats.readback_seconds += readback_started.elapsed().as_secs_f64();
-                    continue;
+                let window = InFlight {
+                    submission,
+                    records,
+                    progress: (prepared.members.start * grid.steps + count * walked) as u64,
+                };
+                // The previous window is read back while this one runs.
+                if let Some(previous) = in_flight.replace(window) {
+                    decode(previous, stats)?;
                 }
-                let in_dispatch = record_points[next_record..]
-                    .iter()
-                    .take_while(|&&k| k <= done)
-                    .count();
-                if in_dispatch > 0 && record_entries > 0 {
-                    let bytes = (in_dispatch * record_entries * count) as u64 * size;
-                    let values = read_back(ctx, &records, &readback, bytes)?;
-                    for slot in 0..in_dispatch {
-                        for (i, result) in results.iter_mut().enumerate() {
-                            let view = MemberView {
-                                layout: &kernel_source.record,
-                                values: &values,
-                                members: count,
-                                base: slot * record_entries,
-                                member: i,
-                            };
-                            family_kernel.decode_record(&view, result);
-                        }
-                    }
-                    next_record += in_dispatch;
-                }
-                stats.readback_seconds += readback_started.elapsed().as_secs_f64();
             }
         }
-        let final_state = read_back(ctx, &state, &readback, state_bytes)?;
+        if let Some(last) = in_flight.take() {
+            decode(last, stats)?;
+        }
+        stats.device_seconds += device_started.elapsed().as_secs_f64();
+        let reading = Instant::now();
+        let final_state = read_back(
+            ctx,
+            &self.buffers.state,
+            &self.buffers.readback[0],
+            self.buffers.state_bytes,
+        )?;
         for (i, result) in results.iter_mut().enumerate() {
             let view = MemberView {
-                layout: &kernel_source.state,
+                layout: &source.state,
                 values: &final_state,
                 members: count,
                 base: 0,
                 member: i,
             };
-            family_kernel.decode_final(&view, result);
+            self.kernel.decode_final(&view, result);
             result.nonfinite_step = nonfinite_step(view.get("status", 0));
-            result.complete_status(&grid, family.record_spec());
+            result.complete_status(grid, spec);
         }
-        sink.accept(chunk_start, results)?;
+        stats.readback_seconds += reading.elapsed().as_secs_f64();
+        Ok((prepared.members, results))
     }
-    Ok(stats)
 }
