@@ -49,12 +49,12 @@ impl Workload {
         max_param_bytes: u64,
     ) -> Result<BenchRow> {
         match self {
-            Workload::Family(workload) => workload.visit(MeasureWorkload {
+            Workload::Family(workload) => workload.visit(Measure {
                 case,
                 gpus,
                 max_param_bytes,
             }),
-            Workload::Config(config) => config.run_plan()?.visit(MeasureConfig {
+            Workload::Config(config) => config.run_plan()?.visit(Measure {
                 case,
                 gpus,
                 max_param_bytes,
@@ -100,14 +100,16 @@ impl FamilyVisitor for ConfigCase {
     }
 }
 
-/// Measures a family's workload at the case's size n.
-struct MeasureWorkload<'a> {
+/// Measures a case: a family's workload at the case's size n, or a configured plan, on its
+/// first members where a timing takes fewer (member i depends on (seed, i) alone, so a
+/// prefix is the same members).
+struct Measure<'a> {
     case: BenchCase,
     gpus: GpuContexts<'a>,
     max_param_bytes: u64,
 }
 
-impl WorkloadVisitor for MeasureWorkload<'_> {
+impl WorkloadVisitor for Measure<'_> {
     type Output = Result<BenchRow>;
     fn visit<W: BenchWorkload>(self, workload: &W) -> Result<BenchRow> {
         let (n, recording) = (self.case.states, self.case.recording);
@@ -120,15 +122,7 @@ impl WorkloadVisitor for MeasureWorkload<'_> {
     }
 }
 
-/// Measures a configured plan, on its first members where a timing takes fewer (member i
-/// depends on (seed, i) alone, so a prefix is the same members).
-struct MeasureConfig<'a> {
-    case: BenchCase,
-    gpus: GpuContexts<'a>,
-    max_param_bytes: u64,
-}
-
-impl FamilyVisitor for MeasureConfig<'_> {
+impl FamilyVisitor for Measure<'_> {
     type Output = Result<BenchRow>;
     fn visit<F: Family>(self, family: &F) -> Result<BenchRow> {
         measure(

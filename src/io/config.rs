@@ -70,7 +70,7 @@ pub struct Config {
     pub scheme: SchemeSpec,
     pub output: OutputSpec,
     /// Many members drawn around `[system]`; absent means the one system. Its keys depend
-    /// on the family (see [`LinearPhEnsembleSpec`] and the other families' ensemble specs).
+    /// on the `[system]` kind (its [`SystemKind::Ensemble`](crate::families::SystemKind::Ensemble)).
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     pub study: StudySpec,

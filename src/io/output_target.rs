@@ -14,8 +14,8 @@
 //!   now at the staging path, is removed. Anything else found at `--out` — a directory or
 //!   file that appeared while the run was in progress — makes the commit refuse: the
 //!   foreign entry stays as it is and the results are discarded.
-//! - A failed run removes its staging directory; so does SIGINT, SIGTERM or SIGHUP once
-//!   [`install_interrupt_cleanup`] has run (see [`super::interrupt`]: a signal during the
+//! - A failed run removes its staging directory; so does SIGINT, SIGTERM or SIGHUP once the
+//!   CLI's interrupt handler is installed (see [`super::interrupt`]: a signal during the
 //!   commit waits for it). Staging directories of runs that were killed outright (their
 //!   process no longer exists) are removed by the next run into the same place, which says
 //!   so on stderr.

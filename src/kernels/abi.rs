@@ -82,7 +82,7 @@ pub struct DispatchParams {
     pub record_every: u32,
     /// Members per row of the 2-D dispatch grid.
     pub row_width: u32,
-    /// Index of the pass this dispatch belongs to ([`crate::kernels::Family::passes`]; `pass` is a WGSL keyword).
+    /// Index of the pass this dispatch belongs to ([`crate::kernels::GpuKernel::passes`]; `pass` is a WGSL keyword).
     pub sweep: u32,
     pub pad1: u32,
 }
