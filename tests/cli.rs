@@ -968,3 +968,31 @@ fn bench_prints_and_records_the_machine_load() {
         );
     }
 }
+
+/// Without a valid XDG_RUNTIME_DIR the CLI points it at a private directory of its own
+/// (harbor-runtime-<pid>-…): removed when the run ends, and one left by a run that was
+/// killed outright is removed by the next run.
+#[test]
+fn private_runtime_directories_do_not_pile_up() {
+    let temp = tempfile::tempdir().unwrap();
+    let mut finished = Command::new("true").spawn().unwrap();
+    let dead = finished.id();
+    finished.wait().unwrap();
+    let left = temp.path().join(format!("harbor-runtime-{dead}-killed"));
+    std::fs::create_dir(&left).unwrap();
+    let unrelated = temp.path().join("harbor-runtime-notapid");
+    std::fs::create_dir(&unrelated).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_harbor"))
+        .args(["tableau", "gauss", "1"])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("TMPDIR", temp.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let mut names: Vec<String> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["harbor-runtime-notapid".to_string()]);
+}

@@ -110,7 +110,7 @@ fn missing_ancestors(dir: &Path) -> Vec<PathBuf> {
 
 /// Whether process `pid` is alive (Linux: /proc; elsewhere assumed alive, so nothing is
 /// removed).
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         Path::new("/proc").join(pid.to_string()).exists()
     } else {
