@@ -397,6 +397,30 @@ impl SimdLevel {
 mod tests {
     use super::SimdLevel::{self, Avx2, Avx512, Portable};
 
+    /// Once the fast engines run with a level, choosing it again is accepted and choosing
+    /// another is refused, naming the setting and the level in use.
+    #[test]
+    fn a_level_is_chosen_once_per_process() {
+        let fixed = SimdLevel::get().unwrap();
+        assert_eq!(
+            SimdLevel::select("HARBOR_SIMD", fixed.name()).unwrap(),
+            fixed
+        );
+        for other in [Avx512, Avx2, Portable] {
+            if other == fixed || other.rank() > SimdLevel::detect().rank() {
+                continue;
+            }
+            let refused = SimdLevel::select("HARBOR_SIMD", other.name())
+                .unwrap_err()
+                .to_string();
+            assert!(refused.starts_with("HARBOR_SIMD: "), "{refused}");
+            assert!(
+                refused.contains("too late") && refused.contains(fixed.name()),
+                "{refused}"
+            );
+        }
+    }
+
     #[test]
     fn harbor_simd_names_a_supported_level_or_is_refused() {
         assert_eq!(SimdLevel::from_setting("", Avx2), Ok(Avx2));
