@@ -2,7 +2,7 @@
 //! advanced by compositions of the Strang splitting or the Herglotz variational
 //! integrator. Everything the family owns lives here: the model ([`model`], [`time`],
 //! [`orbit`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
-//! the split parts ([`flows`]), the GPU kernel's host side ([`kernel`], WGSL in
+//! the split parts ([`flows`]), the GPU kernel's host side ([`shape`], [`kernel`], WGSL in
 //! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]) and
 //! `harbor study contact-energy` ([`energy_study`]). The engine core reaches it only
 //! through the registry in [`crate::families`].
@@ -13,14 +13,15 @@ pub mod kernel;
 pub mod model;
 pub mod orbit;
 pub mod plan;
+pub mod shape;
 pub mod spec;
 pub mod time;
 pub mod twin;
 pub mod workloads;
 
-pub use kernel::ContactShape;
 pub use model::{ContactMember, ContactSystem, Damping, Potential, TimeChannels, TimeTerms};
 pub use orbit::KeplerOrbit;
 pub use plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
+pub use shape::ContactShape;
 pub use spec::{ContactConfig, ContactSystemSpec, build_contact_member, plan_from_config};
 pub use workloads::contact_chain_plan;

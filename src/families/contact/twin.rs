@@ -3,7 +3,7 @@
 //! with the same f64 transcendental functions ([`crate::kernels::math`]); and the recording loop the
 //! contact family's CPU paths share.
 
-use super::kernel::ContactShape;
+use super::shape::ContactShape;
 use crate::kernels::layout::Layout;
 use crate::kernels::math::{math_cos, math_exp, math_sin};
 use crate::plan::{MemberResult, RecordSpec, StepGrid};

@@ -1,0 +1,298 @@
+//! The contact kernel's variants: `shaders/contact/step.wgsl`, one invocation per member
+//! (n ≤ 32), specialised by [`ContactShape`] (which terms are present, the composition's
+//! length or Herglotz), with its declared layouts.
+//!
+//! Parameters per member (layout `PARAM`, fields of length 0 when the term is absent):
+//! P (n·n) | K (n·n) | β | ω | γ | ε | forcing amplitudes (F·n, the tidal one last) | α.
+//! The shared stream holds per step and per sub-step time point the F forcing signals,
+//! c(t) of the damping, and (a/r)³ cos 2f, (a/r)³ sin 2f of the spin–orbit term.
+
+use super::model::{ContactMember, Damping, Potential, TimeChannels};
+use super::plan::{ContactMethod, ContactPlan};
+use crate::kernels::family::KernelSource;
+use crate::kernels::layout::Layout;
+use crate::kernels::wgsl::WORKGROUP_SIZE;
+
+/// The kernel.
+pub const CONTACT_STEP: &str = include_str!("../../../shaders/contact/step.wgsl");
+
+/// Largest n of the kernel (private arrays of n reals).
+pub const MAX_DOF: usize = 32;
+
+/// What a contact kernel variant is specialised for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactShape {
+    pub dof: usize,
+    pub harmonic: bool,
+    pub quartic: bool,
+    pub pendulum: bool,
+    pub kepler: bool,
+    pub time: TimeChannels,
+    /// Stages of the composition (1 for Herglotz).
+    pub stages: usize,
+    pub herglotz: bool,
+}
+
+impl ContactShape {
+    /// The shape of `plan`'s members (they share their terms).
+    pub fn of(plan: &ContactPlan) -> Self {
+        let system = &plan.nominal.system;
+        let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
+        let (stages, herglotz) = match plan.method() {
+            ContactMethod::Splitting(c) => (c.stages(), false),
+            ContactMethod::Herglotz => (1, true),
+        };
+        ContactShape {
+            dof: system.dof(),
+            harmonic: has("harmonic"),
+            quartic: has("quartic"),
+            pendulum: has("pendulum"),
+            kepler: has("kepler"),
+            time: plan.time_channels(),
+            stages,
+            herglotz,
+        }
+    }
+
+    /// The per-member parameters.
+    pub fn param_layout(&self) -> Layout {
+        let n = self.dof;
+        let flag = |on: bool| usize::from(on);
+        Layout::new("PARAM")
+            .field("kinetic", n * n)
+            .field("harmonic", flag(self.harmonic) * n * n)
+            .field("quartic", flag(self.quartic))
+            .field("pendulum", flag(self.pendulum))
+            .field("kepler", flag(self.kepler))
+            .field("spin_orbit", flag(self.time.spin_orbit))
+            .field("forcing", self.time.forcings * n)
+            .field("damping", flag(self.time.damping))
+    }
+
+    /// x, p, z, and the non-finite status.
+    pub fn state_layout(&self) -> Layout {
+        Layout::new("STATE")
+            .field("x", self.dof)
+            .field("p", self.dof)
+            .field("z", 1)
+            .field("status", 1)
+    }
+
+    /// x, p, z and H after the step.
+    pub fn record_layout(&self) -> Layout {
+        Layout::new("RECORD")
+            .field("x", self.dof)
+            .field("p", self.dof)
+            .field("z", 1)
+            .field("hamiltonian", 1)
+    }
+
+    /// h and the composition's γ_i.
+    pub fn constants_layout(&self) -> Layout {
+        Layout::new("CONST")
+            .field("h", 1)
+            .field("gamma", self.stages)
+    }
+
+    /// Stream sample points per step.
+    pub fn points(&self) -> usize {
+        if self.herglotz { 3 } else { self.stages + 1 }
+    }
+
+    /// Evaluations of (B, ∇B) per step.
+    fn potential_evaluations(&self) -> usize {
+        if self.herglotz { 2 } else { 2 * self.stages }
+    }
+
+    /// Floating-point operations per member-step, counted from the kernel (transcendental
+    /// functions counted as 30).
+    pub fn flops_per_step(&self) -> usize {
+        let n = self.dof;
+        let mut potential = 0;
+        if self.harmonic {
+            potential += 2 * n * n + 4 * n;
+        }
+        if self.quartic {
+            potential += 6 * n;
+        }
+        if self.pendulum {
+            potential += 65 * n;
+        }
+        potential += self.time.forcings * 5 * n;
+        if self.kepler {
+            potential += 3 * n + 40;
+        }
+        if self.time.spin_orbit {
+            potential += 70 * n;
+        }
+        let flow_a = 2 * n * n + 4 * n + 4;
+        let flow_c = 2 * n + 35;
+        self.potential_evaluations() * (potential + 2 * n + 2)
+            + if self.herglotz {
+                flow_a + 10 * n + 12
+            } else {
+                self.stages * (flow_a + 2 * flow_c)
+            }
+    }
+
+    /// Global-memory reals one member reads per step, counted from the kernel: every use of
+    /// a parameter and of a stream value is a load (the kernel keeps no private copy). Per
+    /// stage of a splitting: the kinetic matrix once (φ_A), the potential's parameters and
+    /// stream values twice (φ_B), α and c(t) twice (φ_C), and γ_i; Herglotz: the kinetic
+    /// matrix once, the potential twice, α and c(t) once. Record points (H) and the state,
+    /// once per dispatch, are not included.
+    pub fn reals_per_step(&self) -> usize {
+        let n = self.dof;
+        let flag = |on: bool| usize::from(on);
+        let potential = flag(self.harmonic) * n * n
+            + flag(self.quartic)
+            + flag(self.pendulum)
+            + self.time.forcings * (1 + n)
+            + flag(self.kepler)
+            + flag(self.time.spin_orbit) * 3;
+        let damping = 2 * flag(self.time.damping);
+        if self.herglotz {
+            n * n + 2 * potential + damping
+        } else {
+            self.stages * (n * n + 2 * potential + 2 * damping + 1)
+        }
+    }
+
+    /// Loop iterations per step, an upper bound counted from the kernel's loops.
+    pub fn loop_iterations_per_step(&self) -> usize {
+        let n = self.dof;
+        let potential = n + 2 * n * n + 3 * n + self.time.forcings * (n + 1) + 2 * n + 2;
+        let flows = n * n + 2 * n + 2 * n + 2;
+        self.potential_evaluations() * potential + self.stages * (flows + 1) + 5 * n + 5
+    }
+
+    /// The kernel variant of this shape.
+    pub fn kernel(&self) -> KernelSource {
+        let time = self.time;
+        KernelSource {
+            name: "contact_step",
+            body: CONTACT_STEP,
+            modules: &[],
+            constants: vec![
+                ("N", self.dof as u32),
+                ("STAGES", self.stages as u32),
+                ("HERGLOTZ", u32::from(self.herglotz)),
+                ("POINTS", self.points() as u32),
+                ("TIME_CHANNELS", time.count().max(1) as u32),
+                ("FORCINGS", time.forcings as u32),
+                ("STREAM_DAMPING", time.forcings as u32),
+                (
+                    "STREAM_SPIN",
+                    (time.forcings + usize::from(time.damping)) as u32,
+                ),
+            ],
+            state: self.state_layout(),
+            record: self.record_layout(),
+            constants_layout: self.constants_layout(),
+            params: self.param_layout(),
+            members_per_workgroup: WORKGROUP_SIZE,
+            loop_iterations_per_step: self.loop_iterations_per_step(),
+            flops_per_step: self.flops_per_step(),
+            // In f64 (8-byte reals).
+            bytes_per_step: 8 * self.reals_per_step(),
+            step_multiple: 1,
+        }
+    }
+
+    /// One member's parameters in the layout order.
+    pub fn params(&self, member: &ContactMember) -> Vec<f64> {
+        let system = &member.system;
+        let n = self.dof;
+        let mut values = Vec::with_capacity(self.param_layout().entries());
+        values.extend((0..n * n).map(|e| system.kinetic[(e / n, e % n)]));
+        let term = |kind: &str| system.potential.iter().find(|t| t.kind() == kind);
+        if let Some(Potential::Harmonic { k }) = term("harmonic") {
+            values.extend((0..n * n).map(|e| k[(e / n, e % n)]));
+        }
+        if let Some(Potential::Quartic { beta }) = term("quartic") {
+            values.push(*beta);
+        }
+        if let Some(Potential::Pendulum { omega }) = term("pendulum") {
+            values.push(*omega);
+        }
+        if let Some(Potential::Kepler { gamma }) = term("kepler") {
+            values.push(*gamma);
+        }
+        if let Some(Potential::SpinOrbit { epsilon, .. }) = term("spin-orbit") {
+            values.push(*epsilon);
+        }
+        for t in &system.potential {
+            if let Potential::Forcing { amplitude, .. } = t {
+                values.extend(amplitude.iter());
+            }
+        }
+        if let Damping::Tidal { eta, .. } = system.damping {
+            values.extend(std::iter::repeat_n(eta, n));
+        }
+        if self.time.damping {
+            values.push(system.damping_coefficient());
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Precision;
+    use crate::kernels::wgsl::{assemble, translate, validate};
+
+    /// Every contact kernel variant harbor can generate — each term on and off, splitting
+    /// and Herglotz, several composition lengths, n up to the limit, both precisions —
+    /// passes naga and translates to SPIR-V.
+    #[test]
+    fn every_variant_validates() {
+        let mut checked = 0;
+        for precision in [Precision::F32, Precision::F64] {
+            for dof in [1, 2, 5, MAX_DOF] {
+                for mask in 0..64u32 {
+                    let on = |bit: u32| mask & (1 << bit) != 0;
+                    for (stages, herglotz) in [(1, false), (7, false), (27, false), (1, true)] {
+                        let shape = ContactShape {
+                            dof,
+                            harmonic: on(0),
+                            quartic: on(1),
+                            pendulum: on(2),
+                            kepler: on(3),
+                            time: TimeChannels {
+                                forcings: usize::from(on(4)) * 2,
+                                damping: on(5),
+                                spin_orbit: on(4) && on(5),
+                            },
+                            stages,
+                            herglotz,
+                        };
+                        if let Err(e) = translate(&shape.kernel(), precision) {
+                            panic!("{shape:?}: {e}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 4 * 64 * 4);
+    }
+
+    /// The f64 variant needs FLOAT64, so the validation above is not vacuous.
+    #[test]
+    fn f64_without_the_capability_is_rejected() {
+        let shape = ContactShape {
+            dof: 2,
+            harmonic: true,
+            quartic: false,
+            pendulum: true,
+            kepler: false,
+            time: TimeChannels::default(),
+            stages: 3,
+            herglotz: false,
+        };
+        let source = assemble(&shape.kernel(), Precision::F64).unwrap();
+        assert!(validate(&source, Precision::F32).is_err());
+        assert!(validate(&source, Precision::F64).is_ok());
+    }
+}
