@@ -173,7 +173,7 @@ fn the_portable_level_reproduces_the_twin_bit_for_bit() {
 fn results_do_not_depend_on_blocks_or_chunks() {
     for recording in [Recording::default(), Recording::FINAL_STATE] {
         let plan = plan(4, 1, 50, recording);
-        let level = SimdLevel::get().unwrap();
+        let level = SimdLevel::get();
         let whole = fast(&plan, level, plan.ensemble.len());
         for block in [1, 3, 8, 20] {
             assert_eq!(whole, fast(&plan, level, block), "blocks of {block}");

@@ -70,7 +70,7 @@ impl Backend {
                 Backend::Cpu(CpuPath::Fast),
                 format!(
                     "cpu (f64 SIMD engine, {}, on {} threads)",
-                    SimdLevel::get()?.name(),
+                    SimdLevel::get().name(),
                     rayon::current_num_threads()
                 ),
             ))
@@ -142,7 +142,7 @@ impl Backend {
                     Backend::Cpu(CpuPath::Fast),
                     Some(format!(
                         "backend: cpu (f64 SIMD engine, {}) — the GPU kernels cannot run this plan: {e}",
-                        SimdLevel::get().map_or("no SIMD level", SimdLevel::name)
+                        SimdLevel::get().name()
                     )),
                 ),
             },

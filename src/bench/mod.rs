@@ -209,7 +209,7 @@ pub fn measure<F: Family>(
     .min((MAX_PREPARED_BYTES / prepared_bytes).max(probe));
     let (setup, stepping) = time_fast(&plan, fast_members)?;
     let cpu_device = match plan.fast_engine() {
-        Some(_) => format!("{}, {threads} threads", SimdLevel::get()?.name()),
+        Some(_) => format!("{}, {threads} threads", SimdLevel::get().name()),
         None => format!("no fast engine: reference, {threads} threads"),
     };
     row.measurements.push(cpu_measurement(

@@ -27,7 +27,7 @@ use crate::linear_ph::{
     check_scheme,
 };
 use crate::model::{Signal, SignalSpec};
-use crate::plan::gradient_resources::DEFAULT_WORK_LIMIT;
+use crate::plan::gradient_resources::{DEFAULT_WORK_LIMIT, check_work_limit};
 use crate::plan::{MemoryBudget, ProblemEstimate, ProblemSizes, Setting};
 use crate::tableau::Scheme;
 
@@ -181,13 +181,7 @@ impl SpecContext {
     /// Sets the work limit (floating-point operations, finite and > 0; `field` names the
     /// setting in errors).
     pub(crate) fn set_work_limit(&mut self, field: &str, limit: f64) -> Result<()> {
-        if !(limit.is_finite() && limit > 0.0) {
-            return Err(Error::invalid(
-                field,
-                format!("must be a finite number of operations > 0 (e.g. 1e15), got {limit}"),
-            ));
-        }
-        self.work_limit = limit;
+        self.work_limit = check_work_limit(field, limit)?;
         Ok(())
     }
 

@@ -299,8 +299,8 @@ pub enum SimdLevel {
 impl SimdLevel {
     /// The level the fast engines run with: the one [`SimdLevel::select`] chose, else the
     /// best this CPU supports; fixed once the first engine runs.
-    pub fn get() -> Result<SimdLevel> {
-        Ok(*Self::chosen().get_or_init(Self::detect))
+    pub fn get() -> SimdLevel {
+        *Self::chosen().get_or_init(Self::detect)
     }
 
     /// Chooses the level by name (`avx512`, `avx2`, `portable`; "" for the best this CPU
@@ -401,7 +401,7 @@ mod tests {
     /// another is refused, naming the setting and the level in use.
     #[test]
     fn a_level_is_chosen_once_per_process() {
-        let fixed = SimdLevel::get().unwrap();
+        let fixed = SimdLevel::get();
         assert_eq!(
             SimdLevel::select("HARBOR_SIMD", fixed.name()).unwrap(),
             fixed

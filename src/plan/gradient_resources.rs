@@ -435,6 +435,30 @@ impl ProblemEstimate {
     }
 }
 
+/// `limit` as a work limit: a finite number of floating-point operations > 0; `field`
+/// names the setting in errors.
+pub fn check_work_limit(field: &str, limit: f64) -> Result<f64> {
+    if limit.is_finite() && limit > 0.0 {
+        return Ok(limit);
+    }
+    Err(work_limit_error(field, limit))
+}
+
+/// A work limit written as text (`1e15`), checked as [`check_work_limit`] does.
+pub fn parse_work_limit(field: &str, text: &str) -> Result<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(limit) => check_work_limit(field, limit),
+        Err(_) => Err(work_limit_error(field, format!("{text:?}"))),
+    }
+}
+
+fn work_limit_error(field: &str, got: impl std::fmt::Display) -> Error {
+    Error::invalid(
+        field,
+        format!("must be a finite number of operations > 0 (e.g. 1e15), got {got}"),
+    )
+}
+
 #[cfg(test)]
 #[path = "gradient_resources_tests.rs"]
 mod tests;

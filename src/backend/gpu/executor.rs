@@ -161,6 +161,9 @@ pub fn run_into<F: Family>(
         ..Default::default()
     };
     let run = run_buffers(ctx, family, kernel, &plan)?;
+    // The record points and dispatch windows of the grid, the same for every chunk.
+    let record_points = grid.record_points();
+    let windows: Vec<usize> = (0..grid.steps).step_by(plan.steps_per_dispatch).collect();
     let total = family.member_count();
     let chunks: Vec<Range<usize>> = (0..total)
         .step_by(plan.members_per_chunk)
@@ -198,6 +201,8 @@ pub fn run_into<F: Family>(
                 kernel,
                 grid: &grid,
                 plan: &plan,
+                record_points: &record_points,
+                windows: &windows,
                 run: &run,
                 pipeline,
                 buffers: &buffers,
@@ -277,6 +282,9 @@ struct ChunkRun<'a, F: Family> {
     kernel: &'a F::Kernel,
     grid: &'a StepGrid,
     plan: &'a Chunking,
+    /// The grid's record points, and the first step of each dispatch window.
+    record_points: &'a [usize],
+    windows: &'a [usize],
     run: &'a RunBuffers,
     pipeline: &'a super::pipeline::Kernel,
     buffers: &'a ChunkBuffers,
@@ -302,7 +310,7 @@ impl<F: Family> ChunkRun<'_, F> {
         let (ctx, grid) = (self.ctx, self.grid);
         let count = prepared.count();
         let source = &prepared.kernel;
-        let record_points = grid.record_points();
+        let record_points = self.record_points;
         let spec = self.family.record_spec();
         let mut results = prepared.starts;
         for result in &mut results {
@@ -318,9 +326,7 @@ impl<F: Family> ChunkRun<'_, F> {
         let record_entries = source.record.entries();
         let size = ctx.precision.size() as u64;
         let stream = self.family.shared_stream();
-        let windows: Vec<usize> = (0..grid.steps)
-            .step_by(self.plan.steps_per_dispatch)
-            .collect();
+        let windows = self.windows;
         let passes = self.kernel.passes();
         let mut next_record = 0;
         let mut in_flight: Option<InFlight> = None;
@@ -358,7 +364,7 @@ impl<F: Family> ChunkRun<'_, F> {
         };
         for (pass, direction) in passes.iter().enumerate() {
             let ordered: Vec<usize> = match direction {
-                Direction::Forward => windows.clone(),
+                Direction::Forward => windows.to_vec(),
                 Direction::Backward => windows.iter().rev().copied().collect(),
             };
             let mut covered = 0;

@@ -10,9 +10,9 @@
 
 use harbor::Result;
 use harbor::backend::AdapterSelector;
-use harbor::error::Error;
 use harbor::kernels::lanes::SimdLevel;
 use harbor::plan::MemoryBudget;
+use harbor::plan::gradient_resources::parse_work_limit;
 
 /// `name`, when set (`Some("")` when set empty).
 fn var(name: &str) -> Option<String> {
@@ -49,13 +49,7 @@ pub fn memory_budget(flag: Option<&str>) -> Result<MemoryBudget> {
 
 /// `HARBOR_WORK_LIMIT` as a number of operations, when set.
 pub fn work_limit() -> Result<Option<f64>> {
-    let Some(text) = var("HARBOR_WORK_LIMIT") else {
-        return Ok(None);
-    };
-    text.trim().parse::<f64>().map(Some).map_err(|_| {
-        Error::invalid(
-            "HARBOR_WORK_LIMIT",
-            format!("must be a finite number of operations > 0 (e.g. 1e15), got {text:?}"),
-        )
-    })
+    var("HARBOR_WORK_LIMIT")
+        .map(|text| parse_work_limit("HARBOR_WORK_LIMIT", &text))
+        .transpose()
 }

@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 
 use super::adjoint_twin::{SweepOperators, SweepShape, adjoint_sweep};
+use super::kernel::initial_states;
 use super::shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
 use crate::error::{Error, Result};
 use crate::kernels::family::{Absent, Direction, Family, GpuKernel, KernelChunk, KernelSource};
@@ -232,11 +233,7 @@ impl GpuKernel for GradientPlan {
                 "delta" => out.copy_from_slice(&operators[i].0),
                 _ => out.copy_from_slice(&operators[i].1),
             });
-        let state = kernel.state.pack(members.len(), |i, field, out| {
-            if field == "x" {
-                out.copy_from_slice(members[i].x0.as_slice());
-            }
-        });
+        let state = initial_states(&kernel.state, members);
         Ok(KernelChunk {
             kernel,
             params,

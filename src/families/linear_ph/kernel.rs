@@ -24,7 +24,7 @@ use super::twin::{MemberStepper, OperatorStepper, ReferenceStepper, record_membe
 use crate::error::{Error, Result};
 use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::lanes::SimdLevel;
-use crate::kernels::layout::MemberView;
+use crate::kernels::layout::{Layout, MemberView};
 use crate::linear_ph::StepOperators;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
@@ -96,6 +96,16 @@ impl LinearPhPlan {
             recording,
         }
     }
+}
+
+/// The `state` buffer of a chunk at t = 0: each member's x0 in the field `x`, every other
+/// field 0 (carries, sums, status).
+pub(super) fn initial_states(layout: &Layout, members: &[LinearPhMember]) -> Vec<f64> {
+    layout.pack(members.len(), |i, field, out| {
+        if field == "x" {
+            out.copy_from_slice(members[i].x0.as_slice());
+        }
+    })
 }
 
 impl LinearPhPlan {
@@ -212,7 +222,7 @@ impl FastEngine for LinearPhPlan {
     }
 
     fn run(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
-        Ok(block.run(self, SimdLevel::get()?))
+        Ok(block.run(self, SimdLevel::get()))
     }
 }
 
@@ -236,11 +246,7 @@ impl GpuKernel for LinearPhPlan {
         let shape = self.shape(rank, cooperative);
         let kernel = shape.kernel();
         let params = pack_operators(&operators, &shape);
-        let state = kernel.state.pack(members.len(), |i, field, out| {
-            if field == "x" {
-                out.copy_from_slice(members[i].x0.as_slice());
-            }
-        });
+        let state = initial_states(&kernel.state, members);
         Ok(KernelChunk {
             kernel,
             params,
