@@ -6,8 +6,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use harbor::backend::Backend;
+use harbor::backend::gpu::{ExecutorOptions, run};
 use harbor::backend::gpu::{GpuContext, Precision};
-use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::contact::contact_chain_plan;
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::workloads::chain_plan;
@@ -33,13 +33,13 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements((members * steps) as u64));
         for ctx in &contexts {
             // Warm-up outside the measurement: pipeline compilation.
-            run(ctx, &plan, &GpuRunOptions::default()).expect("GPU run");
+            run(ctx, &plan, &ExecutorOptions::default()).expect("GPU run");
             let id = BenchmarkId::new(
                 format!("gpu-{}", ctx.precision.name()),
                 format!("n={states},N={members}"),
             );
             group.bench_with_input(id, &plan, |b, plan| {
-                b.iter(|| run(ctx, plan, &GpuRunOptions::default()).unwrap())
+                b.iter(|| run(ctx, plan, &ExecutorOptions::default()).unwrap())
             });
         }
         let cpu_members = (members / 16).max(16);
@@ -65,13 +65,13 @@ fn bench(c: &mut Criterion) {
         let plan = contact_chain_plan(members, dof, steps, composition).expect("benchmark plan");
         group.throughput(Throughput::Elements((members * steps) as u64));
         for ctx in &contexts {
-            run(ctx, &plan, &GpuRunOptions::default()).expect("GPU run");
+            run(ctx, &plan, &ExecutorOptions::default()).expect("GPU run");
             let id = BenchmarkId::new(
                 format!("gpu-{}", ctx.precision.name()),
                 format!("{composition},n={dof},N={members}"),
             );
             group.bench_with_input(id, &plan, |b, plan| {
-                b.iter(|| run(ctx, plan, &GpuRunOptions::default()).unwrap())
+                b.iter(|| run(ctx, plan, &ExecutorOptions::default()).unwrap())
             });
         }
         let cpu_members = (members / 16).max(16);

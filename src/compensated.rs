@@ -9,6 +9,16 @@ pub struct CompensatedSum {
 }
 
 impl CompensatedSum {
+    /// The running sum `sum` with the correction `correction` (as kernels keep them).
+    pub fn from_parts(sum: f64, correction: f64) -> Self {
+        CompensatedSum { sum, correction }
+    }
+
+    /// (sum, correction).
+    pub fn parts(&self) -> (f64, f64) {
+        (self.sum, self.correction)
+    }
+
     pub fn add(&mut self, x: f64) {
         let t = self.sum + x;
         if self.sum.abs() >= x.abs() {

@@ -2,9 +2,9 @@
 //! the kernels of the families: every buffer within the binding limit, every window within
 //! the loop budget where loops are truncated, and record slots for every record point.
 
-use harbor::backend::gpu::GpuRunOptions;
+use harbor::backend::executor::chunking::{ChunkLimits, LOOP_ITERATIONS_PER_DISPATCH, chunking};
+use harbor::backend::gpu::ExecutorOptions;
 use harbor::backend::gpu::Precision;
-use harbor::backend::gpu::chunking::{ChunkLimits, LOOP_ITERATIONS_PER_DISPATCH, chunking};
 use harbor::kernels::KernelSource;
 use harbor::linear_ph::shape::LinearPhShape;
 use harbor::plan::StepGrid;
@@ -36,7 +36,7 @@ fn the_stream_window_fits_the_binding() {
             loop_iterations: None,
             ..limits(binding)
         },
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     )
     .unwrap();
     assert!(c.steps_per_dispatch * stream_width * 8 <= binding as usize);
@@ -120,7 +120,7 @@ fn chunks_fit_the_binding_limit() {
             1 << 20,
             &g,
             &limits(binding),
-            &GpuRunOptions::default(),
+            &ExecutorOptions::default(),
         )
         .unwrap();
         let widest = kernel
@@ -161,7 +161,7 @@ fn dispatches_respect_the_loop_budget() {
             4,
             &g,
             &limits(1 << 27),
-            &GpuRunOptions::default(),
+            &ExecutorOptions::default(),
         )
         .unwrap();
         assert!(
@@ -191,7 +191,7 @@ fn two_record_slots_always_fit() {
             1 << 30,
             &g,
             &limits(binding),
-            &GpuRunOptions::default(),
+            &ExecutorOptions::default(),
         )
         .unwrap();
         let slots = c.records_per_dispatch;
@@ -215,7 +215,7 @@ fn record_slots_cover_every_window() {
             for cap in 1..15 {
                 for slots in 2..6 {
                     let g = grid(steps, every);
-                    let options = GpuRunOptions {
+                    let options = ExecutorOptions {
                         max_chunk_members: Some(1),
                         max_steps_per_dispatch: Some(cap),
                         ..Default::default()
@@ -252,7 +252,7 @@ fn a_step_beyond_the_loop_budget_is_refused_where_loops_are_truncated() {
         4,
         &grid(10, 1),
         &limits(1 << 27),
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     )
     .unwrap_err()
     .to_string();
@@ -270,7 +270,7 @@ fn a_step_beyond_the_loop_budget_is_refused_where_loops_are_truncated() {
         4,
         &grid(10, 1),
         &unlimited,
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     )
     .unwrap();
     assert_eq!(c.steps_per_dispatch, 10);
@@ -286,7 +286,7 @@ fn members_larger_than_a_binding_are_rejected() {
         4,
         &grid(10, 1),
         &limits(4096),
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     )
     .unwrap_err();
     assert!(

@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write as _;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::{GpuContext, GpuRunOptions, Precision, run};
+use harbor::backend::gpu::{ExecutorOptions, GpuContext, Precision, run};
 use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
@@ -24,7 +24,7 @@ fn context(precision: Precision) -> &'static GpuContext {
     common::gpu_context(precision)
 }
 
-fn gpu(plan: &ContactPlan, precision: Precision, options: &GpuRunOptions) -> Results {
+fn gpu(plan: &ContactPlan, precision: Precision, options: &ExecutorOptions) -> Results {
     run(context(precision), plan, options).unwrap_or_else(|e| panic!("GPU run failed: {e}"))
 }
 
@@ -745,7 +745,7 @@ fn random_ensembles_match_twin_and_reference_in_f64() {
             );
             let reference = cpu(&plan, CpuPath::Reference);
             let twin = cpu(&plan, CpuPath::Twin);
-            let device = gpu(&plan, Precision::F64, &GpuRunOptions::default());
+            let device = gpu(&plan, Precision::F64, &ExecutorOptions::default());
             assert_layout(&plan, &reference, &format!("{what}, reference"));
             let scales = dense_scales(case, method, STEPS);
             let g_twin = gaps(
@@ -810,10 +810,10 @@ fn chunked_runs_are_bit_identical() {
         let text = with_scheme(case, method, cadence, 120)
             .replace("[ensemble]\nmembers = ", "[ensemble]\nmembers = 2");
         let plan = plan_from(&text);
-        let whole = gpu(&plan, Precision::F64, &GpuRunOptions::default());
+        let whole = gpu(&plan, Precision::F64, &ExecutorOptions::default());
         assert_layout(&plan, &whole, &case.label);
         for (chunk, dispatch) in [(1, 1), (3, 7), (7, 5), (13, 9)] {
-            let options = GpuRunOptions {
+            let options = ExecutorOptions {
                 max_chunk_members: Some(chunk),
                 max_steps_per_dispatch: Some(dispatch),
                 ..Default::default()
@@ -858,7 +858,7 @@ fn f32_drift_of_random_ensembles_is_bounded() {
             let stages = plan.method().offsets().len() - 1;
             let stages = if method.0 == "herglotz" { 1 } else { stages };
             let reference = cpu(&plan, CpuPath::Reference);
-            let device = gpu(&plan, Precision::F32, &GpuRunOptions::default());
+            let device = gpu(&plan, Precision::F32, &ExecutorOptions::default());
             let what = format!(
                 "{} under {} {}, f32 vs f64 reference",
                 case.label,
@@ -911,7 +911,7 @@ fn f32_drift_of_the_damped_oscillator_short_and_long() {
         let plan = cfg.contact_plan().unwrap();
         assert_eq!(plan.grid().steps, steps);
         let reference = cpu(&plan, CpuPath::Reference);
-        let device = gpu(&plan, Precision::F32, &GpuRunOptions::default());
+        let device = gpu(&plan, Precision::F32, &ExecutorOptions::default());
         let what = format!("damped oscillator, {steps} steps, f32 vs f64 reference");
         let g = gaps(
             &plan,
@@ -972,7 +972,7 @@ fn layout_mismatches_are_caught() {
             .replace("[ensemble]\nmembers = ", "[ensemble]\nmembers = 1"),
     );
     assert!(plan.len() >= 10);
-    let good = gpu(&plan, Precision::F64, &GpuRunOptions::default());
+    let good = gpu(&plan, Precision::F64, &ExecutorOptions::default());
     assert_layout(&plan, &good, "unchanged");
     type Corruption = (&'static str, &'static str, fn(&mut Results));
     let corruptions: [Corruption; 8] = [
@@ -1051,7 +1051,7 @@ fn more_than_32_degrees_of_freedom_is_a_clear_gpu_error() {
             matrix(&identity)
         );
         let plan = plan_from(&text);
-        let e = run(context(Precision::F64), &plan, &GpuRunOptions::default())
+        let e = run(context(Precision::F64), &plan, &ExecutorOptions::default())
             .map(|_| ())
             .unwrap_err()
             .to_string();
@@ -1072,7 +1072,7 @@ fn more_than_32_degrees_of_freedom_is_a_clear_gpu_error() {
     );
     let plan = plan_from(&text);
     let reference = cpu(&plan, CpuPath::Reference);
-    let device = gpu(&plan, Precision::F64, &GpuRunOptions::default());
+    let device = gpu(&plan, Precision::F64, &ExecutorOptions::default());
     assert_within(
         &gaps(
             &plan,

@@ -223,8 +223,6 @@ fn ensembles_are_deterministic_across_thread_counts() {
     let (one, two) = (run_on(1), run_on(2));
     assert_eq!(one, two);
     // Member 5 alone gives the same numbers as member 5 in the ensemble.
-    let single = plan
-        .integrate(&plan.ensemble.member(5).unwrap(), CpuPath::Reference)
-        .unwrap();
+    let single = plan.reference(&plan.ensemble.member(5).unwrap()).unwrap();
     assert_eq!(single, one.members[5]);
 }

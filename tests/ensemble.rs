@@ -3,8 +3,8 @@
 mod common;
 
 use harbor::backend::Backend;
+use harbor::backend::gpu::{ExecutorOptions, run};
 use harbor::backend::gpu::{GpuContext, Precision};
-use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::EnergyTotals;
 use harbor::linear_ph::LinearPhConfig;
@@ -122,7 +122,7 @@ fn two_to_the_twenty_members_match_the_cpu_path() {
     let plan = cfg.plan().unwrap();
     assert_eq!(plan.ensemble.len(), 1 << 20);
     let ctx = context();
-    let gpu = run(&ctx, &plan, &GpuRunOptions::default()).unwrap();
+    let gpu = run(&ctx, &plan, &ExecutorOptions::default()).unwrap();
     let reference = Backend::Cpu(CpuPath::Reference).run(&plan).unwrap();
     assert_eq!(reference.members.len(), 1 << 20);
     assert_eq!(gpu.members.len(), 1 << 20);
@@ -144,7 +144,7 @@ fn two_to_the_twenty_members_match_the_cpu_path() {
     }
     eprintln!("worst relative gap over 2^20 members: {worst:.2e}");
     assert!(worst <= 1e-12);
-    let small = GpuRunOptions {
+    let small = ExecutorOptions {
         max_chunk_members: Some(100_000),
         max_steps_per_dispatch: Some(7),
         ..Default::default()

@@ -6,7 +6,7 @@
 mod common;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::backend::gpu::{ExecutorOptions, Precision, run};
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::LinearPhPlan;
@@ -82,7 +82,7 @@ fn gpu_f64_matches_the_reference_with_a_huge_coupling_and_zero_input() {
     for input in ZERO_INPUTS {
         let plan = huge_coupling(input);
         let reference = Backend::Cpu(CpuPath::Reference).run(&plan).unwrap();
-        let device = run(ctx, &plan, &GpuRunOptions::default()).unwrap();
+        let device = run(ctx, &plan, &ExecutorOptions::default()).unwrap();
         assert_matches_reference(&device, &reference, &format!("gpu f64, {input}"));
     }
 }
@@ -95,7 +95,7 @@ fn gpu_f32_refuses_a_coupling_it_cannot_represent() {
     let Err(error) = run(
         ctx,
         &huge_coupling(ZERO_INPUTS[0]),
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     ) else {
         panic!("f32 cannot represent B = -1e308, yet the run succeeded");
     };

@@ -4,8 +4,8 @@
 mod common;
 
 use harbor::backend::Backend;
+use harbor::backend::gpu::{ExecutorOptions, run};
 use harbor::backend::gpu::{GpuContext, Precision};
-use harbor::backend::gpu::{GpuRunOptions, run};
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::LinearPhConfig;
 use harbor::linear_ph::mechanical_system;
@@ -21,7 +21,7 @@ fn context(precision: Precision) -> &'static GpuContext {
 }
 
 fn gpu(plan: &LinearPhPlan, precision: Precision) -> Results {
-    run(context(precision), plan, &GpuRunOptions::default()).unwrap()
+    run(context(precision), plan, &ExecutorOptions::default()).unwrap()
 }
 
 /// |a − b| ≤ tol · max(|a|, |b|, floor).
@@ -260,14 +260,14 @@ fn chunked_runs_are_identical() {
     let mut rng = common::fresh_rng("chunked_runs_are_identical");
     let plan = random_gauss_plan(&mut rng, 2, 3, 50, 4);
     let whole = gpu(&plan, Precision::F64);
-    let options = GpuRunOptions {
+    let options = ExecutorOptions {
         max_chunk_members: Some(7),
         max_steps_per_dispatch: Some(5),
         ..Default::default()
     };
     let chunked = run(context(Precision::F64), &plan, &options).unwrap();
     assert_eq!(whole, chunked);
-    let options = GpuRunOptions {
+    let options = ExecutorOptions {
         max_chunk_members: Some(13),
         max_steps_per_dispatch: Some(9),
         ..Default::default()
@@ -312,7 +312,7 @@ fn too_large_state_size_is_a_clear_error() {
     let e = run(
         context(Precision::F64),
         &single(system, x0),
-        &GpuRunOptions::default(),
+        &ExecutorOptions::default(),
     )
     .unwrap_err()
     .to_string();
@@ -323,9 +323,13 @@ fn too_large_state_size_is_a_clear_error() {
     let (system, x0) = common::random_linear_ph(&mut rng, 40, 1, 0.1);
     let mut forced = single(system, x0);
     forced.cooperative = Some(false);
-    let e = run(context(Precision::F64), &forced, &GpuRunOptions::default())
-        .unwrap_err()
-        .to_string();
+    let e = run(
+        context(Precision::F64),
+        &forced,
+        &ExecutorOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("state size n = 40") && e.contains("per-invocation kernel's limit of 32"),
         "{e}"
@@ -370,7 +374,7 @@ fn cooperative_kernel_matches_in_f64() {
     plan.cooperative = Some(true);
     assert_agree(
         &Backend::Cpu(CpuPath::Reference).run(&plan).unwrap(),
-        &run(context(Precision::F64), &plan, &GpuRunOptions::default()).unwrap(),
+        &run(context(Precision::F64), &plan, &ExecutorOptions::default()).unwrap(),
         1e-12,
     );
     let (system, x0) = common::random_linear_ph(&mut rng, 33, 2, 0.2);

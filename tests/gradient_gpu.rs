@@ -5,86 +5,22 @@
 
 mod common;
 
-use harbor::backend::gpu::{GpuRunOptions, Precision, run_into};
+use common::gradient_batch::plan;
+use harbor::backend::gpu::{ExecutorOptions, Precision, run_into};
+use harbor::identify::Evaluation;
 use harbor::identify::gradient::finish;
-use harbor::identify::{Evaluation, simulate_outputs};
-use harbor::kernels::{CpuPath, Family};
-use harbor::linear_ph::Regularization;
-use harbor::linear_ph::{
-    Draw, DrawnLinearPhEnsemble, GradientPlan, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan,
-    Quadrature,
-};
-use harbor::model::Signal;
+use harbor::kernels::Family;
+use harbor::linear_ph::GradientPlan;
 use harbor::plan::MemberResult;
-use harbor::tableau::{Scheme, SchemeFamily};
 use rand::Rng;
-
-fn signals(m: usize) -> Vec<Signal> {
-    (0..m)
-        .map(|c| Signal::Harmonic {
-            amplitude: 1.0,
-            omega: 2.0 * std::f64::consts::PI * (3.0 + 2.0 * c as f64),
-            phase: 0.3 * c as f64,
-            offset: 0.0,
-        })
-        .collect()
-}
-
-/// `members` candidates drawn around a random nominal, data from another random model.
-fn plan(
-    rng: &mut rand_chacha::ChaCha8Rng,
-    n: usize,
-    m: usize,
-    stages: usize,
-    steps: usize,
-    members: usize,
-    checkpoint_every: Option<usize>,
-) -> GradientPlan {
-    let scheme = Scheme::new(SchemeFamily::Gauss, stages).unwrap();
-    let h = 1.0 / steps as f64;
-    let (system, x0) = common::random_linear_ph(rng, n, m, 1.0);
-    let nominal = LinearPhMember { system, x0 };
-    let spec = LinearPhEnsembleSpec {
-        members,
-        seed: rng.random(),
-        j: Draw::Perturb { sigma: 0.2 },
-        r: Draw::Perturb { sigma: 0.2 },
-        q: Draw::Perturb { sigma: 0.2 },
-        b: Draw::Perturb { sigma: 0.2 },
-        x0: Draw::Perturb { sigma: 0.2 },
-    };
-    let ensemble = DrawnLinearPhEnsemble::new(nominal, spec, None).unwrap();
-    let model = LinearPhPlan::new(scheme, h, 1.0, ensemble, &signals(m), steps).unwrap();
-    let (reference, x_ref) = common::random_linear_ph(rng, n, m, 1.0);
-    let data = simulate_outputs(
-        &model,
-        &LinearPhMember {
-            system: reference,
-            x0: x_ref,
-        },
-        None,
-    )
-    .unwrap();
-    GradientPlan::new(
-        model,
-        data,
-        Quadrature::Trapezoid,
-        checkpoint_every,
-        Regularization::none(n, m),
-    )
-    .unwrap()
-}
 
 fn cpu(plan: &GradientPlan) -> Vec<MemberResult> {
     (0..plan.member_count())
-        .map(|i| {
-            plan.integrate(&plan.member(i).unwrap(), CpuPath::Twin)
-                .unwrap()
-        })
+        .map(|i| plan.reference(&plan.member(i).unwrap()).unwrap())
         .collect()
 }
 
-fn gpu(plan: &GradientPlan, options: &GpuRunOptions) -> Vec<MemberResult> {
+fn gpu(plan: &GradientPlan, options: &ExecutorOptions) -> Vec<MemberResult> {
     let ctx = common::gpu_context(Precision::F64);
     let mut results = Vec::new();
     run_into(ctx, plan, options, &mut results).unwrap();
@@ -125,7 +61,7 @@ fn gpu_and_cpu_gradients_agree_in_f64() {
         (8, 2, 1, 64, 40, Some(8)),
     ] {
         let plan = plan(&mut rng, n, m, stages, steps, members, every);
-        let options = GpuRunOptions {
+        let options = ExecutorOptions {
             max_chunk_members: Some(members / 2 + 1),
             max_steps_per_dispatch: Some(2 * plan.segment()),
             ..Default::default()
@@ -157,7 +93,7 @@ fn checkpointed_and_stored_sweeps_give_the_same_gradient() {
         let checkpointed = with(every);
         let on_cpu = evaluations(&checkpointed, &cpu(&checkpointed));
         let cpu_worst = worst_difference(&on_cpu, &stored_cpu);
-        let options = GpuRunOptions {
+        let options = ExecutorOptions {
             max_steps_per_dispatch: Some(1),
             ..Default::default()
         };

@@ -10,7 +10,7 @@
 mod common;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::backend::gpu::{ExecutorOptions, Precision, run};
 use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
@@ -100,7 +100,7 @@ fn gpu_matches_the_cpu_for_signals_up_to_1e15_hz() {
         for frequency in FREQUENCIES {
             let plan = plan(frequency, scheme);
             let width = 2 * plan.dof() + 1;
-            let device = run(ctx, &plan, &GpuRunOptions::default()).unwrap();
+            let device = run(ctx, &plan, &ExecutorOptions::default()).unwrap();
             for path in [CpuPath::Reference, CpuPath::Fast, CpuPath::Twin] {
                 let cpu = Backend::Cpu(path).run(&plan).unwrap();
                 let (gap, at) = worst_gap(&device, &cpu, width);

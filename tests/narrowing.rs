@@ -6,7 +6,7 @@
 mod common;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::backend::gpu::{ExecutorOptions, Precision, run};
 use harbor::contact::{ContactConfig, ContactPlan};
 use harbor::kernels::CpuPath;
 use harbor::linear_ph::LinearPhConfig;
@@ -34,7 +34,7 @@ const HUGE_CADENCES: [u64; 4] = [1 << 32, (1 << 32) + 1, 1 << 33, (1 << 62) + 3]
 #[test]
 fn linear_ph_cadence_beyond_u32_records_like_the_step_count() {
     let ctx = common::gpu_context(Precision::F64);
-    let options = GpuRunOptions::default();
+    let options = ExecutorOptions::default();
     let steps = linear_plan(&[]).grid.steps;
     let last_only = run(
         ctx,
@@ -67,7 +67,7 @@ fn linear_ph_cadence_beyond_u32_records_like_the_step_count() {
 #[test]
 fn contact_cadence_beyond_u32_records_like_the_step_count() {
     let ctx = common::gpu_context(Precision::F64);
-    let options = GpuRunOptions::default();
+    let options = ExecutorOptions::default();
     let steps = contact_plan(&[]).grid().steps;
     let last_only = run(
         ctx,
@@ -92,7 +92,7 @@ fn contact_cadence_beyond_u32_records_like_the_step_count() {
 
 fn f32_refusal(plan: &LinearPhPlan) -> String {
     let ctx = common::gpu_context(Precision::F32);
-    match run(ctx, plan, &GpuRunOptions::default()) {
+    match run(ctx, plan, &ExecutorOptions::default()) {
         Ok(results) => panic!(
             "f32 ran a plan it cannot represent: final state {:?}",
             results.members[0].final_state
@@ -145,7 +145,7 @@ fn f32_refuses_a_step_that_rounds_to_zero() {
 fn f64_runs_what_f32_refuses() {
     let ctx = common::gpu_context(Precision::F64);
     let plan = linear_plan(&["scheme.h=1e-50", "scheme.t_end=1e-48"]);
-    let device: Results = run(ctx, &plan, &GpuRunOptions::default()).unwrap();
+    let device: Results = run(ctx, &plan, &ExecutorOptions::default()).unwrap();
     let cpu = Backend::Cpu(CpuPath::Twin).run(&plan).unwrap();
     let (d, c) = (&device.members[0], &cpu.members[0]);
     assert_eq!(d.nonfinite_step, None);

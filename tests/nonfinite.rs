@@ -7,7 +7,7 @@
 mod common;
 
 use harbor::backend::Backend;
-use harbor::backend::gpu::{GpuRunOptions, Precision, run};
+use harbor::backend::gpu::{ExecutorOptions, Precision, run};
 use harbor::contact::ContactConfig;
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
@@ -42,7 +42,7 @@ fn linear_ph_members_report_their_first_nonfinite_step_on_every_path() {
         let gpu = run(
             common::gpu_context(Precision::F64),
             &plan,
-            &GpuRunOptions::default(),
+            &ExecutorOptions::default(),
         )
         .unwrap();
         assert_eq!(statuses(&gpu), expected, "cooperative = {cooperative}");
@@ -91,12 +91,12 @@ fn recorded_values_and_totals_that_overflow_flag_the_member() {
         let contact_cpu = Backend::Cpu(path).run(&contact).unwrap();
         assert_eq!(statuses(&contact_cpu), vec![Some(2)], "{path:?}");
     }
-    let linear_gpu = run(gpu, &linear, &GpuRunOptions::default()).unwrap();
+    let linear_gpu = run(gpu, &linear, &ExecutorOptions::default()).unwrap();
     assert_eq!(
         statuses(&linear_gpu),
         statuses(&Backend::Cpu(CpuPath::Twin).run(&linear).unwrap())
     );
-    let contact_gpu = run(gpu, &contact, &GpuRunOptions::default()).unwrap();
+    let contact_gpu = run(gpu, &contact, &ExecutorOptions::default()).unwrap();
     assert_eq!(statuses(&contact_gpu), vec![Some(2)]);
 }
 
@@ -135,7 +135,7 @@ x0 = { kind = "uniform", low = 0.0, high = 2.0 }
         &run(
             common::gpu_context(Precision::F64),
             &plan,
-            &GpuRunOptions::default(),
+            &ExecutorOptions::default(),
         )
         .unwrap(),
     );

@@ -1,10 +1,12 @@
 //! The CPU backend: every member integrated in f64, spread over all cores with rayon: by
-//! the fast engine (SIMD blocks of members, [`CpuPath::Fast`]), the family's reference
-//! integrator, or the twin of its GPU kernel. Members are independent (a block's lanes never
-//! mix), so results depend neither on the thread count nor on the chunking.
+//! the fast engine (SIMD blocks of members, [`CpuPath::Fast`]) or the family's reference
+//! integrator; or the twin of its GPU kernel, which runs through the executor like the GPU
+//! ([`super::twin`]). Members are independent (a block's lanes never mix), so results
+//! depend neither on the thread count nor on the chunking.
 
 use rayon::prelude::*;
 
+use super::executor::ExecutorOptions;
 use crate::error::Result;
 use crate::kernels::{CpuPath, Family, FastEngine};
 use crate::plan::MemoryBudget;
@@ -34,15 +36,22 @@ pub fn run_into_within<F: Family>(
     result_budget: usize,
     sink: &mut dyn ResultSink,
 ) -> Result<()> {
+    if path == CpuPath::Twin {
+        let options = ExecutorOptions {
+            result_budget: Some(result_budget),
+            ..ExecutorOptions::default()
+        };
+        return super::twin::run_into(family, &options, sink).map(|_| ());
+    }
     family.check_stream()?;
     let grid = family.grid();
     let chunk = chunk_members(family, result_budget);
     let total = family.member_count();
-    // The fast engine where the family has one, else its reference integrator.
-    let (engine, path) = match (path, family.fast_engine()) {
-        (CpuPath::Fast, Some(engine)) => (Some(engine), CpuPath::Fast),
-        (CpuPath::Fast, None) => (None, CpuPath::Reference),
-        (path, _) => (None, path),
+    // The fast engine where the family has one and it is asked for, else the reference
+    // integrator.
+    let engine = match path {
+        CpuPath::Fast => family.fast_engine(),
+        _ => None,
     };
     let block = engine.map_or(1, |engine| engine.block_members().max(1));
     for first in (0..total).step_by(chunk) {
@@ -61,7 +70,7 @@ pub fn run_into_within<F: Family>(
                     Some(engine) => engine.run(engine.prepare(members)?)?,
                     None => members
                         .iter()
-                        .map(|member| family.integrate(member, path))
+                        .map(|member| family.reference(member))
                         .collect::<Result<_>>()?,
                 };
                 for result in &mut results {

@@ -5,9 +5,11 @@
 
 use super::Backend;
 use super::cpu;
-use super::gpu::executor::{chunk_device_bytes, plan_chunks};
+use super::executor::device::ChunkDevice;
+use super::executor::{ExecutorOptions, chunk_device_bytes, plan_chunks};
+use super::twin::TwinDevice;
 use crate::error::{Error, Result};
-use crate::kernels::Family;
+use crate::kernels::{CpuPath, Family};
 use crate::plan::{MemoryBudget, format_bytes};
 
 /// The resources a run is planned to use.
@@ -93,6 +95,26 @@ fn check_member_fits<F: Family>(family: &F, budget: &MemoryBudget) -> Result<usi
     ))
 }
 
+/// Members per chunk, host staging bytes and device bytes of a run through the executor on
+/// `device`.
+fn executor_footprint<D: ChunkDevice, F: Family>(
+    device: &D,
+    family: &F,
+    options: &ExecutorOptions,
+    budget: &MemoryBudget,
+) -> Result<(usize, u64, u64)> {
+    let (bound, plan) = plan_chunks(device, family, &options.within(budget))?;
+    let per_member_values = bound.params.entries() + bound.state.entries();
+    let records = plan.records_per_dispatch * bound.record.entries();
+    // f64 values and their conversion to the device's precision, for the chunk on the
+    // device and the next one, prepared meanwhile.
+    let staging = 16
+        * (plan.members_per_chunk * (2 * per_member_values + records)
+            + plan.steps_per_dispatch * family.shared_stream().width()) as u64;
+    let device_bytes = chunk_device_bytes(family, &bound, &plan, device.precision());
+    Ok((plan.members_per_chunk, staging, device_bytes))
+}
+
 impl Backend {
     /// What running `family` within `budget` will need; an error when one member's records
     /// do not fit the budget, or when the GPU cannot run the plan at all.
@@ -102,18 +124,17 @@ impl Backend {
         let stream = family.shared_stream();
         let stream_bytes = stream.cached_bytes() as u64;
         let (members_per_chunk, staging, device_bytes) = match self {
+            Backend::Cpu(CpuPath::Twin) => {
+                // The twin's "device" buffers are host memory.
+                let (members, staging, device) =
+                    executor_footprint(&TwinDevice, family, &ExecutorOptions::default(), budget)?;
+                (members, staging + device, None)
+            }
             Backend::Cpu(_) => (cpu::chunk_members(family, budget.results()), 0, None),
             Backend::Gpu(ctx, options) => {
-                let (bound, plan) = plan_chunks(ctx, family, &options.within(budget))?;
-                let per_member_values = bound.params.entries() + bound.state.entries();
-                let records = plan.records_per_dispatch * bound.record.entries();
-                // f64 values and their conversion to the device's precision, for the chunk
-                // on the device and the next one, prepared meanwhile.
-                let staging = 16
-                    * (plan.members_per_chunk * (2 * per_member_values + records)
-                        + plan.steps_per_dispatch * stream.width()) as u64;
-                let device = chunk_device_bytes(family, &bound, &plan, ctx.precision);
-                (plan.members_per_chunk, staging, Some(device))
+                let (members, staging, device) =
+                    executor_footprint(ctx.as_ref(), family, options, budget)?;
+                (members, staging, Some(device))
             }
         };
         let results = 2 * (members_per_chunk.min(family.member_count()) * member_bytes) as u64;

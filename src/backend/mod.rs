@@ -5,8 +5,10 @@
 //! which are slower than the CPU path.
 
 pub mod cpu;
+pub mod executor;
 pub mod footprint;
 pub mod gpu;
+pub mod twin;
 
 pub use footprint::Footprint;
 
@@ -16,9 +18,10 @@ use crate::kernels::lanes::SimdLevel;
 use crate::kernels::{CpuPath, Family, GpuKernel};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
 use crate::results::Results;
+use executor::ExecutorOptions;
 pub use gpu::context::AdapterSelector;
 use gpu::context::{AdapterSummary, AutoAdapter};
-use gpu::{GpuContext, GpuRunOptions, Precision};
+use gpu::{GpuContext, Precision};
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,7 +50,7 @@ pub struct BackendRequest {
 /// An opened backend.
 pub enum Backend {
     Cpu(CpuPath),
-    Gpu(Box<GpuContext>, GpuRunOptions),
+    Gpu(Box<GpuContext>, ExecutorOptions),
 }
 
 /// How a backend was chosen, for the one line the CLI prints.
@@ -87,7 +90,7 @@ impl Backend {
         let gpu = |ctx: GpuContext| {
             let description = gpu_description(&ctx);
             (
-                Backend::Gpu(Box::new(ctx), GpuRunOptions::default()),
+                Backend::Gpu(Box::new(ctx), ExecutorOptions::default()),
                 description,
             )
         };
@@ -155,7 +158,7 @@ impl Backend {
         match self {
             Backend::Cpu(CpuPath::Fast) => "cpu".into(),
             Backend::Cpu(CpuPath::Reference) => "cpu-reference".into(),
-            Backend::Cpu(CpuPath::Twin) => "cpu-twin".into(),
+            Backend::Cpu(CpuPath::Twin) => twin::TWIN_LABEL.into(),
             Backend::Gpu(ctx, _) => gpu::backend_name(ctx),
         }
     }

@@ -20,11 +20,11 @@ mod workloads;
 
 pub use workloads::Workload;
 
-use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
+use crate::backend::gpu::{ExecutorOptions, GpuContext, run_into};
 use crate::error::Result;
 use crate::kernels::family::kernel_of;
 use crate::kernels::lanes::SimdLevel;
-use crate::kernels::{CpuPath, Family, FastEngine, GpuKernel};
+use crate::kernels::{Family, FastEngine, GpuKernel};
 use crate::plan::{MemberResult, Recording, ResultSink};
 use rayon::prelude::*;
 
@@ -147,10 +147,7 @@ pub fn time_reference<F: Family>(plan: &F, count: usize) -> Result<f64> {
     let started = Instant::now();
     (0..count)
         .into_par_iter()
-        .map(|i| {
-            plan.integrate(&plan.member(i)?, CpuPath::Reference)
-                .map(|_| ())
-        })
+        .map(|i| plan.reference(&plan.member(i)?).map(|_| ()))
         .collect::<Result<Vec<()>>>()?;
     Ok(started.elapsed().as_secs_f64())
 }
@@ -259,9 +256,14 @@ pub fn measure<F: Family>(
             continue;
         }
         // Warm-up: compiles the pipeline and lets the driver finish any lazy compilation.
-        run_into(ctx, &make(64, 2)?, &GpuRunOptions::default(), &mut Discard)?;
+        run_into(
+            ctx,
+            &make(64, 2)?,
+            &ExecutorOptions::default(),
+            &mut Discard,
+        )?;
         let started = Instant::now();
-        let stats = run_into(ctx, &plan, &GpuRunOptions::default(), &mut Discard)?;
+        let stats = run_into(ctx, &plan, &ExecutorOptions::default(), &mut Discard)?;
         let wall = started.elapsed().as_secs_f64();
         let done = (case.members * steps) as f64;
         let kernel = stats.device_seconds.max(1e-12);

@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use std::marker::PhantomData;
 
 use super::layout::{Layout, MemberView};
+use super::twin::TwinBindings;
 use crate::error::{Error, Result};
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 
@@ -17,7 +18,8 @@ use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 pub enum CpuPath {
     /// The family's reference integrator (f64, the method as defined).
     Reference,
-    /// The twin of the GPU kernel: the same operations in the same loop shape, in f64.
+    /// The twin of the GPU kernel: the same operations in the same loop shape, in f64, run
+    /// by the executor over the same chunks, buffers and dispatch windows as on a GPU.
     Twin,
     /// The fast engine: the kernel's step on SIMD blocks of members
     /// ([`Family::fast_engine`]); the reference integrator where a family has none.
@@ -73,6 +75,22 @@ pub struct KernelSource {
     /// kernel's segments (checkpoint intervals of a backward sweep) never straddle two
     /// dispatches.
     pub step_multiple: usize,
+}
+
+impl KernelSource {
+    /// The specialisation constant `name`, as the kernel sees it.
+    ///
+    /// # Panics
+    /// When the variant declares no such constant (a programming error in a family's twin).
+    pub fn constant(&self, name: &str) -> u32 {
+        self.constants
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map_or_else(
+                || panic!("kernel {} has no constant {name}", self.name),
+                |(_, value)| *value,
+            )
+    }
 }
 
 /// A chunk of members ready for the GPU.
@@ -144,26 +162,6 @@ pub trait Family: Sync {
     /// The family's fast CPU engine; `None` when it has none (the CPU path then runs the
     /// reference integrator).
     fn fast_engine(&self) -> Option<&Self::Fast>;
-
-    /// Integrates one member on the CPU in f64 by `path`: [`CpuPath::Fast`] as a block of
-    /// one (the reference integrator for a family without a fast engine), [`CpuPath::Twin`]
-    /// an error for a family without a kernel.
-    fn integrate(&self, member: &Self::Member, path: CpuPath) -> Result<MemberResult> {
-        match path {
-            CpuPath::Reference => self.reference(member),
-            CpuPath::Twin => self
-                .gpu_kernel()
-                .ok_or_else(|| no_kernel(self.name()))?
-                .twin(member),
-            CpuPath::Fast => match self.fast_engine() {
-                Some(engine) => {
-                    let mut results = engine.run(engine.prepare(vec![member.clone()])?)?;
-                    Ok(results.pop().expect("a block of one member has one result"))
-                }
-                None => self.reference(member),
-            },
-        }
-    }
 }
 
 /// The GPU kernel of `family`; an error naming `--backend` when it has none.
@@ -205,8 +203,11 @@ pub trait GpuKernel: Sync {
     /// Fills the final state and the totals of a member from its state at the end of the
     /// run (the engine decodes the `status` field itself).
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult);
-    /// Integrates one member with the kernel's CPU twin.
-    fn twin(&self, member: &Self::Member) -> Result<MemberResult>;
+    /// The kernel's CPU twin: what the kernel's `main` does for member `member` of a
+    /// dispatch (one invocation, or a workgroup's for a cooperative kernel) over the
+    /// dispatch's `bindings`, with the same operations in the same loop shape, in f64. The
+    /// executor calls it for every member of a dispatch, in parallel, in place of the GPU.
+    fn twin(&self, kernel: &KernelSource, bindings: &TwinBindings, member: usize);
 }
 
 /// A family's fast CPU engine: the kernel's step on blocks of members side by side (SIMD
@@ -247,7 +248,7 @@ impl<M> GpuKernel for Absent<M> {
     fn decode_final(&self, _: &MemberView, _: &mut MemberResult) {
         match self.0 {}
     }
-    fn twin(&self, _: &M) -> Result<MemberResult> {
+    fn twin(&self, _: &KernelSource, _: &TwinBindings, _: usize) {
         match self.0 {}
     }
 }

@@ -8,6 +8,7 @@ pub mod lanes;
 pub mod layout;
 pub mod math;
 pub mod precision;
+pub mod twin;
 pub mod wgsl;
 
 pub use family::{
@@ -15,3 +16,4 @@ pub use family::{
 };
 pub use layout::{Field, Layout, MemberView};
 pub use precision::Precision;
+pub use twin::{StorageBuffer, Strided, TwinBindings};

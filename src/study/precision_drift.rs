@@ -9,7 +9,7 @@
 //! ```
 
 use crate::backend::Backend;
-use crate::backend::gpu::{GpuContext, GpuRunOptions, run_into};
+use crate::backend::gpu::{ExecutorOptions, GpuContext, run_into};
 use crate::error::{Error, Result};
 use crate::io::config::Config;
 use crate::kernels::CpuPath;
@@ -73,7 +73,7 @@ pub fn run_study(
         for ctx in contexts {
             let started = std::time::Instant::now();
             let mut members: Vec<MemberResult> = Vec::new();
-            run_into(ctx, &plan, &GpuRunOptions::default(), &mut members)?;
+            run_into(ctx, &plan, &ExecutorOptions::default(), &mut members)?;
             let device = Results::new(&plan, "gpu", ctx.precision, members);
             let gpu_seconds = started.elapsed().as_secs_f64();
             let (state_error, energy_error, balance_residual) =

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod gradient_batch;
+
 use std::path::{Path, PathBuf};
 
 use harbor::io::Config;

@@ -4,17 +4,19 @@
 //!
 //! [`Family`]: members, records and the reference integrator ([`super::flows`] on the model
 //! itself, std's functions, time functions evaluated directly). [`GpuKernel`]: the kernel of
-//! [`super::shape`], its packing and decoding, and its CPU twin ([`contact_step`] in
+//! [`super::shape`], its packing and decoding, and its CPU twin ([`contact_step_twin`] in
 //! [`super::twin`]). Contact runs have no fast CPU engine.
 
 use super::flows as contact_flows;
 use super::model::ContactMember;
 use super::plan::{ContactMethod, ContactPlan};
+use super::reference::record_member;
 use super::shape::{ContactShape, MAX_DOF};
-use super::twin::{Twin, TwinParams, TwinScratch, contact_step, record_member};
+use super::twin::contact_step_twin;
 use crate::error::{Error, Result};
 use crate::kernels::family::{Absent, Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::MemberView;
+use crate::kernels::twin::TwinBindings;
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 
 impl ContactPlan {
@@ -212,33 +214,7 @@ impl GpuKernel for ContactPlan {
         out.totals = vec![channel[0], channel[channel.len() - 1]];
     }
 
-    fn twin(&self, member: &ContactMember) -> Result<MemberResult> {
-        let n = self.dof();
-        let y0 = member.initial_state();
-        let h0 = member
-            .system
-            .hamiltonian(0.0, &y0[..n], &y0[n..2 * n], y0[2 * n]);
-        let h = self.grid().h;
-        let shape = ContactShape::of(self);
-        let params = shape.params(member);
-        let gamma = self.gammas();
-        let layout = shape.param_layout();
-        let twin = Twin {
-            shape: &shape,
-            params: TwinParams::new(&layout, &params),
-            gamma: &gamma,
-            h,
-        };
-        let mut scratch = TwinScratch::new(n);
-        let last = shape.points() - 1;
-        let (mut at_step, mut at_end) = (Vec::new(), Vec::new());
-        Ok(record_member(
-            self.grid(),
-            self.record_spec(),
-            y0,
-            h0,
-            |k, y| contact_step(&twin, self.stream().step(k, &mut at_step), y, &mut scratch),
-            |k, y| twin.hamiltonian(self.stream().step(k - 1, &mut at_end), last, y),
-        ))
+    fn twin(&self, kernel: &KernelSource, bindings: &TwinBindings, member: usize) {
+        contact_step_twin(&ContactShape::of(self), kernel, bindings, member);
     }
 }

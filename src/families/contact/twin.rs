@@ -1,12 +1,12 @@
 //! The CPU twin of `shaders/contact/step.wgsl`: the same operations in the same order on
 //! one member's parameters (in the `PARAM` layout order) and the step's shared stream values,
-//! with the same f64 transcendental functions ([`crate::kernels::math`]); and the recording loop the
-//! contact family's CPU paths share.
+//! with the same f64 transcendental functions ([`crate::kernels::math`]); and the kernel's
+//! `main` for one member of a dispatch ([`contact_step_twin`]).
 
 use super::shape::ContactShape;
 use crate::kernels::layout::Layout;
 use crate::kernels::math::{math_cos, math_exp, math_sin};
-use crate::plan::{MemberResult, RecordSpec, StepGrid};
+use crate::kernels::{KernelSource, TwinBindings};
 
 /// One member's parameters split by the fields of the `PARAM` layout (empty slices for
 /// absent terms), located once rather than at every access.
@@ -237,37 +237,56 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
     }
 }
 
-/// Integrates one member through the grid with `step(k, y)`, recording [x, p, z] samples
-/// and H(t, y) by `energy(k, y)` (k: steps done), with H at the start and the end as totals,
-/// and the first step after which y was not finite.
-pub fn record_member(
-    grid: &StepGrid,
-    spec: &RecordSpec,
-    y0: Vec<f64>,
-    h0: f64,
-    mut step: impl FnMut(usize, &mut [f64]),
-    mut energy: impl FnMut(usize, &[f64]) -> f64,
-) -> MemberResult {
-    let mut y = y0;
-    let mut result = MemberResult::with_capacity(spec, grid.records());
-    result.trajectory.extend_from_slice(&y);
-    result.channels[0].push(h0);
-    let mut last = h0;
-    let record_points = grid.record_points();
-    let mut next = record_points.iter().copied().peekable();
-    for k in 0..grid.steps {
-        step(k, &mut y);
-        if result.nonfinite_step.is_none() && !y.iter().all(|v| v.is_finite()) {
-            result.nonfinite_step = Some(k as u64 + 1);
+/// The twin of `main` in `shaders/contact/step.wgsl` for member `i` of the dispatch: its
+/// y = [x; p; z] advanced through the dispatch's steps, the first non-finite step noted in
+/// `status`, and at record points y with H at the step's end written to the record slot.
+pub fn contact_step_twin(shape: &ContactShape, kernel: &KernelSource, b: &TwinBindings, i: usize) {
+    let n = shape.dof;
+    let params = b.params_of(i, kernel.params.entries());
+    let constants = &kernel.constants_layout;
+    let gamma_at = constants.offset("gamma");
+    let twin = Twin {
+        shape,
+        params: TwinParams::new(&kernel.params, &params),
+        gamma: &b.constants[gamma_at..gamma_at + constants.len_of("gamma")],
+        h: b.constants[constants.offset("h")],
+    };
+    let mut scratch = TwinScratch::new(n);
+    let (state, records) = (b.state_of(i), b.records_of(i));
+    let field = |name: &str| kernel.state.offset(name);
+    let (x_at, p_at, z_at, status_at) = (field("x"), field("p"), field("z"), field("status"));
+    let mut y: Vec<f64> = (0..n)
+        .map(|r| state.get(x_at + r))
+        .chain((0..n).map(|r| state.get(p_at + r)))
+        .chain([state.get(z_at)])
+        .collect();
+    let mut status = state.get(status_at);
+    let width = shape.points() * shape.time.count();
+    let record = |name: &str| kernel.record.offset(name);
+    let (rx, rp, rz, rh) = (record("x"), record("p"), record("z"), record("hamiltonian"));
+    let mut slot = 0;
+    for k in 0..b.dispatch.step_count as usize {
+        let values = &b.stream[k * width..(k + 1) * width];
+        contact_step(&twin, values, &mut y, &mut scratch);
+        let done = b.dispatch.step_begin + k as u32 + 1;
+        if status == 0.0 && !y.iter().all(|v| v.is_finite()) {
+            status = done as f64;
         }
-        if next.peek() == Some(&(k + 1)) {
-            next.next();
-            result.trajectory.extend_from_slice(&y);
-            last = energy(k + 1, &y);
-            result.channels[0].push(last);
+        if b.records_step(done) {
+            let base = slot * kernel.record.entries();
+            for r in 0..n {
+                records.set(base + rx + r, y[r]);
+                records.set(base + rp + r, y[n + r]);
+            }
+            records.set(base + rz, y[2 * n]);
+            records.set(base + rh, twin.hamiltonian(values, shape.points() - 1, &y));
+            slot += 1;
         }
     }
-    result.final_state = y;
-    result.totals = vec![h0, last];
-    result
+    for r in 0..n {
+        state.set(x_at + r, y[r]);
+        state.set(p_at + r, y[n + r]);
+    }
+    state.set(z_at, y[2 * n]);
+    state.set(status_at, status);
 }

@@ -1,7 +1,8 @@
 //! The discrete-adjoint family: for every candidate of a [`GradientPlan`], the forward sweep
 //! (cost, checkpoints) and the backward sweep (λ_k, the cotangents Ḡ_Δ and Ḡ_C) of
 //! `shaders/linear_ph/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
-//! `linear_ph::adjoint_twin`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
+//! `linear_ph::adjoint_twin`, its reference the whole-member sweeps of
+//! `linear_ph::adjoint_reference`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
 //! (`linear_ph::gradient_plan::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
 //!
 //! Memory per member: the state x, λ, Ḡ_Δ (n·p), Ḡ_C (m·n), ⌈N / S⌉ checkpoints and one
@@ -10,12 +11,14 @@
 
 use rayon::prelude::*;
 
-use super::adjoint_twin::{SweepOperators, SweepShape, adjoint_sweep};
+use super::adjoint_reference::{SweepOperators, SweepShape, adjoint_sweep};
+use super::adjoint_twin::adjoint_sweep_twin;
 use super::kernel::initial_states;
 use super::shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
 use crate::error::{Error, Result};
 use crate::kernels::family::{Absent, Direction, Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::{Layout, MemberView};
+use crate::kernels::twin::TwinBindings;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
 use crate::linear_ph::StepOperators;
 use crate::linear_ph::{GradientPlan, LinearPhMember};
@@ -195,9 +198,25 @@ impl Family for GradientPlan {
 
     fn record_start(&self, _member: &LinearPhMember, _out: &mut MemberResult) {}
 
-    /// The sweeps are the method: the reference is the kernel's twin.
+    /// Both sweeps of one member, forward and backward, whole, in f64.
     fn reference(&self, member: &LinearPhMember) -> Result<MemberResult> {
-        self.twin(member)
+        let (delta, output) = self.operators(member)?;
+        let ops = SweepOperators {
+            delta: &delta,
+            output: &output,
+        };
+        let swept = adjoint_sweep(
+            &self.sweep_shape(),
+            &ops,
+            member.x0.as_slice(),
+            self.stream(),
+            self.terminal(),
+        );
+        Ok(MemberResult {
+            final_state: swept.raw,
+            nonfinite_step: swept.nonfinite_step,
+            ..MemberResult::default()
+        })
     }
 
     fn shared_stream(&self) -> &SharedStream {
@@ -208,7 +227,7 @@ impl Family for GradientPlan {
         Some(self)
     }
 
-    /// The sweeps have no fast CPU engine: every CPU path runs the twin.
+    /// The sweeps have no fast CPU engine: the CPU path runs the reference sweeps.
     fn fast_engine(&self) -> Option<&Absent<LinearPhMember>> {
         None
     }
@@ -262,25 +281,8 @@ impl GpuKernel for GradientPlan {
         state.extend_into("g_output", &mut out.final_state);
     }
 
-    /// Both sweeps of one member, forward and backward, in f64.
-    fn twin(&self, member: &LinearPhMember) -> Result<MemberResult> {
-        let (delta, output) = self.operators(member)?;
-        let ops = SweepOperators {
-            delta: &delta,
-            output: &output,
-        };
-        let swept = adjoint_sweep(
-            &self.sweep_shape(),
-            &ops,
-            member.x0.as_slice(),
-            self.stream(),
-            self.terminal(),
-        );
-        Ok(MemberResult {
-            final_state: swept.raw,
-            nonfinite_step: swept.nonfinite_step,
-            ..MemberResult::default()
-        })
+    fn twin(&self, kernel: &KernelSource, bindings: &TwinBindings, member: usize) {
+        adjoint_sweep_twin(kernel, bindings, member);
     }
 }
 

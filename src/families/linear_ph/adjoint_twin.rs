@@ -1,229 +1,276 @@
-//! CPU twin of `shaders/linear_ph/adjoint_sweep.wgsl`: the same forward and backward sweeps, in the
-//! same loop shape and summation order, in f64.
-//!
-//! Forward (k = 0…N−1, checkpoints x_k at k ≡ 0 mod S):
-//!
-//! ```text
-//!   r_k = C x_k − d_k,   cost += ½ ω_k |r_k|²,   x_{k+1} = x_k + Δ [x_k; U_k]
-//! ```
-//!
-//! then the terminal sample: cost += ½ ω_N |r_N|², λ_N = ω_N Cᵀ r_N, Ḡ_C = ω_N r_N x_Nᵀ.
-//! Backward, segment by segment from the last: the segment's states are recomputed from its
-//! checkpoint by the same forward step (bit for bit the states of the forward sweep), then
-//! for k from the segment's end down to its start:
-//!
-//! ```text
-//!   Ḡ_Δ += λ_{k+1} [x_k; U_k]ᵀ,   Ḡ_C += ω_k r_k x_kᵀ,
-//!   λ_k = λ_{k+1} + Δ_xᵀ λ_{k+1} + ω_k Cᵀ r_k          (Δ_x: the first n columns of Δ)
-//! ```
-//!
-//! so that λ_0 = ∂𝒥/∂x0, Ḡ_Δ = ∂𝒥/∂Δ and Ḡ_C = ∂𝒥/∂C for the data term of the cost
-//! (`linear_ph::gradient_plan`).
+//! The CPU twin of `shaders/linear_ph/adjoint_sweep.wgsl`: what the kernel's `main` does for
+//! one candidate of a dispatch, on the chunk's buffers, in the same loop shape and summation
+//! order, in f64. Pass 0 runs the forward sweep over the dispatch's steps (checkpoints, cost,
+//! and after the last step the terminal sample); pass 1 the backward sweep over the
+//! dispatch's segments, from the last, each recomputed from its checkpoint (the equations
+//! are those of `linear_ph::adjoint_reference`).
 
-use crate::plan::SharedStream;
+use crate::kernels::{KernelSource, Strided, TwinBindings};
 
-/// The sizes of one sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SweepShape {
-    /// n.
-    pub states: usize,
-    /// m.
-    pub inputs: usize,
-    /// s.
-    pub stages: usize,
-    /// N.
-    pub steps: usize,
-    /// S: steps between checkpoints (the length of a recomputed segment).
-    pub segment: usize,
+/// One invocation's private memory: the candidate's operators and the sweep's vectors.
+struct Sweep<'a> {
+    /// N, M, S·M, P = N + S·M, SEG, SW (stream values per step).
+    n: usize,
+    m: usize,
+    sm: usize,
+    p: usize,
+    seg: usize,
+    sw: usize,
+    /// Δ (N·P) | C = Bᵀ Q (M·N), row-major; `off_c` where C starts.
+    ops: Vec<f64>,
+    off_c: usize,
+    kernel: &'a KernelSource,
+    state: Strided<'a>,
+    stream: &'a [f64],
+    x: Vec<f64>,
+    lam: Vec<f64>,
+    previous: Vec<f64>,
+    delta: Vec<f64>,
+    u: Vec<f64>,
+    dk: Vec<f64>,
+    r: Vec<f64>,
+    g_delta: Vec<f64>,
+    g_out: Vec<f64>,
+    cost: f64,
+    /// 0 while finite, else the first step after which x, the cost or λ was not.
+    status: f64,
 }
 
-impl SweepShape {
-    /// p = n + s m.
-    pub fn width(&self) -> usize {
-        self.states + self.stages * self.inputs
+impl Sweep<'_> {
+    fn at(&self, field: &str) -> usize {
+        self.kernel.state.offset(field)
     }
 
-    /// Checkpoints ⌈N / S⌉: x_k for k = 0, S, 2S, … < N.
-    pub fn checkpoints(&self) -> usize {
-        self.steps.div_ceil(self.segment)
+    /// `load_step`: U_k and d_k of local step `k`; returns ω_k.
+    fn load_step(&mut self, k: usize) -> f64 {
+        let values = &self.stream[k * self.sw..(k + 1) * self.sw];
+        self.u.copy_from_slice(&values[..self.sm]);
+        self.dk.copy_from_slice(&values[self.sm..self.sm + self.m]);
+        values[self.sm + self.m]
     }
 
-    /// Stream values per step: U_k (s m), d_k (m), ω_k.
-    pub fn stream_width(&self) -> usize {
-        self.stages * self.inputs + self.inputs + 1
+    /// `advance`: x ← x + Δ [x; u].
+    fn advance(&mut self) {
+        let (n, p) = (self.n, self.p);
+        for i in 0..n {
+            let base = i * p;
+            let mut acc = 0.0;
+            for c in 0..n {
+                acc += self.ops[base + c] * self.x[c];
+            }
+            for j in 0..self.sm {
+                acc += self.ops[base + n + j] * self.u[j];
+            }
+            self.delta[i] = acc;
+        }
+        for i in 0..n {
+            self.x[i] += self.delta[i];
+        }
     }
-}
 
-/// A member's operators: Δ (n × p) and C = Bᵀ Q (m × n), row-major.
-pub struct SweepOperators<'a> {
-    pub delta: &'a [f64],
-    pub output: &'a [f64],
-}
+    /// `residual`: r = C x − d; returns |r|².
+    fn residual(&mut self) -> f64 {
+        let n = self.n;
+        let mut squares = 0.0;
+        for i in 0..self.m {
+            let mut acc = 0.0;
+            for c in 0..n {
+                acc += self.ops[self.off_c + i * n + c] * self.x[c];
+            }
+            self.r[i] = acc - self.dk[i];
+            squares += self.r[i] * self.r[i];
+        }
+        squares
+    }
 
-/// The raw result of one member's sweeps.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepResult {
-    /// [cost, λ_0 (n), Ḡ_Δ (n·p), Ḡ_C (m·n)] (`linear_ph::gradient_plan::raw_width`).
-    pub raw: Vec<f64>,
-    /// The first step (1-based) after which the state, the cost or the adjoint was not
-    /// finite.
-    pub nonfinite_step: Option<u64>,
-}
-
-/// x ← x + Δ [x; u] (the forward step); `delta` is n reals of work space.
-fn advance(shape: &SweepShape, ops: &SweepOperators, x: &mut [f64], u: &[f64], delta: &mut [f64]) {
-    let (n, p) = (shape.states, shape.width());
-    for (r, out) in delta.iter_mut().enumerate() {
-        let row = &ops.delta[r * p..(r + 1) * p];
-        let mut acc = 0.0;
+    /// `adjoint_step`: λ ← λ + Δ_xᵀ λ + ω Cᵀ r.
+    fn adjoint_step(&mut self, w: f64) {
+        let (n, p) = (self.n, self.p);
+        self.previous.copy_from_slice(&self.lam);
         for c in 0..n {
-            acc += row[c] * x[c];
+            let mut acc = 0.0;
+            for i in 0..n {
+                acc += self.ops[i * p + c] * self.previous[i];
+            }
+            let mut forcing = 0.0;
+            for i in 0..self.m {
+                forcing += self.ops[self.off_c + i * n + c] * self.r[i];
+            }
+            self.lam[c] = self.previous[c] + acc + w * forcing;
         }
-        for (j, &uj) in u.iter().enumerate() {
-            acc += row[n + j] * uj;
-        }
-        *out = acc;
     }
-    for (x_r, d_r) in x.iter_mut().zip(delta.iter()) {
-        *x_r += d_r;
+
+    /// `accumulate`: Ḡ_Δ += λ [x; u]ᵀ, Ḡ_C += ω r xᵀ.
+    fn accumulate(&mut self, w: f64) {
+        let (n, p) = (self.n, self.p);
+        for i in 0..n {
+            let l = self.lam[i];
+            for c in 0..n {
+                self.g_delta[i * p + c] += l * self.x[c];
+            }
+            for j in 0..self.sm {
+                self.g_delta[i * p + n + j] += l * self.u[j];
+            }
+        }
+        for i in 0..self.m {
+            let wr = w * self.r[i];
+            for c in 0..n {
+                self.g_out[i * n + c] += wr * self.x[c];
+            }
+        }
+    }
+
+    fn load(&self, field: &str, out: &mut [f64]) {
+        let at = self.at(field);
+        for (e, v) in out.iter_mut().enumerate() {
+            *v = self.state.get(at + e);
+        }
+    }
+
+    fn store(&self, field: &str, values: &[f64]) {
+        let at = self.at(field);
+        for (e, v) in values.iter().enumerate() {
+            self.state.set(at + e, *v);
+        }
+    }
+
+    /// `forward`: steps `begin .. begin + count` of pass 0.
+    fn forward(&mut self, begin: usize, count: usize, total: usize, constants: &[f64]) {
+        let mut x = std::mem::take(&mut self.x);
+        self.load("x", &mut x);
+        self.x = x;
+        self.cost = self.state.get(self.at("cost"));
+        let n = self.n;
+        for k in 0..count {
+            let step = begin + k;
+            if step.is_multiple_of(self.seg) {
+                let base = self.at("checkpoints") + (step / self.seg) * n;
+                for c in 0..n {
+                    self.state.set(base + c, self.x[c]);
+                }
+            }
+            let w = self.load_step(k);
+            self.cost += 0.5 * w * self.residual();
+            self.advance();
+            let finite = self.x.iter().all(|v| v.is_finite()) && self.cost.is_finite();
+            if self.status == 0.0 && !finite {
+                self.status = (step + 1) as f64;
+            }
+        }
+        if begin + count == total {
+            let layout = &self.kernel.constants_layout;
+            let d_end = layout.offset("d_end");
+            self.dk.copy_from_slice(&constants[d_end..d_end + self.m]);
+            let w = constants[layout.offset("w_end")];
+            self.cost += 0.5 * w * self.residual();
+            self.lam.iter_mut().for_each(|l| *l = 0.0);
+            self.adjoint_step(w);
+            self.store("lambda", &self.lam);
+            let at = self.at("g_output");
+            for i in 0..self.m {
+                let wr = w * self.r[i];
+                for c in 0..n {
+                    self.state.set(at + i * n + c, 0.0 + wr * self.x[c]);
+                }
+            }
+        }
+        self.store("x", &self.x);
+        self.state.set(self.at("cost"), self.cost);
+    }
+
+    /// `backward`: the segments of steps `begin .. begin + count` of pass 1, from the last.
+    fn backward(&mut self, begin: usize, count: usize) {
+        let (mut lam, mut g_delta, mut g_out) = (
+            std::mem::take(&mut self.lam),
+            std::mem::take(&mut self.g_delta),
+            std::mem::take(&mut self.g_out),
+        );
+        self.load("lambda", &mut lam);
+        self.load("g_delta", &mut g_delta);
+        self.load("g_output", &mut g_out);
+        (self.lam, self.g_delta, self.g_out) = (lam, g_delta, g_out);
+        let (n, seg) = (self.n, self.seg);
+        let (checkpoints, segment) = (self.at("checkpoints"), self.at("segment"));
+        let end = begin + count;
+        let mut first = begin + ((count - 1) / seg) * seg;
+        loop {
+            let last = (first + seg).min(end);
+            // The segment's states, recomputed from its checkpoint.
+            let checkpoint = checkpoints + (first / seg) * n;
+            for c in 0..n {
+                self.x[c] = self.state.get(checkpoint + c);
+                self.state.set(segment + c, self.x[c]);
+            }
+            for k in first..last - 1 {
+                self.load_step(k - begin);
+                self.advance();
+                let base = segment + (k + 1 - first) * n;
+                for c in 0..n {
+                    self.state.set(base + c, self.x[c]);
+                }
+            }
+            // The adjoint, from the segment's end down to its start.
+            for step in (first..last).rev() {
+                let base = segment + (step - first) * n;
+                for c in 0..n {
+                    self.x[c] = self.state.get(base + c);
+                }
+                let w = self.load_step(step - begin);
+                self.residual();
+                self.accumulate(w);
+                self.adjoint_step(w);
+                if self.status == 0.0 && !self.lam.iter().all(|v| v.is_finite()) {
+                    self.status = (step + 1) as f64;
+                }
+            }
+            if first == begin {
+                break;
+            }
+            first -= seg;
+        }
+        self.store("lambda", &self.lam);
+        self.store("g_delta", &self.g_delta);
+        self.store("g_output", &self.g_out);
     }
 }
 
-/// r = C x − d; returns |r|².
-fn residual(shape: &SweepShape, ops: &SweepOperators, x: &[f64], d: &[f64], r: &mut [f64]) -> f64 {
-    let n = shape.states;
-    let mut squares = 0.0;
-    for (row, out) in r.iter_mut().enumerate() {
-        let mut acc = 0.0;
-        for (&c_entry, &x_c) in ops.output[row * n..(row + 1) * n].iter().zip(x) {
-            acc += c_entry * x_c;
-        }
-        *out = acc - d[row];
-        squares += *out * *out;
-    }
-    squares
-}
-
-/// λ ← λ + Δ_xᵀ λ + ω Cᵀ r; `previous` is n reals of work space.
-fn adjoint_step(
-    shape: &SweepShape,
-    ops: &SweepOperators,
-    lambda: &mut [f64],
-    r: &[f64],
-    w: f64,
-    previous: &mut [f64],
-) {
-    let (n, m, p) = (shape.states, shape.inputs, shape.width());
-    previous.copy_from_slice(lambda);
-    for (c, out) in lambda.iter_mut().enumerate() {
-        let mut acc = 0.0;
-        for (row, &l) in previous.iter().enumerate() {
-            acc += ops.delta[row * p + c] * l;
-        }
-        let mut forcing = 0.0;
-        for (row, &r_row) in r.iter().enumerate().take(m) {
-            forcing += ops.output[row * n + c] * r_row;
-        }
-        *out = previous[c] + acc + w * forcing;
-    }
-}
-
-fn all_finite(values: &[f64]) -> bool {
-    values.iter().all(|v| v.is_finite())
-}
-
-/// The forward and backward sweeps of one member from x0 (twin of `main` in
-/// `adjoint_sweep.wgsl`, both passes).
-pub fn adjoint_sweep(
-    shape: &SweepShape,
-    ops: &SweepOperators,
-    x0: &[f64],
-    stream: &SharedStream,
-    terminal: (&[f64], f64),
-) -> SweepResult {
-    let (n, m, steps, segment) = (shape.states, shape.inputs, shape.steps, shape.segment);
-    let (sm, p) = (shape.stages * m, shape.width());
-    let mut status: Option<u64> = None;
-    let mut note = |step: usize, finite: bool| {
-        if !finite && status.is_none() {
-            status = Some(step as u64);
-        }
+/// The twin of `main` in `adjoint_sweep.wgsl` for candidate `i` of the dispatch: the
+/// forward sweep in pass 0, the backward sweep in pass 1.
+pub fn adjoint_sweep_twin(kernel: &KernelSource, b: &TwinBindings, i: usize) {
+    let constant = |name| kernel.constant(name) as usize;
+    let (n, m, sm, p) = (constant("N"), constant("M"), constant("SM"), constant("P"));
+    let mut sweep = Sweep {
+        n,
+        m,
+        sm,
+        p,
+        seg: constant("SEG"),
+        sw: constant("SW"),
+        ops: b.params_of(i, constant("OPS_ENTRIES")),
+        off_c: kernel.params.offset("output"),
+        kernel,
+        state: b.state_of(i),
+        stream: b.stream,
+        x: vec![0.0; n],
+        lam: vec![0.0; n],
+        previous: vec![0.0; n],
+        delta: vec![0.0; n],
+        u: vec![0.0; sm],
+        dk: vec![0.0; m],
+        r: vec![0.0; m],
+        g_delta: vec![0.0; constant("GD_ENTRIES")],
+        g_out: vec![0.0; constant("GO_ENTRIES")],
+        cost: 0.0,
+        status: 0.0,
     };
-    let mut x = x0.to_vec();
-    let mut r = vec![0.0; m];
-    let mut cost = 0.0;
-    let mut checkpoints = vec![0.0; shape.checkpoints() * n];
-    let mut scratch = Vec::new();
-    let mut work = vec![0.0; n];
-    // Forward.
-    for k in 0..steps {
-        if k % segment == 0 {
-            checkpoints[(k / segment) * n..(k / segment + 1) * n].copy_from_slice(&x);
-        }
-        let values = stream.step(k, &mut scratch);
-        let (u, rest) = values.split_at(sm);
-        let (d, w) = (&rest[..m], rest[m]);
-        cost += 0.5 * w * residual(shape, ops, &x, d, &mut r);
-        advance(shape, ops, &mut x, u, &mut work);
-        note(k + 1, all_finite(&x) && cost.is_finite());
+    let status_at = kernel.state.offset("status");
+    sweep.status = sweep.state.get(status_at);
+    let dispatch = b.dispatch;
+    let (begin, count) = (dispatch.step_begin as usize, dispatch.step_count as usize);
+    if dispatch.sweep == 0 {
+        sweep.forward(begin, count, dispatch.steps_total as usize, b.constants);
+    } else {
+        sweep.backward(begin, count);
     }
-    let (d_end, w_end) = terminal;
-    cost += 0.5 * w_end * residual(shape, ops, &x, d_end, &mut r);
-    let mut lambda = vec![0.0; n];
-    let mut g_delta = vec![0.0; n * p];
-    let mut g_output = vec![0.0; m * n];
-    adjoint_step(shape, ops, &mut lambda, &r, w_end, &mut work);
-    for row in 0..m {
-        for c in 0..n {
-            g_output[row * n + c] += w_end * r[row] * x[c];
-        }
-    }
-    // Backward, segment by segment.
-    let mut states = vec![0.0; segment * n];
-    for first in (0..steps).step_by(segment).rev() {
-        let end = (first + segment).min(steps);
-        states[..n].copy_from_slice(&checkpoints[(first / segment) * n..(first / segment + 1) * n]);
-        for k in first..end - 1 {
-            let values = stream.step(k, &mut scratch);
-            let local = (k - first) * n;
-            let (done, next) = states.split_at_mut(local + n);
-            next[..n].copy_from_slice(&done[local..local + n]);
-            advance(shape, ops, &mut next[..n], &values[..sm], &mut work);
-        }
-        for k in (first..end).rev() {
-            let xk = &states[(k - first) * n..(k - first + 1) * n];
-            let values = stream.step(k, &mut scratch);
-            let (u, rest) = values.split_at(sm);
-            let (d, w) = (&rest[..m], rest[m]);
-            residual(shape, ops, xk, d, &mut r);
-            for row in 0..n {
-                let l = lambda[row];
-                for c in 0..n {
-                    g_delta[row * p + c] += l * xk[c];
-                }
-                for (j, &uj) in u.iter().enumerate() {
-                    g_delta[row * p + n + j] += l * uj;
-                }
-            }
-            for row in 0..m {
-                for c in 0..n {
-                    g_output[row * n + c] += w * r[row] * xk[c];
-                }
-            }
-            adjoint_step(shape, ops, &mut lambda, &r, w, &mut work);
-            note(k + 1, all_finite(&lambda));
-        }
-    }
-    let mut raw = Vec::with_capacity(1 + n + n * p + m * n);
-    raw.push(cost);
-    raw.extend_from_slice(&lambda);
-    raw.extend_from_slice(&g_delta);
-    raw.extend_from_slice(&g_output);
-    if status.is_none() && !all_finite(&raw) {
-        status = Some(steps as u64);
-    }
-    SweepResult {
-        raw,
-        nonfinite_step: status,
-    }
+    sweep.state.set(status_at, sweep.status);
 }

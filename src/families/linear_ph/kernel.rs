@@ -9,22 +9,24 @@
 //!   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
 //! ```
 //!
-//! Kernels: their variants in `families::linear_ph::shape`; their CPU twin is `linear_ph_step`
-//! in `families::linear_ph::twin`, beside the reference stepper that solves the stage
-//! equations at every step and the recording loop both CPU paths share; the fast CPU engine
-//! is `families::linear_ph::fast`.
+//! Kernels: their variants in `families::linear_ph::shape`; their CPU twin is
+//! `linear_ph_step_twin` in `families::linear_ph::twin`; the reference integrator, which
+//! solves the stage equations at every step, is `families::linear_ph::reference`; the fast
+//! CPU engine is `families::linear_ph::fast`.
 
 use rayon::prelude::*;
 
 use super::fast::{self as linear_ph_fast, FastBlock};
+use super::reference::{ReferenceStepper, record_member};
 use super::shape::{
     LinearPhShape, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, pack_operators,
 };
-use super::twin::{MemberStepper, OperatorStepper, ReferenceStepper, record_member};
+use super::twin::linear_ph_step_twin;
 use crate::error::{Error, Result};
 use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::{Layout, MemberView};
+use crate::kernels::twin::TwinBindings;
 use crate::linear_ph::StepOperators;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
@@ -109,12 +111,8 @@ pub(super) fn initial_states(layout: &Layout, members: &[LinearPhMember]) -> Vec
 }
 
 impl LinearPhPlan {
-    /// Integrates `member` with `stepper`, recording what the plan records.
-    fn record_with(
-        &self,
-        member: &LinearPhMember,
-        stepper: &mut impl MemberStepper,
-    ) -> MemberResult {
+    /// Integrates `member` with the reference `stepper`, recording what the plan records.
+    fn record_with(&self, member: &LinearPhMember, stepper: &mut ReferenceStepper) -> MemberResult {
         let recording = self.recording();
         let x0 = member.x0.as_slice();
         record_member(
@@ -281,8 +279,7 @@ impl GpuKernel for LinearPhPlan {
         }
     }
 
-    fn twin(&self, member: &LinearPhMember) -> Result<MemberResult> {
-        let mut stepper = OperatorStepper::new(self, member)?;
-        Ok(self.record_with(member, &mut stepper))
+    fn twin(&self, kernel: &KernelSource, bindings: &TwinBindings, member: usize) {
+        linear_ph_step_twin(kernel, bindings, member);
     }
 }

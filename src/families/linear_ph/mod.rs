@@ -5,11 +5,12 @@
 //! and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
 //! [`collocation_step`], the per-member [`step_operators`] and their pull-back
 //! [`step_pullback`]), the GPU kernels' host side ([`kernel`], [`shape`], WGSL in
-//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the fast SIMD engine ([`fast`]), the
-//! adjoint sweep ([`adjoint`], [`adjoint_twin`], planned by [`gradient_plan`]) and the
+//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the reference integrator ([`reference`]), the fast SIMD engine ([`fast`]), the
+//! adjoint sweep ([`adjoint`], its twin [`adjoint_twin`] and reference [`adjoint_reference`], planned by [`gradient_plan`]) and the
 //! member export ([`export`]). Identification and the studies build on its public API.
 
 pub mod adjoint;
+pub mod adjoint_reference;
 pub mod adjoint_twin;
 pub mod chain;
 pub mod collocation_step;
@@ -23,6 +24,7 @@ pub mod mechanical;
 pub mod model;
 pub mod parts;
 pub mod plan;
+pub mod reference;
 pub mod reference_flow;
 pub mod regularization;
 pub mod shape;

@@ -431,7 +431,9 @@ mod tests {
     /// leaves below llvmpipe's limit.
     #[test]
     fn loop_counts_match_the_kernels() {
-        use crate::backend::gpu::chunking::{LLVMPIPE_LOOP_LIMIT, LOOP_ITERATIONS_PER_DISPATCH};
+        use crate::backend::executor::chunking::{
+            LLVMPIPE_LOOP_LIMIT, LOOP_ITERATIONS_PER_DISPATCH,
+        };
         for (states, cooperative) in [
             (1, false),
             (2, false),

@@ -1,173 +1,253 @@
-//! The CPU paths of the linear-PH family: the twin of its kernels ([`linear_ph_step`], the
-//! same step from the same step operators, in f64, with the same loop shape), the reference
-//! stepper that solves the stage equations at every step, and the recording loop both share.
+//! The CPU twin of the linear-PH kernels (`shaders/linear_ph/step.wgsl` and
+//! `step_cooperative.wgsl`): what a kernel's `main` does for one member of a dispatch, on the
+//! chunk's buffers, with the same sums in the same order, in f64:
+//!
+//! ```text
+//!   v = [x_k; U_k],  δ = Δ v,  x_{k+1} = x_k + δ            (Kahan-compensated)
+//!   y = Y v,  port = h yᵀ U_k,  dissipated = h ‖W v‖²
+//!   stored = δᵀ Q (x_k + δ/2),  supplied = port − dissipated
+//! ```
+//!
+//! with the energies summed (Neumaier) into the run's totals and the record window's sums,
+//! the largest |stored − supplied| kept, and the first non-finite step noted in `status`.
+//! The cooperative kernel's threads sum their rows' partial energies before thread 0 adds
+//! them up; its twin sums in row order, as the per-invocation kernel does.
 
 use crate::compensated::{CompensatedSum, kahan_add};
-use crate::error::Result;
 use crate::kernels::family::running_max;
-use crate::linear_ph::{CollocationStepper, StepOperators, StepScratch};
-use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
-use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
+use crate::kernels::{KernelSource, Strided, TwinBindings};
 
-/// The CPU twin of the kernels: one step x ← x + Δv with v = [x; u]; y ← Y v; energies as in
-/// the kernel: stored = δᵀ Q (x + δ/2), port = h yᵀ u, dissipated = h ‖W v‖².
-pub fn linear_ph_step(
-    ops: &StepOperators,
-    h: f64,
-    x: &mut [f64],
-    carry: &mut [f64],
-    u: &[f64],
-    y: &mut [f64],
-    delta: &mut [f64],
-) -> StepEnergy {
-    let (n, p) = (ops.states, ops.width());
-    let v = |c: usize| if c < n { x[c] } else { u[c - n] };
-    for (r, d) in delta.iter_mut().enumerate() {
-        *d = (0..p).map(|c| ops.delta[r * p + c] * v(c)).sum();
-    }
-    let mut port = 0.0;
-    for (row, y_row) in y.iter_mut().enumerate() {
-        *y_row = (0..p).map(|c| ops.output[row * p + c] * v(c)).sum();
-        port += *y_row * u[row];
-    }
-    let mut dissipated = 0.0;
-    for row in 0..ops.stages * ops.rank {
-        let w: f64 = (0..p).map(|c| ops.dissipation[row * p + c] * v(c)).sum();
-        dissipated += w * w;
-    }
-    let mut stored = 0.0;
-    for r in 0..n {
-        let q_mid: f64 = (0..n)
-            .map(|c| ops.q[r * n + c] * (x[c] + 0.5 * delta[c]))
-            .sum();
-        stored += delta[r] * q_mid;
-    }
-    for ((x_r, carry_r), &d) in x.iter_mut().zip(carry.iter_mut()).zip(delta.iter()) {
-        kahan_add(x_r, carry_r, d);
-    }
-    let (port, dissipated) = (h * port, h * dissipated);
-    StepEnergy {
-        stored,
-        supplied: port - dissipated,
-        port,
-        dissipated,
+/// The kernel's specialisation, read from its constants as the WGSL sees them.
+struct StepShape {
+    /// N, S·M, the rows of Y and of W applied, P = N + S·M.
+    n: usize,
+    sm: usize,
+    y_rows: usize,
+    w_rows: usize,
+    p: usize,
+    trajectory: bool,
+    outputs: bool,
+    energy: bool,
+}
+
+impl StepShape {
+    fn of(kernel: &KernelSource) -> Self {
+        let constant = |name| kernel.constant(name) as usize;
+        StepShape {
+            n: constant("N"),
+            sm: constant("SM"),
+            y_rows: constant("Y_ROWS"),
+            w_rows: constant("W_ROWS"),
+            p: constant("P"),
+            trajectory: constant("TRAJECTORY") == 1,
+            outputs: constant("OUTPUTS") == 1,
+            energy: constant("ENERGY") == 1,
+        }
     }
 }
 
-/// Something that advances one linear-PH member by one step.
-pub trait MemberStepper {
-    /// x ← x_{k+1} (Kahan-compensated through `carry`), y ← y^k; returns the step energies.
-    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy;
+/// The energy sums a member carries across steps (`EnergySums` of
+/// shaders/linear_ph/energy.wgsl): run totals and window sums of stored, supplied, port and
+/// dissipated energy, and the largest |stored − supplied|.
+struct EnergySums {
+    totals: [CompensatedSum; 4],
+    window: [CompensatedSum; 4],
+    max_residual: f64,
 }
 
-/// The reference stepper (stage solve at every step) with its work buffers.
-pub struct ReferenceStepper {
-    stepper: CollocationStepper,
-    scratch: StepScratch,
-}
-
-impl ReferenceStepper {
-    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
-        let stepper = CollocationStepper::new(plan, member)?;
-        let scratch = stepper.scratch();
-        Ok(ReferenceStepper { stepper, scratch })
+impl EnergySums {
+    /// `load_sums`.
+    fn load(kernel: &KernelSource, state: &Strided) -> Self {
+        let layout = &kernel.state;
+        let sum = |value: &str, comp: &str, c: usize| {
+            CompensatedSum::from_parts(
+                state.get(layout.offset(value) + c),
+                state.get(layout.offset(comp) + c),
+            )
+        };
+        EnergySums {
+            totals: std::array::from_fn(|c| sum("totals", "totals_comp", c)),
+            window: std::array::from_fn(|c| sum("window", "window_comp", c)),
+            max_residual: state.get(layout.offset("max_residual")),
+        }
     }
-}
 
-impl MemberStepper for ReferenceStepper {
-    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy {
-        self.stepper.step(x, carry, u, y, &mut self.scratch)
+    /// `store_sums`.
+    fn store(&self, kernel: &KernelSource, state: &Strided) {
+        let layout = &kernel.state;
+        for c in 0..4 {
+            let (total, total_comp) = self.totals[c].parts();
+            let (window, window_comp) = self.window[c].parts();
+            state.set(layout.offset("totals") + c, total);
+            state.set(layout.offset("totals_comp") + c, total_comp);
+            state.set(layout.offset("window") + c, window);
+            state.set(layout.offset("window_comp") + c, window_comp);
+        }
+        state.set(layout.offset("max_residual"), self.max_residual);
     }
-}
 
-/// The twin of the GPU kernel: applies the step operators with [`linear_ph_step`].
-pub struct OperatorStepper {
-    ops: StepOperators,
-    h: f64,
-    delta: Vec<f64>,
-}
-
-impl OperatorStepper {
-    pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
-        let ops = plan.kernel_operators(member, Recording::default())?;
-        let delta = vec![0.0; ops.states];
-        Ok(OperatorStepper {
-            ops,
-            h: plan.grid.h,
-            delta,
-        })
-    }
-}
-
-impl MemberStepper for OperatorStepper {
-    fn step(&mut self, x: &mut [f64], carry: &mut [f64], u: &[f64], y: &mut [f64]) -> StepEnergy {
-        linear_ph_step(&self.ops, self.h, x, carry, u, y, &mut self.delta)
-    }
-}
-
-/// Integrates one member from x0 through the whole grid with `stepper`, recording at the
-/// grid's cadence what `recording` switches on: trajectory samples, the `energy` channel
-/// (window sums, Neumaier) with the compensated totals and the worst per-step residual, the
-/// `outputs` channel. (The stepper computes every step quantity either way; the fast engine,
-/// `families::linear_ph::fast`, skips what is not recorded.)
-pub fn record_member(
-    grid: &StepGrid,
-    inputs: &SharedStream,
-    spec: &RecordSpec,
-    recording: Recording,
-    x0: &[f64],
-    stepper: &mut impl MemberStepper,
-) -> MemberResult {
-    let n = x0.len();
-    let mut x = x0.to_vec();
-    let mut carry = vec![0.0; n];
-    let mut y = vec![0.0; inputs.width()];
-    let mut scratch = Vec::new();
-    let record_points = grid.record_points();
-    let mut result = MemberResult::with_capacity(spec, record_points.len());
-    if recording.trajectory {
-        result.trajectory.extend_from_slice(&x);
-    }
-    let outputs_channel = usize::from(recording.energy);
-    let mut totals = [CompensatedSum::default(); 4];
-    let mut window = [CompensatedSum::default(); 4];
-    let mut max_abs_residual = 0.0_f64;
-    let mut next_record = record_points.iter().copied().peekable();
-    for k in 0..grid.steps {
-        let energy = stepper.step(&mut x, &mut carry, inputs.step(k, &mut scratch), &mut y);
-        let parts = energy.parts();
-        for (sum, value) in totals
-            .iter_mut()
-            .chain(window.iter_mut())
-            .zip(parts.iter().cycle())
+    /// `accumulate`: adds one step's stored energy and port and dissipated work.
+    fn accumulate(&mut self, stored: f64, port: f64, dissipated: f64) {
+        let supplied = port - dissipated;
+        let energies = [stored, supplied, port, dissipated];
+        for ((total, window), energy) in self.totals.iter_mut().zip(&mut self.window).zip(energies)
         {
-            sum.add(*value);
+            total.add(energy);
+            window.add(energy);
         }
-        max_abs_residual = running_max(max_abs_residual, energy.residual().abs());
-        let energy_finite =
-            energy.stored.is_finite() && energy.port.is_finite() && energy.dissipated.is_finite();
-        let finite = (energy_finite || !recording.energy) && x.iter().all(|v| v.is_finite());
-        if result.nonfinite_step.is_none() && !finite {
-            result.nonfinite_step = Some(k as u64 + 1);
-        }
-        if next_record.peek() == Some(&(k + 1)) {
-            next_record.next();
-            if recording.trajectory {
-                result.trajectory.extend_from_slice(&x);
-            }
-            if recording.energy {
-                result.channels[0].extend(window.iter().map(|w| w.value()));
-            }
-            if recording.outputs {
-                result.channels[outputs_channel].extend_from_slice(&y);
-            }
-            window = [CompensatedSum::default(); 4];
+        self.max_residual = running_max(self.max_residual, (stored - supplied).abs());
+    }
+
+    /// `record_window`: the window's energies into the record slot whose first entry is
+    /// `base`, and a new window.
+    fn record_window(&mut self, kernel: &KernelSource, records: &Strided, base: usize) {
+        let energy = kernel.record.offset("energy");
+        for c in 0..4 {
+            records.set(base + energy + c, self.window[c].value());
+            self.window[c] = CompensatedSum::default();
         }
     }
-    result.final_state = x;
-    if recording.energy {
-        result.totals = totals.iter().map(|t| t.value()).collect();
-        result.totals.push(max_abs_residual);
+}
+
+/// One member's operators [Δ; Y; W] (row-major, p columns) then Q, in the order of the
+/// `PARAM` layout, read from the chunk's packing: structure-of-arrays for the
+/// per-invocation kernel, member-major and column-major for the cooperative one
+/// (`pack_operators`).
+fn member_operators(
+    kernel: &KernelSource,
+    shape: &StepShape,
+    b: &TwinBindings,
+    i: usize,
+) -> Vec<f64> {
+    let entries = kernel.params.entries();
+    if kernel.name != "linear_ph_step_cooperative" {
+        return b.params_of(i, entries);
     }
-    result
+    let (n, p) = (shape.n, shape.p);
+    let rows = n + shape.y_rows + shape.w_rows;
+    let base = i * entries;
+    (0..entries)
+        .map(|e| {
+            if e < rows * p {
+                b.params[base + (e % p) * rows + e / p]
+            } else {
+                let q = e - rows * p;
+                b.params[base + rows * p + (q % n) * n + q / n]
+            }
+        })
+        .collect()
+}
+
+/// The twin of `main` in the linear-PH step kernels for member `i` of the dispatch.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "the same indexed loops as step.wgsl, so that both sum in the same order"
+)]
+pub fn linear_ph_step_twin(kernel: &KernelSource, b: &TwinBindings, i: usize) {
+    let shape = StepShape::of(kernel);
+    let (n, sm, p) = (shape.n, shape.sm, shape.p);
+    let ops = member_operators(kernel, &shape, b, i);
+    let (off_out, off_diss, off_q) = (
+        kernel.params.offset("output"),
+        kernel.params.offset("dissipation"),
+        kernel.params.offset("q"),
+    );
+    let h = b.constants[kernel.constants_layout.offset("h")];
+    let state = b.state_of(i);
+    let records = b.records_of(i);
+    let (x_at, carry_at, status_at) = (
+        kernel.state.offset("x"),
+        kernel.state.offset("carry"),
+        kernel.state.offset("status"),
+    );
+    let mut x: Vec<f64> = (0..n).map(|r| state.get(x_at + r)).collect();
+    let mut carry: Vec<f64> = (0..n).map(|r| state.get(carry_at + r)).collect();
+    let mut sums = shape.energy.then(|| EnergySums::load(kernel, &state));
+    let mut status = state.get(status_at);
+    let (mut u, mut delta, mut y) = (vec![0.0; sm], vec![0.0; n], vec![0.0; sm]);
+    let record_entries = kernel.record.entries();
+    let (record_x, record_y) = (kernel.record.offset("x"), kernel.record.offset("y"));
+    // Row · v of the [x; U] operator row whose first entry is `base`.
+    let apply_row = |base: usize, x: &[f64], u: &[f64]| {
+        let mut acc = 0.0;
+        for c in 0..n {
+            acc += ops[base + c] * x[c];
+        }
+        for j in 0..sm {
+            acc += ops[base + n + j] * u[j];
+        }
+        acc
+    };
+    let mut slot = 0;
+    for k in 0..b.dispatch.step_count as usize {
+        let done = b.dispatch.step_begin + k as u32 + 1;
+        let recorded = b.records_step(done);
+        u.copy_from_slice(&b.stream[k * sm..(k + 1) * sm]);
+        for r in 0..n {
+            delta[r] = apply_row(r * p, &x, &u);
+        }
+        // y = Y v and port = yᵀ U: every step with energies, else where outputs are recorded.
+        let mut port = 0.0;
+        if shape.energy || (shape.outputs && recorded) {
+            for row in 0..shape.y_rows {
+                let acc = apply_row(off_out + row * p, &x, &u);
+                y[row] = acc;
+                port += acc * u[row];
+            }
+        }
+        let (mut stored, mut dissipated) = (0.0, 0.0);
+        if shape.energy {
+            for row in 0..shape.w_rows {
+                let acc = apply_row(off_diss + row * p, &x, &u);
+                dissipated += acc * acc;
+            }
+            for r in 0..n {
+                let mut q_mid = 0.0;
+                for c in 0..n {
+                    q_mid += ops[off_q + r * n + c] * (x[c] + 0.5 * delta[c]);
+                }
+                stored += delta[r] * q_mid;
+            }
+        }
+        for r in 0..n {
+            kahan_add(&mut x[r], &mut carry[r], delta[r]);
+        }
+        let (port_h, dissipated_h) = (h * port, h * dissipated);
+        if let Some(sums) = &mut sums {
+            sums.accumulate(stored, port_h, dissipated_h);
+        }
+        if status == 0.0 {
+            let energies_finite =
+                stored.is_finite() && port_h.is_finite() && dissipated_h.is_finite();
+            let finite = (!shape.energy || energies_finite) && x.iter().all(|v| v.is_finite());
+            if !finite {
+                status = done as f64;
+            }
+        }
+        if recorded {
+            let base = slot * record_entries;
+            if shape.trajectory {
+                for r in 0..n {
+                    records.set(base + record_x + r, x[r]);
+                }
+            }
+            if shape.outputs {
+                for row in 0..sm {
+                    records.set(base + record_y + row, y[row]);
+                }
+            }
+            if let Some(sums) = &mut sums {
+                sums.record_window(kernel, &records, base);
+            }
+            slot += 1;
+        }
+    }
+    for r in 0..n {
+        state.set(x_at + r, x[r]);
+        state.set(carry_at + r, carry[r]);
+    }
+    state.set(status_at, status);
+    if let Some(sums) = &sums {
+        sums.store(kernel, &state);
+    }
 }

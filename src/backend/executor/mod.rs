@@ -1,14 +1,15 @@
-//! The GPU executor, one for every model family: runs any [`Family`] with its specialised
-//! kernel, in four stages.
+//! The executor, one for every model family and every place a chunk runs: runs any
+//! [`Family`] with its kernel over chunks of members, on a GPU adapter (the WGSL kernel) or
+//! on the CPU (the kernel's twin, [`crate::backend::twin`]), in four stages. A
+//! [`ChunkDevice`] holds a chunk's buffers and runs a window; everything else is here.
 //!
-//! 1. **Plan** ([`plan_chunks`]): members are cut into chunks sized by the adapter's
-//!    storage-binding and buffer limits and by the host's result budget (or an explicit
-//!    cap); steps into dispatch windows bounded by work and by the per-invocation loop budget.
+//! 1. **Plan** ([`plan_chunks`]): members are cut into chunks sized by the device's
+//!    binding limit and by the host's result budget (or an explicit cap); steps into
+//!    dispatch windows bounded by work and by the per-invocation loop budget.
 //! 2. **Prepare and upload** (`chunk_stage`): per chunk the family draws its members and
 //!    packs its kernel variant's parameters and initial state; the host converts them to
-//!    the run's precision, the engine creates the buffers and binds them from the declared
-//!    bindings. The next chunk is prepared on a thread of its own while the current one is
-//!    on the device.
+//!    the run's precision, the device creates the buffers. The next chunk is prepared on a
+//!    thread of its own while the current one is on the device.
 //! 3. **Dispatch**: a family walks the grid in one or more passes ([`GpuKernel::passes`]: a
 //!    forward sweep, then a backward one for adjoints), each dispatch told its pass; the
 //!    state persists across passes. Windows run back to back: the next window's shared
@@ -18,27 +19,33 @@
 //!    read-back buffers in turn, decoded through the family's record layout while the next
 //!    window runs; the chunk's final state at its end.
 
+pub mod chunk_stage;
+pub mod chunking;
+pub mod conversion;
+pub mod device;
+
+use std::borrow::Cow;
 use std::ops::Range;
 use std::time::Instant;
 
-use super::chunk_stage::{ChunkBuffers, PreparedChunk, RunBuffers};
-use super::chunking::{ChunkLimits, Chunking, LOOP_ITERATIONS_PER_DISPATCH, chunking};
-use super::context::{GpuContext, Precision};
-use super::transfer::{Contents, buffer, read_back, read_mapped, to_bytes, upload};
+use chunk_stage::PreparedChunk;
+use chunking::{ChunkLimits, Chunking, chunking};
+use device::{ChunkDevice, RecordCopy, Window};
+
 use crate::error::{Error, Num, Result};
 use crate::kernels::abi::DispatchParams;
 use crate::kernels::family::kernel_of;
-use crate::kernels::wgsl::assemble;
-use crate::kernels::{Direction, Family, GpuKernel, KernelSource, MemberView};
+use crate::kernels::{Direction, Family, GpuKernel, KernelSource, MemberView, Precision};
 use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
 use crate::plan::{MemberResult, ResultSink, StepGrid};
 use crate::results::Results;
 
-/// Knobs of a GPU run; the defaults derive everything from the adapter's limits.
+/// Knobs of a run through the executor; the defaults derive everything from the device's
+/// limits.
 #[derive(Debug, Clone, Default)]
-pub struct GpuRunOptions {
+pub struct ExecutorOptions {
     /// Cap on members per chunk (below what the limits allow); tests use it to force
     /// chunking.
     pub max_chunk_members: Option<usize>,
@@ -49,19 +56,19 @@ pub struct GpuRunOptions {
     pub result_budget: Option<usize>,
 }
 
-impl GpuRunOptions {
+impl ExecutorOptions {
     /// These options with results held within `budget`'s share.
-    pub fn within(&self, budget: &MemoryBudget) -> GpuRunOptions {
-        GpuRunOptions {
+    pub fn within(&self, budget: &MemoryBudget) -> ExecutorOptions {
+        ExecutorOptions {
             result_budget: Some(budget.results()),
             ..self.clone()
         }
     }
 }
 
-/// Where a GPU run spent its time.
+/// Where a run through the executor spent its time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct GpuRunStats {
+pub struct ExecutorStats {
     /// Host side: drawing members, packing and converting their parameters (ahead of the
     /// device, on a thread of its own), creating the buffers and uploading them.
     pub prepare_seconds: f64,
@@ -76,28 +83,28 @@ pub struct GpuRunStats {
     pub flops_per_step: usize,
 }
 
-/// The backend label of results computed on `ctx`.
-pub fn backend_name(ctx: &GpuContext) -> String {
-    format!("gpu: {}", ctx.adapter.describe())
-}
-
-/// Runs every member of `family` on the GPU and collects the results.
-pub fn run<F: Family>(ctx: &GpuContext, family: &F, options: &GpuRunOptions) -> Result<Results> {
+/// Runs every member of `family` on `device` and collects the results.
+pub fn run<D: ChunkDevice, F: Family>(
+    device: &D,
+    family: &F,
+    options: &ExecutorOptions,
+) -> Result<Results> {
     let mut members = Vec::with_capacity(family.member_count());
-    run_into(ctx, family, options, &mut members)?;
+    run_into(device, family, options, &mut members)?;
     Ok(Results::new(
         family,
-        &backend_name(ctx),
-        ctx.precision,
+        &device.label(),
+        device.precision(),
         members,
     ))
 }
 
-/// The run's largest kernel variant and how the run is cut into chunks and dispatches.
-pub fn plan_chunks<F: Family>(
-    ctx: &GpuContext,
+/// The run's largest kernel variant and how the run is cut into chunks and dispatches on
+/// `device`.
+pub fn plan_chunks<D: ChunkDevice, F: Family>(
+    device: &D,
     family: &F,
-    options: &GpuRunOptions,
+    options: &ExecutorOptions,
 ) -> Result<(KernelSource, Chunking)> {
     let grid = family.grid();
     let bound = kernel_of(family)?.kernel_bound()?;
@@ -106,17 +113,14 @@ pub fn plan_chunks<F: Family>(
         .result_budget
         .unwrap_or_else(|| MemoryBudget::default().results());
     let limits = ChunkLimits {
-        binding_bytes: ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(ctx.limits.max_buffer_size),
-        loop_iterations: ctx.adapter.software.then_some(LOOP_ITERATIONS_PER_DISPATCH),
+        binding_bytes: device.binding_bytes(),
+        loop_iterations: device.loop_budget(),
         host_members: members_within(result_budget, per_member),
         stream_width: family.shared_stream().width(),
     };
     let plan = chunking(
         &bound,
-        ctx.precision,
+        device.precision(),
         family.member_count(),
         grid,
         &limits,
@@ -131,7 +135,7 @@ pub fn chunk_device_bytes<F: Family>(
     family: &F,
     bound: &KernelSource,
     plan: &Chunking,
-    precision: super::context::Precision,
+    precision: Precision,
 ) -> u64 {
     let size = precision.size() as u64;
     let members = plan.members_per_chunk as u64;
@@ -144,23 +148,26 @@ pub fn chunk_device_bytes<F: Family>(
         + std::mem::size_of::<DispatchParams>() as u64
 }
 
-/// Runs every member of `family` on the GPU, streaming each chunk's results into `sink`.
-pub fn run_into<F: Family>(
-    ctx: &GpuContext,
+/// Runs every member of `family` on `device`, streaming each chunk's results into `sink`.
+pub fn run_into<D: ChunkDevice, F: Family>(
+    device: &D,
     family: &F,
-    options: &GpuRunOptions,
+    options: &ExecutorOptions,
     sink: &mut dyn ResultSink,
-) -> Result<GpuRunStats> {
+) -> Result<ExecutorStats> {
     let kernel = kernel_of(family)?;
-    let precision = ctx.precision;
+    let precision = device.precision();
     let grid = *family.grid();
-    let (bound, plan) = plan_chunks(ctx, family, options)?;
+    let (bound, plan) = plan_chunks(device, family, options)?;
     check_run(family, &grid, &plan, precision)?;
-    let mut stats = GpuRunStats {
+    let mut stats = ExecutorStats {
         flops_per_step: bound.flops_per_step,
         ..Default::default()
     };
-    let run = run_buffers(ctx, family, kernel, &plan)?;
+    let mut run = device.begin_run(
+        &kernel.constants(),
+        plan.steps_per_dispatch * family.shared_stream().width(),
+    )?;
     // The record points and dispatch windows of the grid, the same for every chunk.
     let record_points = grid.record_points();
     let windows: Vec<usize> = (0..grid.steps).step_by(plan.steps_per_dispatch).collect();
@@ -169,7 +176,6 @@ pub fn run_into<F: Family>(
         .step_by(plan.members_per_chunk)
         .map(|start| start..(start + plan.members_per_chunk).min(total))
         .collect();
-    let mut assembled: Option<(KernelSource, std::sync::Arc<super::pipeline::Kernel>)> = None;
     std::thread::scope(|scope| {
         let prepare = |members: Range<usize>| {
             scope.spawn(move || PreparedChunk::prepare(family, kernel, members, precision))
@@ -183,20 +189,11 @@ pub fn run_into<F: Family>(
             // The next chunk is prepared on the host while this one is on the device.
             ahead = next.map(prepare);
             let started = Instant::now();
-            let source = &prepared.kernel;
-            // Chunks usually share their variant: assemble (and look up) only when it
-            // changes.
-            if assembled.as_ref().is_none_or(|(known, _)| known != source) {
-                let text = assemble(source, precision)?;
-                assembled = Some((source.clone(), ctx.kernel(source.name, &text)?));
-            }
-            let pipeline = &assembled.as_ref().expect("assembled above").1;
-            let buffers =
-                ChunkBuffers::upload(ctx, &prepared, pipeline, &run, plan.records_per_dispatch);
+            let buffers = device.upload(&mut run, &prepared, plan.records_per_dispatch)?;
             stats.chunks += 1;
             stats.prepare_seconds += prepared.seconds + started.elapsed().as_secs_f64();
             let chunk = ChunkRun {
-                ctx,
+                device,
                 family,
                 kernel,
                 grid: &grid,
@@ -204,7 +201,6 @@ pub fn run_into<F: Family>(
                 record_points: &record_points,
                 windows: &windows,
                 run: &run,
-                pipeline,
                 buffers: &buffers,
             };
             let (members, results) = chunk.dispatch(prepared, sink, &mut stats)?;
@@ -248,36 +244,9 @@ fn check_run<F: Family>(
     Ok(())
 }
 
-/// The buffers every chunk binds: dispatch parameters, the stream window, the constants.
-fn run_buffers<F: Family>(
-    ctx: &GpuContext,
-    family: &F,
-    kernel: &F::Kernel,
-    plan: &Chunking,
-) -> Result<RunBuffers> {
-    let size = ctx.precision.size() as u64;
-    let storage = wgpu::BufferUsages::STORAGE;
-    let constants = to_bytes(&kernel.constants(), ctx.precision, Contents::Constants)?;
-    Ok(RunBuffers {
-        dispatch: buffer(
-            ctx,
-            "dispatch",
-            std::mem::size_of::<DispatchParams>() as u64,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        ),
-        stream: buffer(
-            ctx,
-            "stream",
-            (plan.steps_per_dispatch * family.shared_stream().width()) as u64 * size,
-            storage | wgpu::BufferUsages::COPY_DST,
-        ),
-        constants: upload(ctx, "constants", &constants, storage),
-    })
-}
-
-/// One chunk on the device: the run, the chunk's buffers and the kernel's pipeline.
-struct ChunkRun<'a, F: Family> {
-    ctx: &'a GpuContext,
+/// One chunk on a device: the run, the chunk's buffers and the family's kernel.
+struct ChunkRun<'a, D: ChunkDevice, F: Family> {
+    device: &'a D,
     family: &'a F,
     kernel: &'a F::Kernel,
     grid: &'a StepGrid,
@@ -285,29 +254,28 @@ struct ChunkRun<'a, F: Family> {
     /// The grid's record points, and the first step of each dispatch window.
     record_points: &'a [usize],
     windows: &'a [usize],
-    run: &'a RunBuffers,
-    pipeline: &'a super::pipeline::Kernel,
-    buffers: &'a ChunkBuffers,
+    run: &'a D::Run,
+    buffers: &'a D::Chunk,
 }
 
-/// A submitted window: its submission, and where its records wait to be read back.
-struct InFlight {
-    submission: wgpu::SubmissionIndex,
-    /// (record slots, read-back buffer) of a window of the first pass that recorded.
-    records: Option<(usize, usize)>,
+/// A submitted window: its ticket, and where its records wait to be read back.
+struct InFlight<T> {
+    ticket: T,
+    /// Where the records of a window of the first pass that recorded were copied.
+    records: Option<RecordCopy>,
     /// Member-steps done when it completes.
     progress: u64,
 }
 
-impl<F: Family> ChunkRun<'_, F> {
+impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
     /// Runs every pass over the grid for `prepared`'s members and returns their results.
     fn dispatch(
         &self,
         prepared: PreparedChunk,
         sink: &mut dyn ResultSink,
-        stats: &mut GpuRunStats,
+        stats: &mut ExecutorStats,
     ) -> Result<(Range<usize>, Vec<MemberResult>)> {
-        let (ctx, grid) = (self.ctx, self.grid);
+        let (device, grid) = (self.device, self.grid);
         let count = prepared.count();
         let source = &prepared.kernel;
         let record_points = self.record_points;
@@ -317,48 +285,33 @@ impl<F: Family> ChunkRun<'_, F> {
             result.reserve_records(spec, record_points.len());
         }
         let members_per_workgroup = source.members_per_workgroup.max(1) as usize;
-        // At most `count` ≤ u32::MAX workgroups (the chunking caps members per chunk).
-        let workgroups = u32::try_from(count.div_ceil(members_per_workgroup))
-            .map_err(|_| Error::Gpu(format!("{count} members need too many workgroups")))?;
-        let max_dim = ctx.limits.max_compute_workgroups_per_dimension.max(1);
-        let grid_x = workgroups.min(max_dim);
-        let grid_y = workgroups.div_ceil(grid_x);
+        let row_width = device.row_width(count, members_per_workgroup);
         let record_entries = source.record.entries();
-        let size = ctx.precision.size() as u64;
         let stream = self.family.shared_stream();
         let windows = self.windows;
         let passes = self.kernel.passes();
         let mut next_record = 0;
-        let mut in_flight: Option<InFlight> = None;
+        let mut in_flight: Option<InFlight<D::Ticket>> = None;
         let mut submitted = 0;
         let device_started = Instant::now();
-        let mut decode = |window: InFlight, stats: &mut GpuRunStats| -> Result<()> {
-            let Some((slots, index)) = window.records else {
-                ctx.device
-                    .poll(wgpu::PollType::Wait {
-                        submission_index: Some(window.submission),
-                        timeout: None,
-                    })
-                    .map_err(|e| Error::Gpu(format!("waiting for the device failed: {e}")))?;
-                sink.progress(window.progress);
-                return Ok(());
-            };
-            let bytes = (slots * record_entries * count) as u64 * size;
-            let values = read_mapped(ctx, &self.buffers.readback[index], bytes, window.submission)?;
-            let decoding = Instant::now();
-            for slot in 0..slots {
-                for (i, result) in results.iter_mut().enumerate() {
-                    let view = MemberView {
-                        layout: &source.record,
-                        values: &values,
-                        members: count,
-                        base: slot * record_entries,
-                        member: i,
-                    };
-                    self.kernel.decode_record(&view, result);
+        let mut decode = |window: InFlight<D::Ticket>, stats: &mut ExecutorStats| -> Result<()> {
+            let values = device.complete(self.buffers, window.ticket, window.records)?;
+            if let (Some(values), Some(copy)) = (values, window.records) {
+                let decoding = Instant::now();
+                for slot in 0..copy.slots {
+                    for (i, result) in results.iter_mut().enumerate() {
+                        let view = MemberView {
+                            layout: &source.record,
+                            values: &values,
+                            members: count,
+                            base: slot * record_entries,
+                            member: i,
+                        };
+                        self.kernel.decode_record(&view, result);
+                    }
                 }
+                stats.readback_seconds += decoding.elapsed().as_secs_f64();
             }
-            stats.readback_seconds += decoding.elapsed().as_secs_f64();
             sink.progress(window.progress);
             Ok(())
         };
@@ -370,26 +323,13 @@ impl<F: Family> ChunkRun<'_, F> {
             let mut covered = 0;
             for &step_begin in &ordered {
                 let step_count = self.plan.steps_per_dispatch.min(grid.steps - step_begin);
-                let params = DispatchParams::new(
-                    count,
-                    step_begin,
-                    step_count,
-                    grid,
-                    grid_x as usize * members_per_workgroup,
-                    pass,
-                )?;
-                // Queued writes run after the windows submitted before them.
-                ctx.queue
-                    .write_buffer(&self.run.dispatch, 0, bytemuck::bytes_of(&params));
-                if stream.width() > 0 {
-                    let window = stream.window(step_begin, step_count);
-                    let bytes = to_bytes(
-                        &window,
-                        ctx.precision,
-                        Contents::Values("shared inputs (signals sampled at the stage times)"),
-                    )?;
-                    ctx.queue.write_buffer(&self.run.stream, 0, &bytes);
-                }
+                let params =
+                    DispatchParams::new(count, step_begin, step_count, grid, row_width, pass)?;
+                let window = if stream.width() > 0 {
+                    stream.window(step_begin, step_count)
+                } else {
+                    Cow::Borrowed(&[][..])
+                };
                 let done = step_begin + step_count;
                 let slots = if pass == 0 {
                     record_points[next_record..]
@@ -400,42 +340,29 @@ impl<F: Family> ChunkRun<'_, F> {
                     0
                 };
                 next_record += slots;
-                let records = (slots > 0 && record_entries > 0).then_some((slots, submitted % 2));
-                let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-                let mut encoder =
-                    ctx.device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("steps"),
-                        });
-                {
-                    let mut compute = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("steps"),
-                        timestamp_writes: None,
-                    });
-                    compute.set_pipeline(&self.pipeline.pipeline);
-                    compute.set_bind_group(0, &self.buffers.bind_group, &[]);
-                    compute.dispatch_workgroups(grid_x, grid_y, 1);
-                }
-                if let Some((slots, index)) = records {
-                    let bytes = (slots * record_entries * count) as u64 * size;
-                    encoder.copy_buffer_to_buffer(
-                        &self.buffers.records,
-                        0,
-                        &self.buffers.readback[index],
-                        0,
-                        bytes,
-                    );
-                }
-                let submission = ctx.queue.submit([encoder.finish()]);
-                if let Some(error) = pollster::block_on(scope.pop()) {
-                    return Err(Error::Gpu(format!("dispatch failed: {error}")));
-                }
+                let records = (slots > 0 && record_entries > 0).then_some(RecordCopy {
+                    slots,
+                    buffer: submitted % 2,
+                    values: slots * record_entries * count,
+                });
+                let submitted_window = Window {
+                    params,
+                    stream: &window,
+                    records,
+                };
+                let ticket = device.submit(
+                    self.kernel,
+                    source,
+                    self.run,
+                    self.buffers,
+                    &submitted_window,
+                )?;
                 submitted += 1;
                 stats.dispatches += 1;
                 covered += step_count;
                 let walked = (pass * grid.steps + covered) / passes.len();
                 let window = InFlight {
-                    submission,
+                    ticket,
                     records,
                     progress: (prepared.members.start * grid.steps + count * walked) as u64,
                 };
@@ -450,12 +377,7 @@ impl<F: Family> ChunkRun<'_, F> {
         }
         stats.device_seconds += device_started.elapsed().as_secs_f64();
         let reading = Instant::now();
-        let final_state = read_back(
-            ctx,
-            &self.buffers.state,
-            &self.buffers.readback[0],
-            self.buffers.state_bytes,
-        )?;
+        let final_state = device.read_state(self.buffers)?;
         for (i, result) in results.iter_mut().enumerate() {
             let view = MemberView {
                 layout: &source.state,

@@ -1,11 +1,11 @@
-//! How a run is cut for the GPU: members into chunks whose buffers fit the adapter's
+//! How a run is cut for a device: members into chunks whose buffers fit the device's
 //! storage binding and the host's result budget, time into dispatches bounded by work, by
 //! the loop budget of software adapters and by the record slots a binding holds.
 
-use super::context::Precision;
-use super::executor::GpuRunOptions;
+use super::ExecutorOptions;
 use crate::error::{Error, Result};
 use crate::kernels::KernelSource;
+use crate::kernels::Precision;
 use crate::plan::StepGrid;
 
 /// Floating-point work per dispatch. Fewer, longer dispatches amortise what a dispatch does
@@ -56,7 +56,7 @@ pub fn chunking(
     members: usize,
     grid: &StepGrid,
     limits: &ChunkLimits,
-    options: &GpuRunOptions,
+    options: &ExecutorOptions,
 ) -> Result<Chunking> {
     // The kernels' cadence (≤ N, the same records), so that products with it stay in range.
     let (steps, record_every) = (grid.steps, grid.record_stride());
