@@ -266,3 +266,86 @@ fn the_twin_device_declares_a_cpu_run() {
     assert_eq!(TwinDevice.loop_budget(), None);
     assert_eq!(TwinDevice.row_width(17, 64), 17);
 }
+
+/// The `.npy` files of a run directory, by name.
+fn npy_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "npy"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// `harbor simulate --backend twin` writes the same files whether a small memory budget
+/// cuts the ensemble into many chunks (about 800 members each here) or not.
+#[test]
+fn the_cli_runs_the_twin_in_chunks_of_any_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("oscillator_ensemble.toml");
+    let run = |name: &str, budget: &str| {
+        let out = dir.path().join(name);
+        let output = common::run_harbor(&[
+            "simulate",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "twin",
+            "--memory-budget",
+            budget,
+            "--set",
+            "ensemble.members=20000",
+            "--set",
+            "scheme.t_end=2.0",
+            "--set",
+            "output.every=5",
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["backend"], "cpu-twin");
+        out
+    };
+    let whole = npy_files(&run("whole", "1GiB"));
+    let chunked = npy_files(&run("chunked", "16MiB"));
+    assert!(whole.iter().any(|(name, _)| name == "trajectory.npy"));
+    assert_eq!(whole.len(), chunked.len());
+    for ((name, a), (_, b)) in whole.iter().zip(&chunked) {
+        assert!(a == b, "{name} differs between one chunk and many");
+    }
+}
+
+/// `harbor gradient --backend twin` (the adjoint kernel's twin, window by window) writes the
+/// gradients of `--backend cpu` (the reference sweeps), bit for bit.
+#[test]
+fn the_cli_gradient_on_the_twin_equals_the_reference_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::example_path("gradient_check.toml");
+    let gradient = |backend: &str| {
+        let out = dir.path().join(backend);
+        let output = common::run_harbor(&[
+            "gradient",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            backend,
+        ]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("gradient.json")).unwrap()).unwrap();
+        json
+    };
+    assert_eq!(gradient("twin"), gradient("cpu"));
+}

@@ -7,13 +7,13 @@
 //   S(τ) = φ_C(τ/2) φ_B(τ/2) φ_A(τ) φ_B(τ/2) φ_C(τ/2),  Ψ(h) = S(γ_s h) … S(γ_1 h)
 //
 // or (HERGLOTZ = 1) by the explicit second-order Herglotz integrator; see
-// src/method/contact_flows.rs for the derivations. CPU twin: `contact_step` in
-// src/kernels/contact_twin.rs.
+// src/families/contact/flows.rs for the derivations. CPU twin: `contact_step_twin` (and
+// `contact_step`) in src/families/contact/twin.rs.
 //
 // The engine prepends `alias real`, WG, N (degrees of freedom), STAGES (γ's), HERGLOTZ,
 // POINTS (stream points per step: STAGES + 1, or 3 for Herglotz), TIME_CHANNELS, FORCINGS,
 // STREAM_DAMPING and STREAM_SPIN (channel indices), the PARAM_*, STATE_*, RECORD_* and
-// CONST_* offsets generated from the layouts in src/kernels/contact.rs (a term is present
+// CONST_* offsets generated from the layouts in src/families/contact/shape.rs (a term is present
 // when its PARAM_*_LEN is non-zero), and the bindings. params are structure-of-arrays
 // across members; the stream holds, per step and point, the forcing signals, c(t) of
 // C = α c(t), and (a/r)³ cos 2f, (a/r)³ sin 2f.

@@ -1,5 +1,5 @@
 // One invocation runs the forward or the backward sweep of one candidate's discrete adjoint
-// (src/plan/gradient.rs, src/kernels/adjoint.rs) through `step_count` steps, the pass given
+// (src/families/linear_ph/gradient_plan.rs, adjoint.rs) through `step_count` steps, the pass given
 // by `dispatch.sweep`:
 //
 //   pass 0 (forward, windows in increasing order), k = 0…N−1:
@@ -15,8 +15,9 @@
 // and outputs), SM = S·M, SM_ARRAY = max(SM, 1), P = N + SM, SEG (steps between
 // checkpoints), SW = SM + M + 1 (stream values per step: U_k, d_k, ω_k), OPS_ENTRIES
 // (N·P + M·N), UNROLL = 1, the STATE_*, PARAM_* and CONST_* offsets generated from the
-// layouts declared in src/kernels/adjoint.rs, and the bindings (src/kernels/abi.rs).
-// CPU twin: `adjoint_sweep` in src/kernels/adjoint_twin.rs (the same sums in the same order).
+// layouts declared in src/families/linear_ph/adjoint.rs, and the bindings (src/kernels/abi.rs).
+// CPU twin: `adjoint_sweep_twin` in src/families/linear_ph/adjoint_twin.rs (the same sums in
+// the same order); reference: the whole-member sweeps of adjoint_reference.rs.
 //
 // params, structure-of-arrays across the chunk's members: Δ (N·P) | C = Bᵀ Q (M·N), both
 // row-major, copied into private memory once per dispatch.

@@ -3,7 +3,7 @@
 // sums over the current recording window, each with its Neumaier compensation, and the
 // largest per-step |ΔH̄ − ΔH̃|. Energies are ordered stored, supplied, port, dissipated.
 // The STATE_* and RECORD_* offsets are generated from the layouts declared in
-// src/kernels/linear_ph_shape.rs. Handled by value, like `neumaier`. The `#for` loops are
+// src/families/linear_ph/shape.rs. Handled by value, like `neumaier`. The `#for` loops are
 // expanded by the engine (unrolled where the kernel sets UNROLL).
 #import compensated
 #import finite

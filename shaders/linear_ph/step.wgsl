@@ -14,9 +14,9 @@
 // operators are copied into private memory once per dispatch, 0: read from `params` at every
 // use; the rule is `LinearPhShape::private_operators`), OPS_ENTRIES (the operator entries
 // copied) and OPS_ARRAY = max(OPS_ENTRIES, 1), the STATE_*, RECORD_*, PARAM_* and CONST_*
-// offsets generated from the layouts declared in src/kernels/linear_ph_shape.rs, and the bindings
-// (src/kernels/abi.rs). A switched-off quantity is neither computed nor stored.
-// CPU twin: `linear_ph_step` in src/kernels/linear_ph_twin.rs (the same sums in the same
+// offsets generated from the layouts declared in src/families/linear_ph/shape.rs, and the
+// bindings (src/kernels/abi.rs). A switched-off quantity is neither computed nor stored.
+// CPU twin: `linear_ph_step_twin` in src/families/linear_ph/twin.rs (the same sums in the same
 // order).
 //
 // params are structure-of-arrays across the `members` of the chunk (entry e of member i at

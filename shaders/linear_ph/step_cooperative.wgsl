@@ -6,7 +6,7 @@
 //
 // Thread t owns rows t, t + WG, … of [Δ; Y; W] and of Q (x + δ/2); v lives in workgroup
 // memory; thread 0 sums the partial energies in a fixed order (deterministic) and keeps the
-// compensated totals. CPU twin: `linear_ph_step` in src/kernels/linear_ph_twin.rs (same step;
+// compensated totals. CPU twin: `linear_ph_step_twin` in src/families/linear_ph/twin.rs (same step;
 // sums in row order).
 //
 // The engine prepends what linear_ph_step.wgsl lists. params, per member (member-major,

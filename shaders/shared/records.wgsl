@@ -1,4 +1,4 @@
-// The recording rule shared by the kernels (host twin: StepGrid::record_points).
+// The recording rule shared by the kernels (host twins: StepGrid::record_points, TwinBindings::records_step).
 
 // Whether completing global step `done` records a sample: every `record_every` steps and
 // the last step of the run.

@@ -35,6 +35,8 @@ pub enum BackendKind {
     Cpu,
     /// The family's f64 reference integrator on all CPU cores.
     Reference,
+    /// The CPU twin of the family's GPU kernel through the executor, on all CPU cores.
+    Twin,
 }
 
 /// A backend request: kind, adapter name substring, precision.
@@ -87,6 +89,15 @@ impl Backend {
                 ),
             )
         };
+        let twin = || {
+            (
+                Backend::Cpu(CpuPath::Twin),
+                format!(
+                    "cpu twin of the GPU kernels (f64, the GPU's chunks and dispatch windows run on the CPU, on {} threads)",
+                    rayon::current_num_threads()
+                ),
+            )
+        };
         let gpu = |ctx: GpuContext| {
             let description = gpu_description(&ctx);
             (
@@ -94,8 +105,10 @@ impl Backend {
                 description,
             )
         };
-        if matches!(request.kind, BackendKind::Cpu | BackendKind::Reference)
-            && request.precision == Some(Precision::F32)
+        if matches!(
+            request.kind,
+            BackendKind::Cpu | BackendKind::Reference | BackendKind::Twin
+        ) && request.precision == Some(Precision::F32)
         {
             return Err(Error::invalid(
                 "--precision",
@@ -105,6 +118,7 @@ impl Backend {
         let ((backend, description), fallback) = match request.kind {
             BackendKind::Cpu => (cpu()?, None),
             BackendKind::Reference => (reference(), None),
+            BackendKind::Twin => (twin(), None),
             BackendKind::Gpu => (
                 gpu(GpuContext::open_with(selector.as_ref(), request.precision)?),
                 None,

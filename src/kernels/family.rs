@@ -2,8 +2,8 @@
 //! (materialised from (seed, i)), what they record and its f64 reference integrator
 //! ([`Family`]), and the capabilities it has: a WGSL kernel with the kernel's layouts and
 //! CPU twin ([`GpuKernel`]), a fast CPU engine ([`FastEngine`]). The CPU backend and the one
-//! GPU executor run any family through these traits, so adding a family adds
-//! implementations and nothing in them.
+//! executor (on a GPU, or on the CPU with the twin) run any family through these traits, so
+//! adding a family adds implementations and nothing in them.
 
 use std::convert::Infallible;
 use std::marker::PhantomData;

@@ -17,11 +17,15 @@ pub enum BackendArg {
     Gpu,
     /// The fast f64 CPU engine (SIMD blocks of members) on all cores; contact systems,
     /// which have no SIMD engine, run their f64 reference integrator there, and gradients
-    /// the f64 CPU twin of the adjoint kernel.
+    /// the f64 reference sweeps of the adjoint.
     Cpu,
     /// The f64 reference integrator (the method as defined: stage equations solved every
     /// step) on all cores.
     Reference,
+    /// The CPU twin of the GPU kernel (f64, all cores) run through the GPU's executor: the
+    /// same chunks, buffers and dispatch windows, each window run on the CPU. It validates
+    /// GPU results and bisects a GPU difference without an adapter.
+    Twin,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -80,6 +84,7 @@ impl DeviceArgs {
                 BackendArg::Gpu => BackendKind::Gpu,
                 BackendArg::Cpu => BackendKind::Cpu,
                 BackendArg::Reference => BackendKind::Reference,
+                BackendArg::Twin => BackendKind::Twin,
             },
             adapter: crate::environment::adapter_selector(self.adapter.as_deref()),
             precision: self.precision.map(Precision::from),
