@@ -70,6 +70,7 @@ pub mod bench;
 pub mod bounded_read;
 pub mod compensated;
 pub mod error;
+pub mod expr;
 pub mod families;
 pub mod identify;
 pub mod io;

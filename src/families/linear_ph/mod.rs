@@ -5,7 +5,7 @@
 //! and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
 //! [`collocation_step`], the per-member [`step_operators`] and their pull-back
 //! [`step_pullback`]), the GPU kernels' host side ([`kernel`], [`shape`], WGSL in
-//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the reference integrator ([`reference`]), the fast SIMD engine ([`fast`]), the
+//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the reference integrator ([`reference`](mod@reference)), the fast SIMD engine ([`fast`]), the
 //! adjoint sweep ([`adjoint`], its twin [`adjoint_twin`] and reference [`adjoint_reference`], planned by [`gradient_plan`]) and the
 //! member export ([`export`]). Identification and the studies build on its public API.
 
