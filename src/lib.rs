@@ -8,7 +8,8 @@
 //! GPU executor, [`backend::Backend`]). The families are vertical wings in [`families`],
 //! registered in [`families::RunPlan`] and [`families::SystemSpec`]: [`linear_ph`] (linear
 //! port-Hamiltonian systems under collocation, with the discrete adjoint) and [`contact`]
-//! (contact-Hamiltonian systems by splitting or Herglotz). [`io`] (config, files) sits on
+//! (contact-Hamiltonian systems by splitting or Herglotz), [`port_hamiltonian`] (nonlinear
+//! models written as expressions). [`io`] (config, files) sits on
 //! them; [`identify`] (cost and adjoint gradients of candidate models), [`study`] and
 //! [`bench`](mod@bench) are applications; the `harbor` binary is the top. [`error`] and
 //! [`compensated`] sit below everything; [`reference`](mod@reference) (independent
@@ -83,4 +84,4 @@ pub mod study;
 pub mod tableau;
 
 pub use error::{Error, Result};
-pub use families::{contact, linear_ph};
+pub use families::{contact, linear_ph, port_hamiltonian};

@@ -12,6 +12,7 @@
 
 pub mod contact;
 pub mod linear_ph;
+pub mod port_hamiltonian;
 
 use crate::error::{Error, Result};
 use crate::io::Config;
@@ -209,11 +210,13 @@ registry! {
     plans {
         LinearPh(linear_ph::LinearPhPlan),
         Contact(contact::ContactPlan),
+        PortHamiltonian(port_hamiltonian::PortHamiltonianPlan),
     }
     kinds {
         "linear-ph" => LinearPh(linear_ph::spec::LinearPhSpec),
         "mechanical" => Mechanical(linear_ph::spec::MechanicalSpec),
         "contact" => Contact(contact::ContactSystemSpec),
+        "port-hamiltonian" => PortHamiltonian(port_hamiltonian::PortHamiltonianSpec),
     }
     workloads {
         LinearPhChain(linear_ph::workloads::ChainWorkload),

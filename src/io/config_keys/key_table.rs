@@ -290,6 +290,7 @@ impl Walker<'_> {
             return;
         }
         self.properties(&map, path, when, None);
+        self.named_entries(&map, path, when);
         let alternatives = self.alternatives(&map);
         let tagged: Vec<(String, Value, &Map<String, Value>)> = alternatives
             .iter()
@@ -324,6 +325,29 @@ impl Walker<'_> {
         }
     }
 
+    /// A table whose keys the user names (`system.parameters`, `ensemble.parameters`): one
+    /// row `<path>.<name>` for any of its entries, and the entry's own keys below it.
+    fn named_entries(&mut self, map: &Map<String, Value>, path: &str, when: &[Condition]) {
+        let Some(entry) = map.get("additionalProperties").filter(|v| v.is_object()) else {
+            return;
+        };
+        let key_path = join(path, NAMED_ENTRY);
+        let resolved = self.resolve(entry);
+        let meaning = match resolved.get("description") {
+            Some(description) => one_line(Some(description)),
+            None => "an entry named by the user".to_string(),
+        };
+        self.keys.push(ConfigKey {
+            path: key_path.clone(),
+            when: when.to_vec(),
+            type_name: self.type_name(entry),
+            required: false,
+            default: None,
+            meaning,
+        });
+        self.children(entry, &key_path, when);
+    }
+
     /// Pushes a row for each property of `map` (but `skip`, a variant's tag) and recurses.
     fn properties(
         &mut self,
@@ -354,6 +378,9 @@ impl Walker<'_> {
         }
     }
 }
+
+/// The path segment of a table's entries whose keys the user names.
+pub const NAMED_ENTRY: &str = "<name>";
 
 fn join(path: &str, name: &str) -> String {
     if path.is_empty() {

@@ -20,6 +20,7 @@ use crate::io::problem_spec::{DataSpec, NoiseSpec, RandomModelSpec, SpecContext}
 use crate::io::study_spec::StudySpec;
 use crate::linear_ph::LinearPhEnsembleSpec;
 use crate::model::SignalSpec;
+use crate::port_hamiltonian::spec::{NewtonSpec, PortHamiltonianEnsembleSpec, PortHamiltonianSpec};
 
 /// Parses `table` as `T` and shows the result (value or error) for comparison.
 fn parsed<T: DeserializeOwned + std::fmt::Debug>(table: toml::Value) -> String {
@@ -56,6 +57,12 @@ fn parsers() -> BTreeMap<&'static str, fn(toml::Value) -> String> {
         ("ContactSystemSpec", parsed::<ContactSystemSpec>),
         ("LinearPhEnsembleSpec", parsed::<LinearPhEnsembleSpec>),
         ("ContactEnsembleSpec", parsed::<ContactEnsembleSpec>),
+        ("PortHamiltonianSpec", parsed::<PortHamiltonianSpec>),
+        (
+            "PortHamiltonianEnsembleSpec",
+            parsed::<PortHamiltonianEnsembleSpec>,
+        ),
+        ("NewtonSpec", parsed::<NewtonSpec>),
         ("DataSpec", parsed::<DataSpec>),
         ("NoiseSpec", parsed::<NoiseSpec>),
         ("RandomModelSpec", parsed::<RandomModelSpec>),

@@ -1,0 +1,173 @@
+//! The port-Hamiltonian family as the engine runs it: members, records and the reference
+//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]). The
+//! family has no GPU kernel and no fast CPU engine yet: `--backend auto` runs it on the
+//! CPU and says so, `--backend gpu` is refused naming `--backend`.
+
+use super::gauss_step::{GaussStepper, StepFailure};
+use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
+use crate::compensated::CompensatedSum;
+use crate::error::Result;
+use crate::kernels::family::{Absent, Family, running_max};
+use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
+
+impl PortHamiltonianPlan {
+    /// Integrates `member` through the grid, recording at the grid's cadence what the plan
+    /// records: x samples, the `energy` channel (window sums, Neumaier), the `outputs`
+    /// channel, and the totals (compensated sums, the worst |stored − supplied|, and the
+    /// step whose stage solve failed, 0 when none did). A failed step ends the member: its
+    /// state is NaN from that step on and its non-finite step is that step.
+    fn integrate(&self, member: &PortHamiltonianMember) -> MemberResult {
+        let (n, m, s) = (self.model.n(), self.model.inputs, self.scheme.stages);
+        let recording = self.recording;
+        let mut stepper = GaussStepper::new(
+            &self.model,
+            &self.scheme,
+            self.grid.h,
+            &member.parameters,
+            self.newton,
+        );
+        let mut x = member.x0.clone();
+        let mut carry = vec![0.0; n];
+        let mut y = vec![0.0; s * m];
+        let mut scratch = Vec::new();
+        let record_points = self.grid.record_points();
+        let mut result = MemberResult::with_capacity(self.record_spec(), record_points.len());
+        self.record_start(member, &mut result);
+        let outputs_channel = usize::from(recording.energy);
+        let mut totals = [CompensatedSum::default(); 4];
+        let mut window = [CompensatedSum::default(); 4];
+        let mut max_abs_residual = 0.0_f64;
+        let mut failed_step = 0;
+        let mut next_record = record_points.iter().copied().peekable();
+        for k in 0..self.grid.steps {
+            let parts = if failed_step == 0 {
+                let u = self.inputs.step(k, &mut scratch);
+                match stepper.step(&mut x, &mut carry, u, &mut y) {
+                    Ok(parts) => parts,
+                    Err(StepFailure::NoConvergence(_) | StepFailure::NotFinite) => {
+                        failed_step = k + 1;
+                        result.nonfinite_step = Some(k as u64 + 1);
+                        x.iter_mut().for_each(|v| *v = f64::NAN);
+                        y.iter_mut().for_each(|v| *v = f64::NAN);
+                        [f64::NAN; 4]
+                    }
+                }
+            } else {
+                [f64::NAN; 4]
+            };
+            for (sum, value) in totals
+                .iter_mut()
+                .chain(window.iter_mut())
+                .zip(parts.iter().cycle())
+            {
+                sum.add(*value);
+            }
+            max_abs_residual = running_max(max_abs_residual, (parts[0] - parts[1]).abs());
+            if next_record.peek() == Some(&(k + 1)) {
+                next_record.next();
+                if recording.trajectory {
+                    result.trajectory.extend_from_slice(&x);
+                }
+                if recording.energy {
+                    result.channels[0].extend(window.iter().map(|w| w.value()));
+                }
+                if recording.outputs {
+                    result.channels[outputs_channel].extend_from_slice(&y);
+                }
+                window = [CompensatedSum::default(); 4];
+            }
+        }
+        result.final_state = x;
+        result.totals = totals.iter().map(|t| t.value()).collect();
+        result.totals.push(max_abs_residual);
+        result.totals.push(failed_step as f64);
+        result
+    }
+}
+
+impl Family for PortHamiltonianPlan {
+    type Member = PortHamiltonianMember;
+    type Kernel = Absent<PortHamiltonianMember>;
+    type Fast = Absent<PortHamiltonianMember>;
+
+    fn name(&self) -> &'static str {
+        "port-hamiltonian"
+    }
+
+    fn method_label(&self) -> String {
+        self.scheme.label()
+    }
+
+    fn grid(&self) -> &StepGrid {
+        &self.grid
+    }
+
+    fn member_count(&self) -> usize {
+        PortHamiltonianPlan::member_count(self)
+    }
+
+    fn states(&self) -> usize {
+        self.model.n()
+    }
+
+    fn with_member_count(&self, count: usize) -> Result<Self> {
+        let mut plan = self.clone();
+        if let Some(spec) = &mut plan.ensemble {
+            spec.members = count;
+        }
+        Ok(plan)
+    }
+
+    fn member(&self, index: usize) -> Result<PortHamiltonianMember> {
+        PortHamiltonianPlan::member(self, index)
+    }
+
+    fn record_spec(&self) -> &RecordSpec {
+        PortHamiltonianPlan::record_spec(self)
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        let model = &self.model;
+        let serde_json::Value::Object(map) = serde_json::json!({
+            "scheme": {
+                "label": self.scheme.label(),
+                "family": self.scheme.family.name(),
+                "stages": self.scheme.stages,
+                "order": self.scheme.order,
+                "newton": {
+                    "tolerance": self.newton.tolerance,
+                    "max_iterations": self.newton.max_iterations,
+                },
+            },
+            "states": model.n(),
+            "state_names": model.states,
+            "parameters": model.parameters.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            "inputs": model.inputs,
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        map
+    }
+
+    fn record_start(&self, member: &PortHamiltonianMember, out: &mut MemberResult) {
+        if self.recording.trajectory {
+            out.trajectory.extend_from_slice(&member.x0);
+        }
+    }
+
+    fn reference(&self, member: &PortHamiltonianMember) -> Result<MemberResult> {
+        Ok(self.integrate(member))
+    }
+
+    fn shared_stream(&self) -> &SharedStream {
+        &self.inputs
+    }
+
+    fn gpu_kernel(&self) -> Option<&Absent<PortHamiltonianMember>> {
+        None
+    }
+
+    fn fast_engine(&self) -> Option<&Absent<PortHamiltonianMember>> {
+        None
+    }
+}

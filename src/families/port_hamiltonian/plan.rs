@@ -1,0 +1,307 @@
+//! The plan of an ensemble of port-Hamiltonian models written as expressions: the compiled
+//! model, the Gauss scheme, the grid, the inputs sampled once at the stage times
+//! t_k + c_i h, the members drawn from (seed, i), the Newton settings and the records —
+//! trajectory samples of x, the energy balance per recording window, the discrete outputs.
+//!
+//! Member i's draws come from the ChaCha8 stream i of `seed`: x0 entry by entry, then the
+//! parameters in name order, one draw each whether or not it varies, so a member does not
+//! depend on chunking, threads or which keys are drawn.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::gauss_step::NewtonSettings;
+use super::model::{ExpressionModel, ModelText};
+use super::spec::{Draw, PortHamiltonianEnsembleSpec};
+use crate::error::{Error, Num, Result};
+use crate::model::Signal;
+use crate::plan::grid::StepGrid;
+use crate::plan::record::{Channel, RecordSpec, Recording};
+use crate::plan::stream::SharedStream;
+use crate::tableau::{Scheme, SchemeFamily};
+
+/// One member: its parameter values (in the model's order) and initial state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortHamiltonianMember {
+    pub parameters: Vec<f64>,
+    pub x0: Vec<f64>,
+}
+
+/// The totals of a member, in order.
+pub const TOTALS: [&str; 6] = [
+    "stored_total",
+    "supplied_total",
+    "port_total",
+    "dissipated_total",
+    "max_abs_residual",
+    "newton_failed_step",
+];
+
+/// Everything a backend needs to run a port-Hamiltonian ensemble.
+#[derive(Debug, Clone)]
+pub struct PortHamiltonianPlan {
+    pub model: Arc<ExpressionModel>,
+    pub scheme: Scheme,
+    pub grid: StepGrid,
+    pub nominal: PortHamiltonianMember,
+    pub ensemble: Option<PortHamiltonianEnsembleSpec>,
+    /// Draws of each parameter, in the model's order.
+    draws: Vec<Draw>,
+    /// u(t_k + c_i h), s · m values per step.
+    pub inputs: SharedStream,
+    pub newton: NewtonSettings,
+    pub recording: Recording,
+    records: RecordSpec,
+}
+
+impl PortHamiltonianPlan {
+    /// Compiles `text` and plans its run; `prefix` names `[system]` in errors.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the sections of a config, each checked here"
+    )]
+    pub fn new(
+        prefix: &str,
+        text: &ModelText,
+        x0: Vec<f64>,
+        stages: usize,
+        h: f64,
+        t_end: f64,
+        signals: &[Signal],
+        ensemble: Option<PortHamiltonianEnsembleSpec>,
+        record_every: usize,
+        recording: Recording,
+        newton: NewtonSettings,
+    ) -> Result<Self> {
+        let model = ExpressionModel::compile(prefix, text)?;
+        let n = model.n();
+        if x0.len() != n {
+            return Err(Error::invalid(
+                format!("{prefix}.x0"),
+                format!("has length {}, the model has n = {n} states", x0.len()),
+            ));
+        }
+        if let Some(bad) = x0.iter().find(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                format!("{prefix}.x0"),
+                format!("must be finite, got {bad}"),
+            ));
+        }
+        if model.inputs != signals.len() {
+            return Err(Error::invalid(
+                "input",
+                format!(
+                    "{prefix}.G has {} column(s) but {} input signal(s) are given",
+                    model.inputs,
+                    signals.len()
+                ),
+            ));
+        }
+        let range = SchemeFamily::Gauss.stage_range();
+        if !range.contains(&stages) {
+            return Err(Error::invalid(
+                "scheme.stages",
+                format!(
+                    "gauss takes {} to {} stages, got {stages}",
+                    range.start(),
+                    range.end()
+                ),
+            ));
+        }
+        let scheme = Scheme::new(SchemeFamily::Gauss, stages)?;
+        let grid = StepGrid::new(h, t_end, record_every)?;
+        for (i, s) in signals.iter().enumerate() {
+            s.check_covers(&format!("input[{i}]"), t_end)?;
+        }
+        let draws = match &ensemble {
+            Some(spec) => draws_of(&model, spec)?,
+            None => vec![Draw::Fixed; model.parameters.len()],
+        };
+        let sampled = Arc::new(signals.to_vec());
+        let inputs =
+            SharedStream::sample(&scheme.c, signals.len(), h, grid.steps, move |t, out| {
+                for (value, signal) in out.iter_mut().zip(sampled.iter()) {
+                    *value = signal.value(t);
+                }
+            });
+        let nominal = PortHamiltonianMember {
+            parameters: model.parameters.iter().map(|(_, v)| *v).collect(),
+            x0,
+        };
+        let records = record_spec(n, stages, model.inputs, recording);
+        let plan = PortHamiltonianPlan {
+            model: Arc::new(model),
+            scheme,
+            grid,
+            nominal,
+            ensemble,
+            draws,
+            inputs,
+            newton,
+            recording,
+            records,
+        };
+        plan.check_member(prefix, &plan.nominal)?;
+        Ok(plan)
+    }
+
+    pub fn member_count(&self) -> usize {
+        self.ensemble.as_ref().map_or(1, |e| e.members)
+    }
+
+    /// Member `index`: the nominal model with its draws from stream `index` of the seed.
+    pub fn member(&self, index: usize) -> Result<PortHamiltonianMember> {
+        let Some(spec) = &self.ensemble else {
+            return Ok(self.nominal.clone());
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+        rng.set_stream(index as u64);
+        let mut member = self.nominal.clone();
+        for v in &mut member.x0 {
+            *v = draw(spec.x0, *v, &mut rng);
+        }
+        for (v, d) in member.parameters.iter_mut().zip(&self.draws) {
+            *v = draw(*d, *v, &mut rng);
+        }
+        self.check_member(&format!("member[{index}]"), &member)?;
+        Ok(member)
+    }
+
+    /// A member's numbers: finite, H finite at x0, and R(x0) ⪰ 0.
+    fn check_member(&self, prefix: &str, member: &PortHamiltonianMember) -> Result<()> {
+        let model = &self.model;
+        if let Some((name, value)) = model
+            .parameters
+            .iter()
+            .zip(&member.parameters)
+            .find(|(_, v)| !v.is_finite())
+            .map(|((name, _), v)| (name, v))
+        {
+            return Err(Error::invalid(
+                format!("{prefix}.parameters.{name}"),
+                format!("must be finite, got {value}"),
+            ));
+        }
+        if let Some(bad) = member.x0.iter().find(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                format!("{prefix}.x0"),
+                format!("must be finite, got {bad}"),
+            ));
+        }
+        let vars: Vec<f64> = member
+            .x0
+            .iter()
+            .chain(&member.parameters)
+            .copied()
+            .collect();
+        let mut scratch = Vec::new();
+        let mut h = [0.0];
+        model.energy.eval(&vars, &mut h, &mut scratch);
+        if !h[0].is_finite() {
+            return Err(Error::invalid(
+                format!("{prefix}.H"),
+                format!("is {} at x0, not finite", Num(h[0])),
+            ));
+        }
+        if !model.lossless {
+            let n = model.n();
+            let mut r = vec![0.0; n * n];
+            model.dissipation.eval(&vars, &mut r, &mut scratch);
+            let matrix = nalgebra::DMatrix::from_row_slice(n, n, &r);
+            let smallest = matrix.symmetric_eigenvalues().min();
+            let scale = r.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+            // A NaN eigenvalue (R not finite at x0) is refused too.
+            if smallest.is_nan() || smallest < -1e-12 * scale {
+                return Err(Error::invalid(
+                    format!("{prefix}.R"),
+                    format!(
+                        "is not positive semidefinite at x0: smallest eigenvalue {}",
+                        Num(smallest)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// What every member records.
+    pub fn record_spec(&self) -> &RecordSpec {
+        &self.records
+    }
+}
+
+/// Each parameter's draw in the model's order; a draw of an unknown parameter is an error
+/// naming it.
+fn draws_of(model: &ExpressionModel, spec: &PortHamiltonianEnsembleSpec) -> Result<Vec<Draw>> {
+    if spec.members == 0 {
+        return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+    }
+    spec.x0.check("ensemble.x0")?;
+    for (name, d) in &spec.parameters {
+        if !model.parameters.iter().any(|(known, _)| known == name) {
+            let names: Vec<&str> = model.parameters.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::invalid(
+                format!("ensemble.parameters.{name}"),
+                format!(
+                    "is not a parameter of system.parameters ({})",
+                    if names.is_empty() {
+                        "it has none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
+        d.check(&format!("ensemble.parameters.{name}"))?;
+    }
+    Ok(model
+        .parameters
+        .iter()
+        .map(|(name, _)| spec.parameters.get(name).copied().unwrap_or_default())
+        .collect())
+}
+
+/// One value drawn by `d` around `nominal`: two numbers from `rng` whatever the draw.
+fn draw(d: Draw, nominal: f64, rng: &mut ChaCha8Rng) -> f64 {
+    let normal: f64 = StandardNormal.sample(rng);
+    let unit: f64 = rng.random();
+    match d {
+        Draw::Fixed => nominal,
+        Draw::Perturb { sigma } => nominal + sigma * normal,
+        Draw::Uniform { low, high } => low + (high - low) * unit,
+        Draw::Normal { mean, std } => mean + std * normal,
+        Draw::Lognormal { mu, sigma } => (mu + sigma * normal).exp(),
+    }
+}
+
+/// Trajectory samples of x (n), the `energy` channel and the `outputs` channel (s × m) as
+/// `recording` switches them on; the totals always.
+fn record_spec(n: usize, s: usize, m: usize, recording: Recording) -> RecordSpec {
+    let mut channels = Vec::new();
+    if recording.energy {
+        channels.push(Channel {
+            name: "energy",
+            shape: vec![4],
+            at_start: false,
+            description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
+        });
+    }
+    if recording.outputs {
+        channels.push(Channel {
+            name: "outputs",
+            shape: vec![s, m],
+            at_start: false,
+            description: "discrete outputs y^k = b_i G(x_i)ᵀ ∇H(x_i) of the recorded steps (members × records × s × m)".into(),
+        });
+    }
+    RecordSpec {
+        state_width: n,
+        trajectory: recording.trajectory,
+        channels,
+        totals: TOTALS.to_vec(),
+        totals_group: "energy",
+    }
+}
