@@ -6,7 +6,7 @@
 use super::gauss_step::{GaussStepper, StepFailure};
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
 use crate::compensated::CompensatedSum;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels::family::{Absent, Family, running_max};
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
 
@@ -161,6 +161,19 @@ impl Family for PortHamiltonianPlan {
 
     fn shared_stream(&self) -> &SharedStream {
         &self.inputs
+    }
+
+    /// Refuses an input that is not finite at a stage time (a pass over the stream).
+    fn check_stream(&self) -> Result<()> {
+        self.inputs.max_abs().map(|_| ()).map_err(|(step, point, channel, value)| {
+            Error::invalid(
+                format!("input[{channel}]"),
+                format!(
+                    "is {value} at t = (k + c_i) h with k = {step}, stage {}; inputs must be finite",
+                    point + 1
+                ),
+            )
+        })
     }
 
     fn gpu_kernel(&self) -> Option<&Absent<PortHamiltonianMember>> {

@@ -5,13 +5,13 @@
 //! ```
 //!
 //! compiled once per run: every expression is parsed into one pool over the variables
-//! [x (states), θ (parameters), u (inputs)], ∇H and the Jacobian ∂f/∂x the Newton solves
+//! `[x (states), θ (parameters), u (inputs)]`, ∇H and the Jacobian ∂f/∂x the Newton solves
 //! need are derived symbolically in the same pool (so they share their subexpressions with
 //! H, J, R and G), and two straight-line tapes evaluate them: the stage tape (f, ∂f/∂x, the
 //! dissipation eᵀ R e and G(x)ᵀ e at a stage point) and the energy tape (H).
 //!
 //! Structure is checked once, where it is written: J must be skew-symmetric as written —
-//! the diagonal 0 and each J[c][r] the negation of J[r][c], either the same pool node once
+//! the diagonal 0 and each `J[c][r]` the negation of `J[r][c]`, either the same pool node once
 //! negated (the same expression with a minus) or an identity that holds at 16 probe points
 //! of the states and parameters — and R symmetric as written, the same way; R ⪰ 0 is
 //! checked numerically at each member's initial state.
@@ -51,7 +51,7 @@ pub struct ExpressionModel {
     /// Outputs [f (n), ∂f/∂x (n × n, row-major), eᵀ R e, G(x)ᵀ e (m)] at variables
     /// [x, θ, u], with e = ∇H(x).
     pub stage: Tape,
-    /// Output [H] at variables [x, θ].
+    /// Output `[H]` at variables `[x, θ]`.
     pub energy: Tape,
     /// Output [R (n × n, row-major)] at [x, θ], to check R ⪰ 0.
     pub dissipation: Tape,
