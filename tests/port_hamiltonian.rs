@@ -351,3 +351,65 @@ fn the_cli_runs_the_starter_and_refuses_the_gpu() {
     );
     assert!(!dir.path().join("gpu").exists());
 }
+
+/// `harbor bench --family port-hamiltonian` measures the pendulum chains on the CPU paths
+/// and says why the GPU is skipped.
+#[test]
+fn the_bench_measures_pendulum_chains() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.json");
+    let output = common::run_harbor(&[
+        "bench",
+        "--family",
+        "port-hamiltonian",
+        "--members",
+        "16",
+        "--states",
+        "1,3",
+        "--steps",
+        "20",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("skipped gpu") && stdout.contains("no GPU kernel"),
+        "{stdout}"
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in rows {
+        let backends: Vec<&str> = row["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["backend"].as_str().unwrap())
+            .collect();
+        assert_eq!(backends, ["cpu", "reference"], "{row}");
+    }
+}
+
+/// The bench's pendulum chain of one degree of freedom is the starter's pendulum with
+/// m = l = g = 1: the same model, the same numbers.
+#[test]
+fn the_bench_chain_is_the_pendulum() {
+    use harbor::port_hamiltonian::ExpressionModel;
+    use harbor::port_hamiltonian::workloads::pendulum_chain;
+    let model = ExpressionModel::compile("bench", &pendulum_chain(1)).unwrap();
+    // Variables [q0, p0, c, k, u]: f = (p, −sin q − c p + u).
+    let mut out = vec![0.0; model.stage.n_outputs()];
+    model
+        .stage
+        .eval(&[0.7, -0.4, 0.05, 0.5, 0.3], &mut out, &mut Vec::new());
+    assert!((out[0] - -0.4).abs() < 1e-15);
+    assert!(
+        (out[1] - (-(0.7_f64).sin() + 0.05 * 0.4 + 0.3)).abs() < 1e-15,
+        "{out:?}"
+    );
+}

@@ -221,6 +221,7 @@ registry! {
     workloads {
         LinearPhChain(linear_ph::workloads::ChainWorkload),
         ContactChain(contact::workloads::ChainWorkload),
+        PortHamiltonianChain(port_hamiltonian::workloads::PendulumChainWorkload),
     }
 }
 

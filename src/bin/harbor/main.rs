@@ -152,10 +152,12 @@ enum Command {
     },
     /// Member-steps per second of the CPU path (all cores) and the GPU path side by side,
     /// with the GPU's achieved FLOP/s, over ensembles of mass–spring–damper chains (linear
-    /// PH) or damped, forced Duffing chains (contact).
+    /// PH), damped, forced Duffing chains (contact) or damped, driven pendulum chains
+    /// written as expressions (port-hamiltonian).
     Bench {
-        /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2) or contact
-        /// (damped, forced Duffing chains under --composition).
+        /// Which family: linear-ph (mass–spring–damper chains, Gauss s = 2), contact
+        /// (damped, forced Duffing chains under --composition) or port-hamiltonian (damped,
+        /// driven pendulum chains written as expressions, Gauss s = 2).
         #[arg(long, default_value = "linear-ph", value_parser = clap::builder::PossibleValuesParser::new(harbor::families::FamilyWorkload::FAMILIES))]
         family: String,
         /// Composition of the contact cases.
@@ -165,7 +167,7 @@ enum Command {
         #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [1024usize, 16384, 131072, 1048576])]
         members: Vec<usize>,
         /// State sizes n of the linear-PH chains (even: n/2 masses), or degrees of freedom
-        /// of the contact chains; space- or comma-separated.
+        /// of the contact and pendulum chains; space- or comma-separated.
         #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [2usize, 8, 32])]
         states: Vec<usize>,
         /// GPU precisions, space- or comma-separated.

@@ -4,7 +4,8 @@
 //! by Gauss–Legendre collocation as a discrete-time PH system (Kotyczka & Lefèvre 2019,
 //! Definition 1) with Newton stage solves. Everything the family owns lives here: the
 //! compiled model ([`model`]), its `[system]` and `[ensemble]` sections ([`spec`]), the plan
-//! ([`plan`]), the step ([`gauss_step`]) and the family as the engine runs it ([`kernel`]).
+//! ([`plan`]), the step ([`gauss_step`]) and the family as the engine runs it ([`kernel`]) and its `harbor bench` workload
+//! ([`workloads`]).
 //! It runs on the CPU (all cores); a GPU kernel and a fast engine are still to come.
 
 pub mod gauss_step;
@@ -12,6 +13,7 @@ pub mod kernel;
 pub mod model;
 pub mod plan;
 pub mod spec;
+pub mod workloads;
 
 pub use gauss_step::NewtonSettings;
 pub use model::{Entry, ExpressionModel, ModelText};
