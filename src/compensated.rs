@@ -1,5 +1,6 @@
 //! Compensated (Neumaier) summation, so long sums of energy increments lose no more than a
-//! rounding error or two whatever the number of steps.
+//! rounding error or two whatever the number of steps, and a running maximum that keeps a
+//! non-finite value once it arrives.
 
 /// Running sum Σ xᵢ with Neumaier's correction term.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -42,4 +43,18 @@ pub fn kahan_add(x: &mut f64, carry: &mut f64, delta: f64) {
     let t = *x + y;
     *carry = (t - *x) - y;
     *x = t;
+}
+
+/// The running maximum of |r| that keeps a NaN or an infinity once one arrives, where
+/// `f64::max` would skip it (twin of `running_max` in shaders/shared/finite.wgsl).
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "a NaN r must count as not below the maximum, as in the WGSL twin"
+)]
+pub fn running_max(current: f64, r: f64) -> f64 {
+    if current.is_finite() && !(r <= current) {
+        r
+    } else {
+        current
+    }
 }

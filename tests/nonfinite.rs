@@ -8,10 +8,10 @@ mod common;
 
 use harbor::backend::Backend;
 use harbor::backend::gpu::{ExecutorOptions, Precision, run};
+use harbor::compensated::running_max;
 use harbor::contact::ContactConfig;
 use harbor::io::Config;
 use harbor::kernels::CpuPath;
-use harbor::kernels::family::running_max;
 use harbor::linear_ph::LinearPhConfig;
 use harbor::results::Results;
 

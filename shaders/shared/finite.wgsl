@@ -7,7 +7,7 @@ fn is_finite(v: real) -> bool {
 }
 
 // The running maximum of |r| that, unlike max(), keeps a NaN or an infinity once one
-// arrives instead of skipping it. Host twin: `running_max` in src/kernels/family.rs.
+// arrives instead of skipping it. Host twin: `running_max` in src/compensated.rs.
 fn running_max(current: real, r: real) -> real {
     if (is_finite(current) && !(r <= current)) {
         return r;

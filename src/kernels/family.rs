@@ -266,17 +266,3 @@ impl<M> FastEngine for Absent<M> {
         match block {}
     }
 }
-
-/// The running maximum of |r| that keeps a NaN or an infinity once one arrives, where
-/// `f64::max` would skip it (twin of `running_max` in shaders/shared/finite.wgsl).
-#[expect(
-    clippy::neg_cmp_op_on_partial_ord,
-    reason = "a NaN r must count as not below the maximum, as in the WGSL twin"
-)]
-pub fn running_max(current: f64, r: f64) -> f64 {
-    if current.is_finite() && !(r <= current) {
-        r
-    } else {
-        current
-    }
-}

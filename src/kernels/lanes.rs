@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use super::family::running_max;
+use crate::compensated::running_max;
 use crate::error::{Error, Result};
 
 /// Members per SIMD group: one 512-bit register of f64, two 256-bit ones.

@@ -4,12 +4,14 @@
 //! of them through [`crate::kernels::Family`], and nothing here needs an adapter.
 
 pub mod budget;
+pub mod energy_balance;
 pub mod gradient_resources;
 pub mod grid;
 pub mod record;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
+pub use energy_balance::{ENERGY_TOTALS, EnergyBalance, energy_balance_channels};
 pub use gradient_resources::{DescentSizes, ProblemEstimate, ProblemSizes, Setting};
 pub use grid::{StepGrid, step_count};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};

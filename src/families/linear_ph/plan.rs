@@ -9,8 +9,9 @@ use super::ensemble::LinearPhEnsemble;
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
 use crate::model::Signal;
+use crate::plan::energy_balance::{ENERGY_TOTALS, energy_balance_channels};
 use crate::plan::grid::StepGrid;
-use crate::plan::record::{Channel, MemberResult, RecordSpec, Recording};
+use crate::plan::record::{MemberResult, RecordSpec, Recording};
 use crate::plan::stream::SharedStream;
 use crate::tableau::Scheme;
 
@@ -115,40 +116,15 @@ pub struct LinearPhPlan {
 /// `energy` channel (window sums of [`ENERGIES`]) with the energy totals, and the `outputs`
 /// channel (y^k, s × m), each when switched on.
 fn record_spec(n: usize, s: usize, m: usize, recording: Recording) -> RecordSpec {
-    let mut channels = Vec::new();
-    if recording.energy {
-        channels.push(Channel {
-            name: "energy",
-            shape: vec![4],
-            at_start: false,
-            description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
-        });
-    }
-    if recording.outputs {
-        channels.push(Channel {
-            name: "outputs",
-            shape: vec![s, m],
-            at_start: false,
-            description: "discrete outputs y^k of the recorded steps (members × records × s × m)"
-                .into(),
-        });
-    }
-    let totals = if recording.energy {
-        vec![
-            "stored_total",
-            "supplied_total",
-            "port_total",
-            "dissipated_total",
-            "max_abs_residual",
-        ]
-    } else {
-        Vec::new()
-    };
     RecordSpec {
         state_width: n,
         trajectory: recording.trajectory,
-        channels,
-        totals,
+        channels: energy_balance_channels(recording, s, m, "discrete outputs y^k"),
+        totals: if recording.energy {
+            ENERGY_TOTALS.to_vec()
+        } else {
+            Vec::new()
+        },
         totals_group: "energy",
     }
 }

@@ -1,12 +1,10 @@
 //! The reference integrator of the linear-PH family: the stage equations of Definition 1
 //! solved at every step ([`ReferenceStepper`]) and its recording loop ([`record_member`]).
 
-use crate::compensated::CompensatedSum;
 use crate::error::Result;
-use crate::kernels::family::running_max;
 use crate::linear_ph::{CollocationStepper, StepScratch};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
-use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
+use crate::plan::{EnergyBalance, MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 /// The reference stepper (stage solve at every step) with its work buffers.
 pub struct ReferenceStepper {
@@ -53,21 +51,11 @@ pub fn record_member(
         result.trajectory.extend_from_slice(&x);
     }
     let outputs_channel = usize::from(recording.energy);
-    let mut totals = [CompensatedSum::default(); 4];
-    let mut window = [CompensatedSum::default(); 4];
-    let mut max_abs_residual = 0.0_f64;
+    let mut balance = EnergyBalance::default();
     let mut next_record = record_points.iter().copied().peekable();
     for k in 0..grid.steps {
         let energy = stepper.step(&mut x, &mut carry, inputs.step(k, &mut scratch), &mut y);
-        let parts = energy.parts();
-        for (sum, value) in totals
-            .iter_mut()
-            .chain(window.iter_mut())
-            .zip(parts.iter().cycle())
-        {
-            sum.add(*value);
-        }
-        max_abs_residual = running_max(max_abs_residual, energy.residual().abs());
+        balance.add(energy.parts());
         let energy_finite =
             energy.stored.is_finite() && energy.port.is_finite() && energy.dissipated.is_finite();
         let finite = (energy_finite || !recording.energy) && x.iter().all(|v| v.is_finite());
@@ -79,19 +67,18 @@ pub fn record_member(
             if recording.trajectory {
                 result.trajectory.extend_from_slice(&x);
             }
+            let window = balance.take_window();
             if recording.energy {
-                result.channels[0].extend(window.iter().map(|w| w.value()));
+                result.channels[0].extend(window);
             }
             if recording.outputs {
                 result.channels[outputs_channel].extend_from_slice(&y);
             }
-            window = [CompensatedSum::default(); 4];
         }
     }
     result.final_state = x;
     if recording.energy {
-        result.totals = totals.iter().map(|t| t.value()).collect();
-        result.totals.push(max_abs_residual);
+        result.totals = balance.totals();
     }
     result
 }

@@ -13,8 +13,7 @@
 //! The cooperative kernel's threads sum their rows' partial energies before thread 0 adds
 //! them up; its twin sums in row order, as the per-invocation kernel does.
 
-use crate::compensated::{CompensatedSum, kahan_add};
-use crate::kernels::family::running_max;
+use crate::compensated::{CompensatedSum, kahan_add, running_max};
 use crate::kernels::{KernelSource, Strided, TwinBindings};
 
 /// The kernel's specialisation, read from its constants as the WGSL sees them.

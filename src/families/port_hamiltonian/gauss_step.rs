@@ -69,7 +69,10 @@ pub struct GaussStepper<'a> {
     scratch: Vec<f64>,
     z: Vec<f64>,
     residual: DVector<f64>,
-    matrix: DMatrix<f64>,
+    /// The state the last step ended in and H there: the next step starts from it, so
+    /// its H(x_k) is not evaluated twice.
+    last_state: Vec<f64>,
+    last_energy: Option<f64>,
 }
 
 impl<'a> GaussStepper<'a> {
@@ -97,7 +100,8 @@ impl<'a> GaussStepper<'a> {
             scratch: Vec::new(),
             z: vec![0.0; s * n],
             residual: DVector::zeros(s * n),
-            matrix: DMatrix::zeros(s * n, s * n),
+            last_state: vec![0.0; n],
+            last_energy: None,
         }
     }
 
@@ -158,6 +162,8 @@ impl<'a> GaussStepper<'a> {
                     self.residual[i * n + r] = -(self.z[i * n + r] - h * sum);
                 }
             }
+            // Every entry is written: a fresh matrix per iteration, consumed by its LU.
+            let mut matrix = DMatrix::zeros(s * n, s * n);
             for i in 0..s {
                 for j in 0..s {
                     let factor = h * self.a[i * s + j];
@@ -165,13 +171,13 @@ impl<'a> GaussStepper<'a> {
                     for r in 0..n {
                         for c in 0..n {
                             let identity = if i == j && r == c { 1.0 } else { 0.0 };
-                            self.matrix[(i * n + r, j * n + c)] =
+                            matrix[(i * n + r, j * n + c)] =
                                 identity - factor * jacobian[r * n + c];
                         }
                     }
                 }
             }
-            let lu = self.matrix.clone().lu();
+            let lu = matrix.lu();
             let Some(update) = lu.solve(&self.residual) else {
                 return Err(StepFailure::NotFinite);
             };
@@ -207,7 +213,10 @@ impl<'a> GaussStepper<'a> {
     ) -> Result<StepEnergies, StepFailure> {
         let (n, m, s, h) = (self.model.n(), self.model.inputs, self.s, self.h);
         let width = self.model.stage.n_outputs();
-        let before = self.hamiltonian(x);
+        let before = match self.last_energy {
+            Some(energy) if self.last_state == x => energy,
+            _ => self.hamiltonian(x),
+        };
         self.solve_stages(x, u)?;
         let (mut port, mut dissipated) = (0.0, 0.0);
         for i in 0..s {
@@ -227,6 +236,8 @@ impl<'a> GaussStepper<'a> {
             kahan_add(&mut x[r], &mut carry[r], h * delta);
         }
         let after = self.hamiltonian(x);
+        self.last_state.copy_from_slice(x);
+        self.last_energy = Some(after);
         let (port, dissipated) = (h * port, h * dissipated);
         let stored = after - before;
         if !(stored.is_finite() && x.iter().all(|v| v.is_finite())) {

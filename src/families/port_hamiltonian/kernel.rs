@@ -5,10 +5,9 @@
 
 use super::gauss_step::{GaussStepper, StepFailure};
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
-use crate::compensated::CompensatedSum;
 use crate::error::{Error, Result};
-use crate::kernels::family::{Absent, Family, running_max};
-use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::kernels::family::{Absent, Family};
+use crate::plan::{EnergyBalance, MemberResult, RecordSpec, SharedStream, StepGrid};
 
 impl PortHamiltonianPlan {
     /// Integrates `member` through the grid, recording at the grid's cadence what the plan
@@ -34,9 +33,7 @@ impl PortHamiltonianPlan {
         let mut result = MemberResult::with_capacity(self.record_spec(), record_points.len());
         self.record_start(member, &mut result);
         let outputs_channel = usize::from(recording.energy);
-        let mut totals = [CompensatedSum::default(); 4];
-        let mut window = [CompensatedSum::default(); 4];
-        let mut max_abs_residual = 0.0_f64;
+        let mut balance = EnergyBalance::default();
         let mut failed_step = 0;
         let mut next_record = record_points.iter().copied().peekable();
         for k in 0..self.grid.steps {
@@ -55,31 +52,23 @@ impl PortHamiltonianPlan {
             } else {
                 [f64::NAN; 4]
             };
-            for (sum, value) in totals
-                .iter_mut()
-                .chain(window.iter_mut())
-                .zip(parts.iter().cycle())
-            {
-                sum.add(*value);
-            }
-            max_abs_residual = running_max(max_abs_residual, (parts[0] - parts[1]).abs());
+            balance.add(parts);
             if next_record.peek() == Some(&(k + 1)) {
                 next_record.next();
                 if recording.trajectory {
                     result.trajectory.extend_from_slice(&x);
                 }
+                let window = balance.take_window();
                 if recording.energy {
-                    result.channels[0].extend(window.iter().map(|w| w.value()));
+                    result.channels[0].extend(window);
                 }
                 if recording.outputs {
                     result.channels[outputs_channel].extend_from_slice(&y);
                 }
-                window = [CompensatedSum::default(); 4];
             }
         }
         result.final_state = x;
-        result.totals = totals.iter().map(|t| t.value()).collect();
-        result.totals.push(max_abs_residual);
+        result.totals = balance.totals();
         result.totals.push(failed_step as f64);
         result
     }

@@ -79,11 +79,8 @@ impl ExpressionModel {
                 "is empty; name at least one state",
             ));
         }
-        let names = variable_names(prefix, text)?;
-        let m = match &text.g {
-            Some(g) => g.first().map_or(0, Vec::len),
-            None => 0,
-        };
+        let m = text.g.as_ref().and_then(|g| g.first()).map_or(0, Vec::len);
+        let names = variable_names(prefix, text, m)?;
         let all: Vec<&str> = names.iter().map(String::as_str).collect();
         // H may use states and parameters only: the inputs come after them.
         let state_and_parameter = &all[..n + text.parameters.len()];
@@ -91,14 +88,11 @@ impl ExpressionModel {
         let h = parse(&mut pool, &text.hamiltonian, state_and_parameter)
             .map_err(|e| Error::invalid(format!("{prefix}.H"), e.to_string()))?;
         let j = matrix(&mut pool, prefix, "J", &text.j, n, n, state_and_parameter)?;
-        let (r, lossless) = match &text.r {
-            Some(r) => (
-                matrix(&mut pool, prefix, "R", r, n, n, state_and_parameter)?,
-                false,
-            ),
-            None => (vec![pool.constant(0.0); n * n], true),
+        let r = match &text.r {
+            Some(r) => matrix(&mut pool, prefix, "R", r, n, n, state_and_parameter)?,
+            None => vec![pool.constant(0.0); n * n],
         };
-        let lossless = lossless || r.iter().all(|&e| pool.constant_value(e) == Some(0.0));
+        let lossless = r.iter().all(|&e| pool.constant_value(e) == Some(0.0));
         let g = match &text.g {
             Some(g) => matrix(&mut pool, prefix, "G", g, n, m, state_and_parameter)?,
             None => Vec::new(),
@@ -156,10 +150,9 @@ impl ExpressionModel {
     }
 }
 
-/// The variable names [states, parameters, u1 … um], refusing duplicates and names that
+/// The variable names `[states, parameters, u1 … um]` (m inputs), refusing duplicates and names that
 /// collide with the inputs' or the functions'.
-fn variable_names(prefix: &str, text: &ModelText) -> Result<Vec<String>> {
-    let m = text.g.as_ref().and_then(|g| g.first()).map_or(0, Vec::len);
+fn variable_names(prefix: &str, text: &ModelText, m: usize) -> Result<Vec<String>> {
     let mut names: Vec<String> = text.states.clone();
     names.extend(text.parameters.iter().map(|(name, _)| name.clone()));
     for (index, name) in names.iter().enumerate() {

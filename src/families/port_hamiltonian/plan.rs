@@ -18,8 +18,9 @@ use super::model::{ExpressionModel, ModelText};
 use super::spec::{Draw, PortHamiltonianEnsembleSpec};
 use crate::error::{Error, Num, Result};
 use crate::model::Signal;
+use crate::plan::energy_balance::{ENERGY_TOTALS, energy_balance_channels};
 use crate::plan::grid::StepGrid;
-use crate::plan::record::{Channel, RecordSpec, Recording};
+use crate::plan::record::{RecordSpec, Recording};
 use crate::plan::stream::SharedStream;
 use crate::tableau::{Scheme, SchemeFamily};
 
@@ -30,13 +31,14 @@ pub struct PortHamiltonianMember {
     pub x0: Vec<f64>,
 }
 
-/// The totals of a member, in order.
+/// The totals of a member, in order: the energy balance's, then the step whose stage
+/// solve failed (0 when none did).
 pub const TOTALS: [&str; 6] = [
-    "stored_total",
-    "supplied_total",
-    "port_total",
-    "dissipated_total",
-    "max_abs_residual",
+    ENERGY_TOTALS[0],
+    ENERGY_TOTALS[1],
+    ENERGY_TOTALS[2],
+    ENERGY_TOTALS[3],
+    ENERGY_TOTALS[4],
     "newton_failed_step",
 ];
 
@@ -280,27 +282,15 @@ fn draw(d: Draw, nominal: f64, rng: &mut ChaCha8Rng) -> f64 {
 /// Trajectory samples of x (n), the `energy` channel and the `outputs` channel (s × m) as
 /// `recording` switches them on; the totals always.
 fn record_spec(n: usize, s: usize, m: usize, recording: Recording) -> RecordSpec {
-    let mut channels = Vec::new();
-    if recording.energy {
-        channels.push(Channel {
-            name: "energy",
-            shape: vec![4],
-            at_start: false,
-            description: "energy per recording window (members × windows × [stored, supplied, port, dissipated]); window w ends at times[w + 1]".into(),
-        });
-    }
-    if recording.outputs {
-        channels.push(Channel {
-            name: "outputs",
-            shape: vec![s, m],
-            at_start: false,
-            description: "discrete outputs y^k = b_i G(x_i)ᵀ ∇H(x_i) of the recorded steps (members × records × s × m)".into(),
-        });
-    }
     RecordSpec {
         state_width: n,
         trajectory: recording.trajectory,
-        channels,
+        channels: energy_balance_channels(
+            recording,
+            s,
+            m,
+            "discrete outputs y^k = b_i G(x_i)ᵀ ∇H(x_i)",
+        ),
         totals: TOTALS.to_vec(),
         totals_group: "energy",
     }
