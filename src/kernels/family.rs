@@ -5,6 +5,7 @@
 //! executor (on a GPU, or on the CPU with the twin) run any family through these traits, so
 //! adding a family adds implementations and nothing in them.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::marker::PhantomData;
 
@@ -43,8 +44,9 @@ pub struct KernelSource {
     /// The kernel body, whose `#import <module>` lines the engine resolves.
     pub body: &'static str,
     /// The family's own importable modules (name, source), looked up before the shared
-    /// ones in `shaders/shared/`.
-    pub modules: &'static [(&'static str, &'static str)],
+    /// ones in `shaders/shared/`: files of its `shaders/<family>/`, or WGSL the family
+    /// generates for the run (a model's expressions as straight-line functions).
+    pub modules: Vec<(&'static str, Cow<'static, str>)>,
     /// Specialisation constants, prepended as `const NAME: u32 = value;`.
     pub constants: Vec<(&'static str, u32)>,
     // Each layout below is prepended as its generated `<PREFIX>_<FIELD>` constants.

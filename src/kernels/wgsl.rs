@@ -5,6 +5,8 @@
 //! counted loops `#for <var> in <count>` … `#end` (see [`expand_loops`]). Every assembled
 //! source is validated by naga with exactly the capabilities harbor requests.
 
+use std::borrow::Cow;
+
 use super::abi::wgsl_bindings;
 use super::family::KernelSource;
 use super::precision::Precision;
@@ -45,7 +47,7 @@ fn without_imports(source: &str) -> String {
 /// own modules, searched before the shared ones.
 fn resolve(
     name: &str,
-    family: &[(&str, &'static str)],
+    family: &[(&str, Cow<'static, str>)],
     precision: Precision,
     seen: &mut Vec<String>,
     out: &mut String,
@@ -57,7 +59,7 @@ fn resolve(
     let module = family
         .iter()
         .find(|(n, _)| *n == name)
-        .map(|(_, source)| *source)
+        .map(|(_, source)| source.as_ref())
         .or_else(|| shared_module(name, precision))
         .ok_or_else(|| Error::Gpu(format!("WGSL: unknown module `#import {name}`")))?;
     for dependency in imports(module) {
@@ -234,7 +236,7 @@ pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
     out.push_str(&wgsl_bindings());
     let mut seen = Vec::new();
     for name in imports(kernel.body) {
-        resolve(name, kernel.modules, precision, &mut seen, &mut out)?;
+        resolve(name, &kernel.modules, precision, &mut seen, &mut out)?;
     }
     out.push_str(&format!("// ---- kernel {}\n", kernel.name));
     out.push_str(&without_imports(kernel.body));
@@ -295,7 +297,7 @@ mod tests {
 
     #[test]
     fn imports_are_resolved_once_with_their_dependencies_first() {
-        let family = [("family_module", "#import compensated\nfn f() {}\n")];
+        let family = [("family_module", "#import compensated\nfn f() {}\n".into())];
         let mut out = String::new();
         let mut seen = Vec::new();
         resolve(
@@ -320,7 +322,7 @@ mod tests {
         let kernel = KernelSource {
             name: "probe",
             body: "",
-            modules: &[],
+            modules: vec![],
             constants: vec![],
             params: Layout::new("PARAM"),
             state: Layout::new("STATE").field("x", 1),

@@ -172,7 +172,7 @@ impl ContactShape {
         KernelSource {
             name: "contact_step",
             body: CONTACT_STEP,
-            modules: &[],
+            modules: vec![],
             constants: vec![
                 ("N", self.dof as u32),
                 ("STAGES", self.stages as u32),

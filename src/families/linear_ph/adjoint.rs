@@ -111,7 +111,7 @@ pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
         Ok(KernelSource {
             name: "adjoint_sweep",
             body: ADJOINT_SWEEP,
-            modules: &[],
+            modules: vec![],
             constants: vec![
                 ("N", n as u32),
                 ("M", m as u32),

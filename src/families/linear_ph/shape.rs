@@ -19,10 +19,10 @@ pub const LINEAR_PH_STEP_COOPERATIVE: &str =
     include_str!("../../../shaders/linear_ph/step_cooperative.wgsl");
 
 /// The energy bookkeeping both kernels import.
-const LINEAR_PH_MODULES: &[(&str, &str)] = &[(
+const LINEAR_PH_ENERGY: (&str, &str) = (
     "linear_ph_energy",
     include_str!("../../../shaders/linear_ph/energy.wgsl"),
-)];
+);
 
 /// Largest state size of the per-invocation kernel (private arrays of n reals).
 pub const MAX_STATES_PER_INVOCATION: usize = 32;
@@ -276,7 +276,7 @@ impl LinearPhShape {
             } else {
                 LINEAR_PH_STEP
             },
-            modules: LINEAR_PH_MODULES,
+            modules: vec![(LINEAR_PH_ENERGY.0, LINEAR_PH_ENERGY.1.into())],
             constants: vec![
                 ("N", self.states as u32),
                 ("S", self.stages as u32),
