@@ -27,7 +27,7 @@
 // record stores (and, without energies, y = Y v) sit outside the inner step loop.
 #import records
 #import finite
-#import linear_ph_energy
+#import energy_balance
 
 // Offsets of the operator blocks: the generated PARAM_* constants.
 const OFF_OUT: u32 = PARAM_OUTPUT;

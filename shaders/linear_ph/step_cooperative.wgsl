@@ -15,7 +15,7 @@
 // as far as the recording switches need them, see linear_ph_step.wgsl).
 #import records
 #import finite
-#import linear_ph_energy
+#import energy_balance
 
 // The member-major, column-major arrangement of the PARAM layout's entries: the blocks
 // Δ, Y, W form one ROWS × P matrix stored by columns, then Q by columns; the block sizes

@@ -3,6 +3,7 @@
 //! backends run.
 
 pub mod abi;
+pub mod energy_sums;
 pub mod family;
 pub mod lanes;
 pub mod layout;

@@ -22,6 +22,7 @@ fn shared_module(name: &str, precision: Precision) -> Option<&'static str> {
         "compensated" => include_str!("../../shaders/shared/compensated.wgsl"),
         "finite" => include_str!("../../shaders/shared/finite.wgsl"),
         "records" => include_str!("../../shaders/shared/records.wgsl"),
+        "energy_balance" => include_str!("../../shaders/shared/energy_balance.wgsl"),
         _ => return None,
     })
 }
@@ -211,12 +212,15 @@ pub fn assemble(kernel: &KernelSource, precision: Precision) -> Result<String> {
             kernel.name
         )));
     }
-    let real_max = match precision {
-        Precision::F64 => format!("{:e}", f64::MAX),
-        Precision::F32 => format!("{:e}", f32::MAX as f64),
+    let (real_max, real_epsilon) = match precision {
+        Precision::F64 => (format!("{:e}", f64::MAX), format!("{:e}", f64::EPSILON)),
+        Precision::F32 => (
+            format!("{:e}", f32::MAX as f64),
+            format!("{:e}", f32::EPSILON as f64),
+        ),
     };
     let mut out = format!(
-        "// harbor kernel {} ({})\nalias real = {};\nconst WG: u32 = {}u;\nconst REAL_MAX: real = {real_max};\n",
+        "// harbor kernel {} ({})\nalias real = {};\nconst WG: u32 = {}u;\nconst REAL_MAX: real = {real_max};\nconst REAL_EPSILON: real = {real_epsilon};\n",
         kernel.name,
         precision.name(),
         precision.name(),

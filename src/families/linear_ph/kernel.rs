@@ -23,6 +23,7 @@ use super::shape::{
 };
 use super::twin::linear_ph_step_twin;
 use crate::error::{Error, Result};
+use crate::kernels::energy_sums::decode_energy_totals;
 use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::{Layout, MemberView};
@@ -272,10 +273,7 @@ impl GpuKernel for LinearPhPlan {
         out.final_state.clear();
         state.extend_into("x", &mut out.final_state);
         if self.recording().energy {
-            out.totals = (0..4)
-                .map(|c| state.get("totals", c) + state.get("totals_comp", c))
-                .collect();
-            out.totals.push(state.get("max_residual", 0));
+            out.totals = decode_energy_totals(state);
         }
     }
 

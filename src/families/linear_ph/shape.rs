@@ -5,6 +5,7 @@
 //! n ≤ 32) and `shaders/linear_ph/step_cooperative.wgsl` (one workgroup per member, n ≤ 128).
 
 use crate::kernels::Precision;
+use crate::kernels::energy_sums::energy_state_fields;
 use crate::kernels::family::KernelSource;
 use crate::kernels::layout::Layout;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
@@ -17,12 +18,6 @@ pub const LINEAR_PH_STEP: &str = include_str!("../../../shaders/linear_ph/step.w
 /// The kernel where a workgroup cooperates on one member.
 pub const LINEAR_PH_STEP_COOPERATIVE: &str =
     include_str!("../../../shaders/linear_ph/step_cooperative.wgsl");
-
-/// The energy bookkeeping both kernels import.
-const LINEAR_PH_ENERGY: (&str, &str) = (
-    "linear_ph_energy",
-    include_str!("../../../shaders/linear_ph/energy.wgsl"),
-);
 
 /// Largest state size of the per-invocation kernel (private arrays of n reals).
 pub const MAX_STATES_PER_INVOCATION: usize = 32;
@@ -103,15 +98,10 @@ impl LinearPhShape {
     /// x, carry, 4 totals + 4 compensations, 4 window sums + 4 compensations, max residual,
     /// and the non-finite status.
     pub fn state_layout(&self) -> Layout {
-        Layout::new("STATE")
+        let fields = Layout::new("STATE")
             .field("x", self.states)
-            .field("carry", self.states)
-            .field("totals", 4)
-            .field("totals_comp", 4)
-            .field("window", 4)
-            .field("window_comp", 4)
-            .field("max_residual", 1)
-            .field("status", 1)
+            .field("carry", self.states);
+        energy_state_fields(fields).field("status", 1)
     }
 
     /// x, y (s·m), the window's 4 energies; a field that is not recorded has width 0.
@@ -276,7 +266,7 @@ impl LinearPhShape {
             } else {
                 LINEAR_PH_STEP
             },
-            modules: vec![(LINEAR_PH_ENERGY.0, LINEAR_PH_ENERGY.1.into())],
+            modules: vec![],
             constants: vec![
                 ("N", self.states as u32),
                 ("S", self.stages as u32),

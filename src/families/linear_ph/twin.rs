@@ -13,8 +13,9 @@
 //! The cooperative kernel's threads sum their rows' partial energies before thread 0 adds
 //! them up; its twin sums in row order, as the per-invocation kernel does.
 
-use crate::compensated::{CompensatedSum, kahan_add, running_max};
-use crate::kernels::{KernelSource, Strided, TwinBindings};
+use crate::compensated::kahan_add;
+use crate::kernels::energy_sums::EnergySums;
+use crate::kernels::{KernelSource, TwinBindings};
 
 /// The kernel's specialisation, read from its constants as the WGSL sees them.
 struct StepShape {
@@ -41,69 +42,6 @@ impl StepShape {
             trajectory: constant("TRAJECTORY") == 1,
             outputs: constant("OUTPUTS") == 1,
             energy: constant("ENERGY") == 1,
-        }
-    }
-}
-
-/// The energy sums a member carries across steps (`EnergySums` of
-/// shaders/linear_ph/energy.wgsl): run totals and window sums of stored, supplied, port and
-/// dissipated energy, and the largest |stored − supplied|.
-struct EnergySums {
-    totals: [CompensatedSum; 4],
-    window: [CompensatedSum; 4],
-    max_residual: f64,
-}
-
-impl EnergySums {
-    /// `load_sums`.
-    fn load(kernel: &KernelSource, state: &Strided) -> Self {
-        let layout = &kernel.state;
-        let sum = |value: &str, comp: &str, c: usize| {
-            CompensatedSum::from_parts(
-                state.get(layout.offset(value) + c),
-                state.get(layout.offset(comp) + c),
-            )
-        };
-        EnergySums {
-            totals: std::array::from_fn(|c| sum("totals", "totals_comp", c)),
-            window: std::array::from_fn(|c| sum("window", "window_comp", c)),
-            max_residual: state.get(layout.offset("max_residual")),
-        }
-    }
-
-    /// `store_sums`.
-    fn store(&self, kernel: &KernelSource, state: &Strided) {
-        let layout = &kernel.state;
-        for c in 0..4 {
-            let (total, total_comp) = self.totals[c].parts();
-            let (window, window_comp) = self.window[c].parts();
-            state.set(layout.offset("totals") + c, total);
-            state.set(layout.offset("totals_comp") + c, total_comp);
-            state.set(layout.offset("window") + c, window);
-            state.set(layout.offset("window_comp") + c, window_comp);
-        }
-        state.set(layout.offset("max_residual"), self.max_residual);
-    }
-
-    /// `accumulate`: adds one step's stored energy and port and dissipated work.
-    fn accumulate(&mut self, stored: f64, port: f64, dissipated: f64) {
-        let supplied = port - dissipated;
-        let energies = [stored, supplied, port, dissipated];
-        for ((total, window), energy) in self.totals.iter_mut().zip(&mut self.window).zip(energies)
-        {
-            total.add(energy);
-            window.add(energy);
-        }
-        self.max_residual = running_max(self.max_residual, (stored - supplied).abs());
-    }
-
-    /// `record_window`: the window's energies into the record slot whose first entry is
-    /// `base`, and a new window.
-    fn record_window(&mut self, kernel: &KernelSource, records: &Strided, base: usize) {
-        let energy = kernel.record.offset("energy");
-        for c in 0..4 {
-            records.set(base + energy + c, self.window[c].value());
-            self.window[c] = CompensatedSum::default();
         }
     }
 }

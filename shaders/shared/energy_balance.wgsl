@@ -1,10 +1,12 @@
-// The compensated energy bookkeeping of the linear port-Hamiltonian kernels
-// (linear_ph_step.wgsl, linear_ph_step_cooperative.wgsl): the totals over the run and the
-// sums over the current recording window, each with its Neumaier compensation, and the
-// largest per-step |ΔH̄ − ΔH̃|. Energies are ordered stored, supplied, port, dissipated.
-// The STATE_* and RECORD_* offsets are generated from the layouts declared in
-// src/families/linear_ph/shape.rs. Handled by value, like `neumaier`. The `#for` loops are
-// expanded by the engine (unrolled where the kernel sets UNROLL).
+// The compensated energy bookkeeping of the kernels that step a discrete-time
+// port-Hamiltonian system (linear PH, nonlinear PH from expressions): the totals over the
+// run and the sums over the current recording window, each with its Neumaier compensation,
+// and the largest per-step |ΔH̄ − ΔH̃|. Energies are ordered stored, supplied, port,
+// dissipated. A kernel importing it declares the state fields of
+// `crate::kernels::energy_sums::energy_state_fields` and a record field `energy` of 4 reals;
+// the STATE_* and RECORD_* offsets are generated from those layouts. Handled by value, like
+// `neumaier`. The `#for` loops are expanded by the engine (unrolled where the kernel sets
+// UNROLL). Host twin: `EnergySums` in src/kernels/energy_sums.rs.
 #import compensated
 #import finite
 
