@@ -1,7 +1,6 @@
 //! The port-Hamiltonian family as the engine runs it: members, records and the reference
-//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]). The
-//! family has no GPU kernel and no fast CPU engine yet: `--backend auto` runs it on the
-//! CPU and says so, `--backend gpu` is refused naming `--backend`.
+//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]); its GPU
+//! kernel and twin are in [`super::gpu`]. The family has no fast CPU engine yet.
 
 use super::gauss_step::{GaussStepper, StepFailure};
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
@@ -76,7 +75,7 @@ impl PortHamiltonianPlan {
 
 impl Family for PortHamiltonianPlan {
     type Member = PortHamiltonianMember;
-    type Kernel = Absent<PortHamiltonianMember>;
+    type Kernel = Self;
     type Fast = Absent<PortHamiltonianMember>;
 
     fn name(&self) -> &'static str {
@@ -165,8 +164,8 @@ impl Family for PortHamiltonianPlan {
         })
     }
 
-    fn gpu_kernel(&self) -> Option<&Absent<PortHamiltonianMember>> {
-        None
+    fn gpu_kernel(&self) -> Option<&Self> {
+        Some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<PortHamiltonianMember>> {

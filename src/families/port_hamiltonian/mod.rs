@@ -9,10 +9,13 @@
 //! It runs on the CPU (all cores); a GPU kernel and a fast engine are still to come.
 
 pub mod gauss_step;
+pub mod gpu;
 pub mod kernel;
 pub mod model;
 pub mod plan;
+pub mod shape;
 pub mod spec;
+pub mod twin;
 pub mod workloads;
 
 pub use gauss_step::NewtonSettings;
