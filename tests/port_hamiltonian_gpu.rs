@@ -350,3 +350,22 @@ t_end = 1.0
     plan(&text, &[])
 }
 
+/// The energy-preserving scheme has no kernel: the GPU and the twin refuse it naming
+/// `--backend`, and `auto` would run it on the CPU.
+#[test]
+fn energy_preserving_runs_on_the_cpu_only() {
+    let plan = plan(
+        PENDULUM_ENSEMBLE,
+        &["ensemble.members=3", "scheme.family=energy-preserving"],
+    );
+    let e = plan.kernel_bound().unwrap_err().to_string();
+    assert!(
+        e.contains("--backend") && e.contains("energy-preserving"),
+        "{e}"
+    );
+    let e = twin::run(&plan, &ExecutorOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--backend"), "{e}");
+    assert_eq!(reference(&plan).len(), 3);
+}

@@ -84,11 +84,18 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchemeSpec {
-    /// The method: a collocation family (linear-ph, mechanical) or a contact method.
+    /// The method: a collocation family (linear-ph, mechanical, port-hamiltonian), the
+    /// energy-preserving collocation (port-hamiltonian) or a contact method.
     pub family: MethodFamily,
-    /// Stages s of a collocation scheme (required for gauss, lobatto-iiia, lobatto-pair).
+    /// Stages s of a collocation scheme (required for gauss, lobatto-iiia, lobatto-pair,
+    /// energy-preserving).
     #[serde(default)]
     pub stages: Option<usize>,
+    /// Gauss–Legendre nodes q of the energy-preserving projection (energy-preserving only,
+    /// s ≤ q ≤ 128; default s(s + 1), exact for polynomial H of degree ≤ 2s + 2, in general
+    /// for degree ≤ ⌊2q / s⌋).
+    #[serde(default)]
+    pub quadrature: Option<usize>,
     /// The composition of a splitting scheme (`harbor splitting --list`).
     #[serde(default)]
     pub composition: Option<String>,
@@ -112,6 +119,10 @@ pub enum MethodFamily {
     Splitting,
     /// The second-order Herglotz variational integrator (contact systems).
     Herglotz,
+    /// Energy-preserving collocation on s Gauss nodes, s = 1…8 (port-hamiltonian systems):
+    /// the efforts are projections of ∇H along the step, so the energy balance is exact for
+    /// polynomial H.
+    EnergyPreserving,
 }
 
 impl MethodFamily {
@@ -121,7 +132,9 @@ impl MethodFamily {
             MethodFamily::Gauss => Some(SchemeFamily::Gauss),
             MethodFamily::LobattoIiia => Some(SchemeFamily::LobattoIiia),
             MethodFamily::LobattoPair => Some(SchemeFamily::LobattoPair),
-            MethodFamily::Splitting | MethodFamily::Herglotz => None,
+            MethodFamily::Splitting | MethodFamily::Herglotz | MethodFamily::EnergyPreserving => {
+                None
+            }
         }
     }
 
@@ -129,7 +142,24 @@ impl MethodFamily {
         match self {
             MethodFamily::Splitting => "splitting",
             MethodFamily::Herglotz => "herglotz",
+            MethodFamily::EnergyPreserving => "energy-preserving",
             other => other.collocation().map_or("", SchemeFamily::name),
+        }
+    }
+}
+
+impl SchemeSpec {
+    /// Refuses `scheme.quadrature`, which only the energy-preserving scheme reads.
+    pub fn refuse_quadrature(&self) -> Result<()> {
+        match self.quadrature {
+            Some(q) if self.family != MethodFamily::EnergyPreserving => Err(Error::invalid(
+                "scheme.quadrature",
+                format!(
+                    "is {q}, but it applies to energy-preserving schemes only, not {}",
+                    self.family.name()
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 }

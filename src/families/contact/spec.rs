@@ -217,6 +217,7 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
             "applies to collocation schemes; contact schemes take scheme.composition",
         ));
     }
+    scheme.refuse_quadrature()?;
     if !config.input.is_empty() {
         return Err(Error::invalid(
             "input",
@@ -244,6 +245,12 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
                 ));
             }
             ContactMethod::Herglotz
+        }
+        MethodFamily::EnergyPreserving => {
+            return Err(Error::invalid(
+                "scheme.family",
+                "energy-preserving is a collocation scheme for port-hamiltonian systems; contact systems take splitting or herglotz",
+            ));
         }
         other => {
             return Err(Error::invalid(

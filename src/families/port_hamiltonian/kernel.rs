@@ -1,29 +1,81 @@
 //! The port-Hamiltonian family as the engine runs it: members, records and the reference
-//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]); its GPU
-//! kernel and twin are in [`super::gpu`]. The family has no fast CPU engine yet.
+//! integrator (Gauss collocation, [`super::gauss_step`], or the energy-preserving
+//! collocation, [`super::energy_preserving_step`], with Newton stage solves). Its GPU
+//! kernel and twin ([`super::gpu`]) run Gauss; the family has no fast CPU engine yet.
 
-use super::gauss_step::{GaussStepper, StepFailure};
+use super::energy_preserving_step::EnergyPreservingStepper;
+use super::gauss_step::{GaussStepper, StepEnergies, StepFailure};
+use super::method::PortHamiltonianMethod;
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
 use crate::error::{Error, Result};
 use crate::kernels::family::{Absent, Family};
 use crate::plan::{EnergyBalance, MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::tableau::ProjectionRule;
+
+/// The stepper of a plan's method, one member at a time.
+enum Stepper<'a> {
+    Gauss(GaussStepper<'a>),
+    EnergyPreserving(EnergyPreservingStepper<'a>),
+}
+
+impl Stepper<'_> {
+    /// One step of x (with its Kahan `carry`) under stage inputs `u`, writing the outputs
+    /// `y`: the step's [stored, supplied, port, dissipated].
+    fn step(
+        &mut self,
+        x: &mut [f64],
+        carry: &mut [f64],
+        u: &[f64],
+        y: &mut [f64],
+    ) -> std::result::Result<StepEnergies, StepFailure> {
+        match self {
+            Stepper::Gauss(stepper) => stepper.step(x, carry, u, y),
+            Stepper::EnergyPreserving(stepper) => stepper.step(x, carry, u, y),
+        }
+    }
+}
 
 impl PortHamiltonianPlan {
+    /// The stepper of `member` under the plan's method; an energy-preserving method whose
+    /// model was compiled without its projected tapes is an error naming `scheme.family`.
+    fn stepper(&self, member: &PortHamiltonianMember) -> Result<Stepper<'_>> {
+        Ok(match &self.method {
+            PortHamiltonianMethod::Gauss => Stepper::Gauss(GaussStepper::new(
+                &self.model,
+                &self.scheme,
+                self.grid.h,
+                &member.parameters,
+                self.newton,
+            )),
+            PortHamiltonianMethod::EnergyPreserving(rule) => {
+                let tapes = self.model.projected.as_ref().ok_or_else(|| {
+                    Error::invalid(
+                        "scheme.family",
+                        "energy-preserving needs the model compiled with its projected tapes (ExpressionModel::compile_projected); this plan's model has none",
+                    )
+                })?;
+                Stepper::EnergyPreserving(EnergyPreservingStepper::new(
+                    &self.model,
+                    tapes,
+                    rule,
+                    &self.scheme,
+                    self.grid.h,
+                    &member.parameters,
+                    self.newton,
+                ))
+            }
+        })
+    }
+
     /// Integrates `member` through the grid, recording at the grid's cadence what the plan
     /// records: x samples, the `energy` channel (window sums, Neumaier), the `outputs`
     /// channel, and the totals (compensated sums, the worst |stored − supplied|, and the
     /// step whose stage solve failed, 0 when none did). A failed step ends the member: its
     /// state is NaN from that step on and its non-finite step is that step.
-    fn integrate(&self, member: &PortHamiltonianMember) -> MemberResult {
+    fn integrate(&self, member: &PortHamiltonianMember) -> Result<MemberResult> {
         let (n, m, s) = (self.model.n(), self.model.inputs, self.scheme.stages);
         let recording = self.recording;
-        let mut stepper = GaussStepper::new(
-            &self.model,
-            &self.scheme,
-            self.grid.h,
-            &member.parameters,
-            self.newton,
-        );
+        let mut stepper = self.stepper(member)?;
         let mut x = member.x0.clone();
         let mut carry = vec![0.0; n];
         let mut y = vec![0.0; s * m];
@@ -69,7 +121,7 @@ impl PortHamiltonianPlan {
         result.final_state = x;
         result.totals = balance.totals();
         result.totals.push(failed_step as f64);
-        result
+        Ok(result)
     }
 }
 
@@ -83,7 +135,7 @@ impl Family for PortHamiltonianPlan {
     }
 
     fn method_label(&self) -> String {
-        self.scheme.label()
+        self.method.label(&self.scheme)
     }
 
     fn grid(&self) -> &StepGrid {
@@ -116,17 +168,23 @@ impl Family for PortHamiltonianPlan {
 
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         let model = &self.model;
-        let serde_json::Value::Object(map) = serde_json::json!({
-            "scheme": {
-                "label": self.scheme.label(),
-                "family": self.scheme.family.name(),
-                "stages": self.scheme.stages,
-                "order": self.scheme.order,
-                "newton": {
-                    "tolerance": self.newton.tolerance,
-                    "max_iterations": self.newton.max_iterations,
-                },
+        let mut scheme = serde_json::json!({
+            "label": self.method.label(&self.scheme),
+            "family": self.method.name(),
+            "stages": self.scheme.stages,
+            "order": self.scheme.order,
+            "newton": {
+                "tolerance": self.newton.tolerance,
+                "max_iterations": self.newton.max_iterations,
             },
+        });
+        if let PortHamiltonianMethod::EnergyPreserving(rule) = &self.method {
+            scheme["quadrature"] = rule.quadrature.into();
+            scheme["exact_for_polynomial_H_of_degree"] =
+                ProjectionRule::exact_degree(rule.stages, rule.quadrature).into();
+        }
+        let serde_json::Value::Object(map) = serde_json::json!({
+            "scheme": scheme,
             "states": model.n(),
             "state_names": model.states,
             "parameters": model.parameters.iter().map(|(name, _)| name).collect::<Vec<_>>(),
@@ -144,7 +202,7 @@ impl Family for PortHamiltonianPlan {
     }
 
     fn reference(&self, member: &PortHamiltonianMember) -> Result<MemberResult> {
-        Ok(self.integrate(member))
+        self.integrate(member)
     }
 
     fn shared_stream(&self) -> &SharedStream {

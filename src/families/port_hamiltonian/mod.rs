@@ -2,15 +2,20 @@
 //! y = G(x)ᵀ ∇H(x) written by the user as expressions (any H; state-dependent J, R, G),
 //! compiled once per run with exact symbolic derivatives ([`crate::expr`]), and integrated
 //! by Gauss–Legendre collocation as a discrete-time PH system (Kotyczka & Lefèvre 2019,
-//! Definition 1) with Newton stage solves. Everything the family owns lives here: the
-//! compiled model ([`model`]), its `[system]` and `[ensemble]` sections ([`spec`]), the plan
-//! ([`plan`]), the step ([`gauss_step`]) and the family as the engine runs it ([`kernel`]) and its `harbor bench` workload
-//! ([`workloads`]).
-//! It runs on the CPU (all cores); a GPU kernel and a fast engine are still to come.
+//! Definition 1) or by the energy-preserving collocation (Hairer 2010, Cohen & Hairer 2011)
+//! extended to ports, with Newton stage solves. Everything the family owns lives here: the
+//! compiled model ([`model`]), its `[system]` and `[ensemble]` sections ([`spec`]), the
+//! stage rule ([`method`]), the plan ([`plan`]), the steps ([`gauss_step`],
+//! [`energy_preserving_step`]), the family as the engine runs it ([`kernel`]), its GPU
+//! kernel ([`gpu`]: the variants of [`shape`], WGSL generated from the model, and the CPU
+//! [`twin`]) and its `harbor bench` workload ([`workloads`]). Gauss runs on the GPU and the
+//! CPU, the energy-preserving scheme on the CPU; a fast CPU engine is still to come.
 
+pub mod energy_preserving_step;
 pub mod gauss_step;
 pub mod gpu;
 pub mod kernel;
+pub mod method;
 pub mod model;
 pub mod plan;
 pub mod shape;
@@ -19,6 +24,7 @@ pub mod twin;
 pub mod workloads;
 
 pub use gauss_step::NewtonSettings;
-pub use model::{Entry, ExpressionModel, ModelText};
+pub use method::PortHamiltonianMethod;
+pub use model::{Entry, ExpressionModel, ModelText, ProjectedTapes};
 pub use plan::{PortHamiltonianMember, PortHamiltonianPlan};
 pub use spec::{PortHamiltonianConfig, PortHamiltonianSpec, plan_from_config};

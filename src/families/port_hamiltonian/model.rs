@@ -8,7 +8,10 @@
 //! `[x (states), θ (parameters), u (inputs)]`, ∇H and the Jacobian ∂f/∂x the Newton solves
 //! need are derived symbolically in the same pool (so they share their subexpressions with
 //! H, J, R and G), and two straight-line tapes evaluate them: the stage tape (f, ∂f/∂x, the
-//! dissipation eᵀ R e and G(x)ᵀ e at a stage point) and the energy tape (H).
+//! dissipation eᵀ R e and G(x)ᵀ e at a stage point) and the energy tape (H). The
+//! energy-preserving scheme, whose efforts are projections ē of ∇H rather than ∇H at a
+//! stage point, needs two more ([`ProjectedTapes`]), compiled only for it
+//! ([`ExpressionModel::compile_projected`]).
 //!
 //! Structure is checked once, where it is written: J must be skew-symmetric as written —
 //! the diagonal 0 and each `J[c][r]` the negation of `J[r][c]`, either the same pool node once
@@ -57,6 +60,22 @@ pub struct ExpressionModel {
     pub dissipation: Tape,
     /// Whether R is identically 0 as written.
     pub lossless: bool,
+    /// The energy-preserving scheme's tapes; `None` unless compiled by
+    /// [`ExpressionModel::compile_projected`].
+    pub projected: Option<ProjectedTapes>,
+}
+
+/// The tapes of the energy-preserving scheme, where a stage's effort ē is an input (the
+/// projection of ∇H along the step) rather than ∇H at the stage point.
+#[derive(Debug, Clone)]
+pub struct ProjectedTapes {
+    /// Outputs [∇H (n), ∇²H (n × n, row-major)] at variables [x, θ]: the gradient at a
+    /// quadrature node and its derivative for the Newton matrix.
+    pub gradient: Tape,
+    /// Outputs [F (n), ∂F/∂x at fixed ē (n × n, row-major), J − R (n × n, row-major),
+    /// ēᵀ R ē, G(x)ᵀ ē (m)] at variables [x, θ, u, ē], with
+    /// F = (J(x) − R(x)) ē + G(x) u.
+    pub stage: Tape,
 }
 
 impl ExpressionModel {
@@ -69,9 +88,23 @@ impl ExpressionModel {
         self.n() + self.parameters.len() + self.inputs
     }
 
+    /// The number of variables of the projected stage tape: n + parameters + m + n.
+    pub fn projected_stage_vars(&self) -> usize {
+        self.stage_vars() + self.n()
+    }
+
     /// Compiles `text`; errors name the field under `prefix` (`system.J[0][1]`) and the
     /// position in its string.
     pub fn compile(prefix: &str, text: &ModelText) -> Result<Self> {
+        Self::build(prefix, text, false)
+    }
+
+    /// [`Self::compile`] with the energy-preserving scheme's [`ProjectedTapes`].
+    pub fn compile_projected(prefix: &str, text: &ModelText) -> Result<Self> {
+        Self::build(prefix, text, true)
+    }
+
+    fn build(prefix: &str, text: &ModelText, projected: bool) -> Result<Self> {
         let n = text.states.len();
         if n == 0 {
             return Err(Error::invalid(
@@ -101,42 +134,17 @@ impl ExpressionModel {
         check_skew(&mut pool, prefix, &j, n, &points)?;
         check_symmetric(&pool, prefix, &r, n, &points)?;
         let e = pool.gradient(h, n);
-        // f_r = Σ_c (J_rc − R_rc) e_c + Σ_k G_rk u_k.
         let u_base = n + text.parameters.len();
-        let mut f = Vec::with_capacity(n);
-        for row in 0..n {
-            let mut sum = pool.constant(0.0);
-            for c in 0..n {
-                let structure = pool.sub(j[row * n + c], r[row * n + c]);
-                let term = pool.mul(structure, e[c]);
-                sum = pool.add(sum, term);
-            }
-            for k in 0..m {
-                let u = pool.var(u_base + k);
-                let term = pool.mul(g[row * m + k], u);
-                sum = pool.add(sum, term);
-            }
-            f.push(sum);
-        }
+        let structure = Structure {
+            j: &j,
+            r: &r,
+            g: &g,
+            n,
+            m,
+            u_base,
+        };
+        let (f, dissipated, outputs) = port_terms(&mut pool, &structure, &e);
         let jacobian = pool.jacobian(&f, n);
-        // eᵀ R e and Gᵀ e.
-        let mut dissipated = pool.constant(0.0);
-        for row in 0..n {
-            for c in 0..n {
-                let re = pool.mul(r[row * n + c], e[c]);
-                let term = pool.mul(e[row], re);
-                dissipated = pool.add(dissipated, term);
-            }
-        }
-        let mut outputs = Vec::with_capacity(m);
-        for k in 0..m {
-            let mut sum = pool.constant(0.0);
-            for row in 0..n {
-                let term = pool.mul(g[row * m + k], e[row]);
-                sum = pool.add(sum, term);
-            }
-            outputs.push(sum);
-        }
         let stage_outputs: Vec<Id> = [f, jacobian, vec![dissipated], outputs].concat();
         Ok(ExpressionModel {
             states: text.states.clone(),
@@ -146,7 +154,84 @@ impl ExpressionModel {
             energy: Tape::new(&pool, u_base, &[h]),
             dissipation: Tape::new(&pool, u_base, &r),
             lossless,
+            projected: projected.then(|| projected_tapes(&mut pool, h, &structure)),
         })
+    }
+}
+
+/// J, R (n × n) and G (n × m) in a pool, row-major; the inputs are variables u_base ….
+struct Structure<'a> {
+    j: &'a [Id],
+    r: &'a [Id],
+    g: &'a [Id],
+    n: usize,
+    m: usize,
+    u_base: usize,
+}
+
+/// With efforts `e` (n ids): f = (J − R) e + G u, f_r = Σ_c (J_rc − R_rc) e_c + Σ_k G_rk u_k;
+/// the dissipation eᵀ R e; and G(x)ᵀ e.
+fn port_terms(pool: &mut ExprPool, structure: &Structure, e: &[Id]) -> (Vec<Id>, Id, Vec<Id>) {
+    let Structure {
+        j,
+        r,
+        g,
+        n,
+        m,
+        u_base,
+    } = *structure;
+    let mut f = Vec::with_capacity(n);
+    for row in 0..n {
+        let mut sum = pool.constant(0.0);
+        for c in 0..n {
+            let structure = pool.sub(j[row * n + c], r[row * n + c]);
+            let term = pool.mul(structure, e[c]);
+            sum = pool.add(sum, term);
+        }
+        for k in 0..m {
+            let u = pool.var(u_base + k);
+            let term = pool.mul(g[row * m + k], u);
+            sum = pool.add(sum, term);
+        }
+        f.push(sum);
+    }
+    let mut dissipated = pool.constant(0.0);
+    for row in 0..n {
+        for c in 0..n {
+            let re = pool.mul(r[row * n + c], e[c]);
+            let term = pool.mul(e[row], re);
+            dissipated = pool.add(dissipated, term);
+        }
+    }
+    let mut outputs = Vec::with_capacity(m);
+    for k in 0..m {
+        let mut sum = pool.constant(0.0);
+        for row in 0..n {
+            let term = pool.mul(g[row * m + k], e[row]);
+            sum = pool.add(sum, term);
+        }
+        outputs.push(sum);
+    }
+    (f, dissipated, outputs)
+}
+
+/// The [`ProjectedTapes`] of H and `structure`: ∇H and ∇²H at [x, θ], and at [x, θ, u, ē]
+/// (ē the variables u_base + m …) F = (J − R) ē + G u, ∂F/∂x, J − R, ēᵀ R ē and Gᵀ ē.
+fn projected_tapes(pool: &mut ExprPool, h: Id, structure: &Structure) -> ProjectedTapes {
+    let Structure {
+        j, r, n, m, u_base, ..
+    } = *structure;
+    let gradient = pool.gradient(h, n);
+    let hessian = pool.hessian(h, n);
+    let e: Vec<Id> = (0..n).map(|c| pool.var(u_base + m + c)).collect();
+    let (f, dissipated, outputs) = port_terms(pool, structure, &e);
+    let jacobian = pool.jacobian(&f, n);
+    let difference: Vec<Id> = (0..n * n).map(|i| pool.sub(j[i], r[i])).collect();
+    let gradient_outputs = [gradient, hessian].concat();
+    let stage_outputs = [f, jacobian, difference, vec![dissipated], outputs].concat();
+    ProjectedTapes {
+        gradient: Tape::new(pool, u_base, &gradient_outputs),
+        stage: Tape::new(pool, u_base + m + n, &stage_outputs),
     }
 }
 

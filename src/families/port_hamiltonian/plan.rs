@@ -1,5 +1,6 @@
 //! The plan of an ensemble of port-Hamiltonian models written as expressions: the compiled
-//! model, the Gauss scheme, the grid, the inputs sampled once at the stage times
+//! model, the Gauss scheme with the stage rule run on it (Gauss or energy-preserving
+//! collocation), the grid, the inputs sampled once at the stage times
 //! t_k + c_i h, the members drawn from (seed, i), the Newton settings and the records —
 //! trajectory samples of x, the energy balance per recording window, the discrete outputs.
 //!
@@ -14,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::gauss_step::NewtonSettings;
+use super::method::PortHamiltonianMethod;
 use super::model::{ExpressionModel, ModelText};
 use super::spec::{Draw, PortHamiltonianEnsembleSpec};
 use crate::error::{Error, Num, Result};
@@ -46,7 +48,11 @@ pub const TOTALS: [&str; 6] = [
 #[derive(Debug, Clone)]
 pub struct PortHamiltonianPlan {
     pub model: Arc<ExpressionModel>,
+    /// The Gauss tableau (c, b, a) of s stages, whichever method runs on it.
     pub scheme: Scheme,
+    /// The stage rule the steps apply: [`PortHamiltonianMethod::Gauss`] or the
+    /// energy-preserving collocation (`method.is_gauss()` tells them apart).
+    pub method: PortHamiltonianMethod,
     pub grid: StepGrid,
     pub nominal: PortHamiltonianMember,
     pub ensemble: Option<PortHamiltonianEnsembleSpec>,
@@ -60,7 +66,9 @@ pub struct PortHamiltonianPlan {
 }
 
 impl PortHamiltonianPlan {
-    /// Compiles `text` and plans its run; `prefix` names `[system]` in errors.
+    /// Compiles `text` (with the projected tapes when `method` is energy-preserving) and
+    /// plans its run of `method` on s = `stages` Gauss nodes; `prefix` names `[system]` in
+    /// errors.
     #[expect(
         clippy::too_many_arguments,
         reason = "the sections of a config, each checked here"
@@ -70,6 +78,7 @@ impl PortHamiltonianPlan {
         text: &ModelText,
         x0: Vec<f64>,
         stages: usize,
+        method: PortHamiltonianMethod,
         h: f64,
         t_end: f64,
         signals: &[Signal],
@@ -78,7 +87,11 @@ impl PortHamiltonianPlan {
         recording: Recording,
         newton: NewtonSettings,
     ) -> Result<Self> {
-        let model = ExpressionModel::compile(prefix, text)?;
+        let model = if method.is_gauss() {
+            ExpressionModel::compile(prefix, text)?
+        } else {
+            ExpressionModel::compile_projected(prefix, text)?
+        };
         let n = model.n();
         if x0.len() != n {
             return Err(Error::invalid(
@@ -107,9 +120,21 @@ impl PortHamiltonianPlan {
             return Err(Error::invalid(
                 "scheme.stages",
                 format!(
-                    "gauss takes {} to {} stages, got {stages}",
+                    "{} takes {} to {} stages, got {stages}",
+                    method.name(),
                     range.start(),
                     range.end()
+                ),
+            ));
+        }
+        if let PortHamiltonianMethod::EnergyPreserving(rule) = &method
+            && rule.stages != stages
+        {
+            return Err(Error::invalid(
+                "scheme.stages",
+                format!(
+                    "is {stages}, but the energy-preserving projection was built for {} stages",
+                    rule.stages
                 ),
             ));
         }
@@ -137,6 +162,7 @@ impl PortHamiltonianPlan {
         let plan = PortHamiltonianPlan {
             model: Arc::new(model),
             scheme,
+            method,
             grid,
             nominal,
             ensemble,

@@ -87,6 +87,15 @@ impl PortHamiltonianShape {
     /// The shape of `plan`, or an error naming `--backend` when the Newton system is too
     /// large for a kernel's registers.
     pub fn of(plan: &PortHamiltonianPlan) -> Result<Self> {
+        if !plan.method.is_gauss() {
+            return Err(Error::invalid(
+                "--backend",
+                format!(
+                    "the GPU kernel runs scheme.family = \"gauss\"; {} runs on the CPU: use --backend cpu or reference",
+                    plan.method.label(&plan.scheme)
+                ),
+            ));
+        }
         let model = &plan.model;
         let (n, s) = (model.n(), plan.scheme.stages);
         if s * n > MAX_UNKNOWNS {
@@ -289,7 +298,11 @@ pub fn solver_module(unknowns: usize) -> String {
         writeln!(out, "    pivot[{col}] = {col}u;").unwrap();
         writeln!(out, "    if (diagonal != real(0.0)) {{").unwrap();
         if col + 1 < d {
-            writeln!(out, "        if (p != {col}u) {{\n        pivot[{col}] = p;").unwrap();
+            writeln!(
+                out,
+                "        if (p != {col}u) {{\n        pivot[{col}] = p;"
+            )
+            .unwrap();
             for c in 0..d {
                 writeln!(
                     out,

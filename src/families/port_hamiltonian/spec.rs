@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::gauss_step::NewtonSettings;
+use super::method::PortHamiltonianMethod;
 use super::model::{Entry, ModelText};
 use super::plan::PortHamiltonianPlan;
 use crate::error::{Error, Result};
@@ -229,24 +230,35 @@ pub fn plan_from_config(config: &Config) -> Result<PortHamiltonianPlan> {
         ));
     };
     let scheme = &config.scheme;
-    if scheme.family != MethodFamily::Gauss {
+    if !matches!(
+        scheme.family,
+        MethodFamily::Gauss | MethodFamily::EnergyPreserving
+    ) {
         return Err(Error::invalid(
             "scheme.family",
             format!(
-                "{} is not available for port-hamiltonian models; they run gauss (s = 1…8)",
+                "{} is not available for port-hamiltonian models; they run gauss or energy-preserving (s = 1…8)",
                 scheme.family.name()
             ),
         ));
     }
+    let name = scheme.family.name();
     if scheme.composition.is_some() {
         return Err(Error::invalid(
             "scheme.composition",
-            "applies to splitting schemes, not gauss",
+            format!("applies to splitting schemes, not {name}"),
         ));
     }
+    scheme.refuse_quadrature()?;
     let stages = scheme
         .stages
-        .ok_or_else(|| Error::invalid("scheme.stages", "is required for gauss (1…8)"))?;
+        .ok_or_else(|| Error::invalid("scheme.stages", format!("is required for {name} (1…8)")))?;
+    let method = match scheme.family {
+        MethodFamily::EnergyPreserving => {
+            PortHamiltonianMethod::energy_preserving(stages, scheme.quadrature)?
+        }
+        _ => PortHamiltonianMethod::Gauss,
+    };
     let newton = &spec.newton;
     if !(newton.tolerance.is_finite() && newton.tolerance > 0.0) {
         return Err(Error::invalid(
@@ -265,6 +277,7 @@ pub fn plan_from_config(config: &Config) -> Result<PortHamiltonianPlan> {
         &spec.model_text(),
         spec.x0.clone(),
         stages,
+        method,
         scheme.h,
         scheme.t_end,
         &config.signals()?,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::gauss_step::NewtonSettings;
+use super::method::PortHamiltonianMethod;
 use super::model::{Entry, ModelText};
 use super::plan::PortHamiltonianPlan;
 use super::spec::{Draw, PortHamiltonianEnsembleSpec};
@@ -112,6 +113,7 @@ impl BenchWorkload for PendulumChainWorkload {
             &pendulum_chain(n),
             x0,
             2,
+            PortHamiltonianMethod::Gauss,
             0.01,
             steps as f64 * 0.01,
             &[Signal::Harmonic {
