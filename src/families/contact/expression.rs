@@ -99,10 +99,7 @@ impl PotentialExpression {
         outputs.extend(pool.gradient(b, dof));
         let tape = Tape::new(&pool, dof + 1, &outputs);
         let time = dof as u32;
-        let uses_time = tape
-            .instructions()
-            .iter()
-            .any(|instr| *instr == Instr::Var(time));
+        let uses_time = tape.instructions().contains(&Instr::Var(time));
         Ok(PotentialExpression {
             text: text.to_string(),
             dof,
@@ -216,7 +213,7 @@ impl PotentialExpression {
 #[derive(Debug, Clone)]
 pub struct DampingExpression {
     text: String,
-    /// Output [C] at the variable [t].
+    /// Output \[C\] at the variable \[t\].
     tape: Tape,
 }
 
@@ -242,7 +239,7 @@ impl DampingExpression {
         &self.text
     }
 
-    /// Output [C] at the variable [t].
+    /// Output \[C\] at the variable \[t\].
     pub fn tape(&self) -> &Tape {
         &self.tape
     }
