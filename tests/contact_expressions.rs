@@ -617,6 +617,53 @@ fn lane_emden_on_the_gpu_matches_the_reference() {
     }
 }
 
+/// The f32 unit roundoff u = 2⁻²⁴.
+const F32_UNIT_ROUNDOFF: f64 = 5.960_464_477_539_063e-8;
+
+/// The Lane–Emden ensemble in f32 on the GPU (the expression's constants rounded to f32 by
+/// the WGSL compiler, its helpers and harbor's f32 math library) against the f64
+/// reference, within the bound of `tests/contact_gpu_vs_cpu.rs`: 64 u per sub-step of the
+/// quantity's scale, N · s sub-steps (s = 5 for Suzuki's composition, 1 for Herglotz).
+#[test]
+fn lane_emden_in_f32_stays_within_the_drift_bound() {
+    let ensemble = "members = 9\nseed = 3\nx0 = { kind = \"perturb\", sigma = 0.05 }";
+    for (scheme, stages) in [("suzuki-4", 5), ("herglotz", 1)] {
+        let plan = plan_from(&config(
+            &lane_emden_system(&LANE_EMDEN[2]),
+            scheme,
+            0.01,
+            LANE_EMDEN_T,
+            ensemble,
+        ));
+        let reference = cpu(&plan, CpuPath::Reference);
+        let device = run(
+            common::gpu_context(Precision::F32),
+            &plan,
+            &ExecutorOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("f32 GPU run failed: {e}"));
+        let g = gap(&device, &reference, 3);
+        let sub_steps = (plan.grid().steps * stages) as f64;
+        let bound = 64.0 * sub_steps * F32_UNIT_ROUNDOFF;
+        eprintln!(
+            "Lane–Emden n = 5 in f32 under {scheme}: gap {:.2e} = {:.2} u per sub-step (bound {bound:.2e})",
+            g.0,
+            g.0 / (sub_steps * F32_UNIT_ROUNDOFF)
+        );
+        assert!(
+            g.0 <= bound,
+            "{scheme}: f32 gap {:.2e} > {bound:.2e} at {}",
+            g.0,
+            g.1
+        );
+        assert!(
+            g.0 > 1e-9,
+            "{scheme}: f32 agrees with f64 to {:.2e}: was it f32?",
+            g.0
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // (c) Bad input.
 
