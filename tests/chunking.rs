@@ -56,6 +56,7 @@ fn one_dof_contact_kernel() -> KernelSource {
         quartic: false,
         pendulum: false,
         kepler: false,
+        expression: None,
         time: TimeChannels::default(),
         stages: 1,
         herglotz: false,

@@ -176,6 +176,16 @@ fn the_keys_table_shows_type_default_and_meaning() {
 
     let contact = text(&harbor(&["config", "keys", "contact"]).stdout);
     assert!(contact.contains("ensemble.alpha.low"), "{contact}");
+    for key in ["system.potential[].B", "system.damping.C"] {
+        let row = contact
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no row for {key} in\n{contact}"));
+        assert!(
+            row.contains("string") && row.contains("(kind = expression)"),
+            "{row}"
+        );
+    }
     assert!(
         !contact.contains("input[]"),
         "contact configs take no [[input]]"

@@ -27,13 +27,17 @@
 //! formulas of `contact::model` coded here (with the Kepler orbit from a Newton solve of
 //! Kepler's equation and the true anomaly from its cos/sin formulas, not the half-angle
 //! form of `contact::orbit`), ∇B against a Richardson-extrapolated central difference of B,
-//! `damping_rate` against its formula, and `vector_field` both against X_A + X_B + X_Cz
+//! `damping_rate` against its formula (terms written as expressions included: their tapes
+//! against the same formulas coded here), and `vector_field` both against X_A + X_B + X_Cz
 //! and against the contact equations applied to finite differences of `hamiltonian`.
 
 use std::f64::consts::{PI, TAU};
+use std::sync::Arc;
 
 use harbor::contact::flows::{flow_a, flow_b, flow_c};
-use harbor::contact::{ContactSystem, Damping, KeplerOrbit, Potential};
+use harbor::contact::{
+    ContactSystem, Damping, DampingExpression, KeplerOrbit, Potential, PotentialExpression,
+};
 use harbor::model::Signal;
 use harbor::reference::ode;
 use nalgebra::{DMatrix, DVector};
@@ -72,6 +76,11 @@ fn forcing_signal() -> Signal {
 }
 
 /// One system per potential term kind (and the tidal forcing, which lives in B), n = 2.
+/// The potential expression of the cases, and its formula in [`term_value`].
+const EXPRESSION_B: &str = "x1^4/4 - x1^2/2 + 0.3*sin(t)*x1*x2 + exp(-x2^2)";
+/// The damping expression of the cases, and its formula in [`damping_value`].
+const EXPRESSION_C: &str = "2/(t + 4) + 0.1*cos(t)";
+
 fn potential_cases() -> Vec<(&'static str, ContactSystem)> {
     let n = 2;
     let system = |potential: Vec<Potential>, damping: Damping| {
@@ -127,6 +136,15 @@ fn potential_cases() -> Vec<(&'static str, ContactSystem)> {
                     eta: 0.05,
                     orbit: orbit(0.3),
                 },
+            ),
+        ),
+        (
+            "expression",
+            system(
+                vec![Potential::Expression(Arc::new(
+                    PotentialExpression::compile("test", EXPRESSION_B, 2).unwrap(),
+                ))],
+                Damping::None,
             ),
         ),
         (
@@ -196,6 +214,12 @@ fn damping_cases() -> Vec<(&'static str, ContactSystem)> {
                 eta: 0.08,
                 orbit: orbit(0.3),
             }),
+        ),
+        (
+            "expression",
+            system(Damping::Expression(Arc::new(
+                DampingExpression::compile("test", EXPRESSION_C).unwrap(),
+            ))),
         ),
     ]
 }
@@ -460,6 +484,12 @@ fn term_value(term: &Potential, t: f64, x: &[f64]) -> f64 {
             let (r, f) = orbit_at(orbit.eccentricity(), t);
             -0.5 * epsilon * r.powi(-3) * x.iter().map(|v| (2.0 * v - 2.0 * f).cos()).sum::<f64>()
         }
+        Potential::Expression(e) => {
+            assert_eq!(e.text(), EXPRESSION_B, "the one expression of the cases");
+            x[0].powi(4) / 4.0 - x[0] * x[0] / 2.0
+                + 0.3 * t.sin() * x[0] * x[1]
+                + (-x[1] * x[1]).exp()
+        }
     }
 }
 
@@ -494,6 +524,10 @@ fn damping_value(system: &ContactSystem, t: f64) -> f64 {
             _ => unreachable!(),
         },
         Damping::Tidal { eta, orbit } => eta * orbit_at(orbit.eccentricity(), t).0.powi(-6),
+        Damping::Expression(e) => {
+            assert_eq!(e.text(), EXPRESSION_C, "the one expression of the cases");
+            2.0 / (t + 4.0) + 0.1 * t.cos()
+        }
     }
 }
 

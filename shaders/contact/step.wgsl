@@ -12,14 +12,19 @@
 //
 // The engine prepends `alias real`, WG, N (degrees of freedom), STAGES (γ's), HERGLOTZ,
 // POINTS (stream points per step: STAGES + 1, or 3 for Herglotz), TIME_CHANNELS, FORCINGS,
-// STREAM_DAMPING and STREAM_SPIN (channel indices), the PARAM_*, STATE_*, RECORD_* and
-// CONST_* offsets generated from the layouts in src/families/contact/shape.rs (a term is present
-// when its PARAM_*_LEN is non-zero), and the bindings. params are structure-of-arrays
-// across members; the stream holds, per step and point, the forcing signals, c(t) of
-// C = α c(t), and (a/r)³ cos 2f, (a/r)³ sin 2f.
+// STREAM_DAMPING, STREAM_SPIN and STREAM_TIME (channel indices), TIME_IN_STREAM and
+// POTENTIAL_EXPRESSION (0 or 1), the PARAM_*, STATE_*, RECORD_* and CONST_* offsets
+// generated from the layouts in src/families/contact/shape.rs (a term is present when its
+// PARAM_*_LEN is non-zero), and the bindings. params are structure-of-arrays across
+// members; the stream holds, per step and point, the forcing signals, c(t) of
+// C = α c(t), (a/r)³ cos 2f, (a/r)³ sin 2f, and t when a potential expression uses it.
+// The module potential_expression is generated for the run
+// (src/families/contact/expression.rs): `potential_expression(v)` returns [B, ∇ₓB] at
+// v = [x, t] (a stub returning zeros when POTENTIAL_EXPRESSION = 0).
 #import records
 #import finite
 #import math
+#import potential_expression
 
 struct Phase {
     x: array<real, N>,
@@ -107,6 +112,21 @@ fn potential(i: u32, k: u32, point: u32, x: array<real, N>) -> PotentialValue {
             out.g[r] += epsilon * (s2 * ac - c2 * as_);
             out.value -= real(0.5) * epsilon * (c2 * ac + s2 * as_);
         }
+    }
+    if (POTENTIAL_EXPRESSION == 1u) {
+        var v: array<real, N + 1u>;
+        for (var r = 0u; r < N; r++) {
+            v[r] = x[r];
+        }
+        v[N] = real(0.0);
+        if (TIME_IN_STREAM == 1u) {
+            v[N] = time_fn(k, point, STREAM_TIME);
+        }
+        let e = potential_expression(v);
+        for (var r = 0u; r < N; r++) {
+            out.g[r] += e[r + 1u];
+        }
+        out.value += e[0];
     }
     return out;
 }

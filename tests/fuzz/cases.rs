@@ -343,7 +343,7 @@ const RAW_NUMBERS: [&str; 28] = [
 ];
 
 /// Every enum name the config knows, and some it does not.
-const NAMES: [&str; 52] = [
+const NAMES: [&str; 53] = [
     "linear-ph",
     "mechanical",
     "contact",
@@ -373,6 +373,7 @@ const NAMES: [&str; 52] = [
     "constant",
     "signal",
     "tidal",
+    "expression",
     "zero",
     "sine",
     "cosine",
@@ -404,7 +405,7 @@ const UNKNOWN_KEYS: [&str; 16] = [
 ];
 
 /// Malformed or odd `--set` arguments.
-const ODD_SETS: [&str; 96] = [
+const ODD_SETS: [&str; 104] = [
     "system.x0=[0.5,",
     "=",
     "a..b=1",
@@ -492,6 +493,14 @@ const ODD_SETS: [&str; 96] = [
     "system.potential.9=1",
     "system.damping=1",
     "system.damping.kind=tidal",
+    "system.damping={kind=\"expression\",C=\"2/t\"}",
+    "system.damping={kind=\"expression\",C=\"1/(t - 0.5)\"}",
+    "system.damping={kind=\"expression\",C=\"x\"}",
+    "system.damping.C=\"0.1\"",
+    "system.potential.0={kind=\"expression\",B=\"p^2\"}",
+    "system.potential.0={kind=\"expression\",B=\"x^4/4 - x^2/2\"}",
+    "system.potential.0={kind=\"expression\",B=\"x^\"}",
+    "system.potential.0={kind=\"expression\",B=1}",
     "output=1",
     "output.every.x=1",
     "scheme.family=GAUSS",
@@ -968,6 +977,7 @@ impl Gen {
                 let g = self.positive();
                 t.set_key("gamma", V::Float(g));
             }
+            "expression" => return self.expression_potential(n),
             _ => {
                 let (e, ecc) = (self.positive() * 0.1, self.rng.random_range(0.0..0.95));
                 t.set_key("epsilon", V::Float(e));
@@ -978,7 +988,8 @@ impl Gen {
     }
 
     fn damping(&mut self) -> V {
-        match self.rng.random_range(0..3) {
+        match self.rng.random_range(0..4) {
+            3 => self.expression_damping(),
             0 => {
                 let a = self.number();
                 V::tab(vec![("kind", V::str("constant")), ("alpha", V::Float(a))])
@@ -1025,6 +1036,7 @@ impl Gen {
             "forcing",
             "kepler",
             "spin-orbit",
+            "expression",
         ] {
             if self.rng.random_bool(0.3) {
                 terms.push(self.potential_term(kind, n));
@@ -1112,7 +1124,11 @@ impl Gen {
                 keys.push(param);
             }
         }
-        if system.get_key("damping").is_some() || self.rng.random_bool(0.05) {
+        // An expression damping has no α to draw (a draw is refused by name).
+        let drawable = system
+            .get_key("damping")
+            .is_some_and(|d| d.get_key("kind") != Some(&V::str("expression")));
+        if drawable || self.rng.random_bool(0.05) {
             keys.push("alpha");
         }
         for name in keys {
@@ -1963,7 +1979,35 @@ impl Gen {
                     format!("ensemble draws of scale {huge:e}")
                 }
             },
-            Family::Contact => match self.rng.random_range(0..6) {
+            Family::Contact => match self.rng.random_range(0..7) {
+                6 => {
+                    // A potential that overflows at the start or on the way (x⁶ softening
+                    // runs off in finite time), or a damping rate that grows past f64.
+                    let (b, c) = self.pick(&[
+                        ("exp(x^2)", "0.1"),
+                        ("-x^6", "0.1"),
+                        ("x^2/2", "exp(exp(t))"),
+                        ("x^2/2", "-1e300*t"),
+                    ]);
+                    self.doc.set(
+                        &[key("system"), key("potential")],
+                        V::Arr(vec![V::tab(vec![
+                            ("kind", V::str("expression")),
+                            ("B", V::str(b)),
+                        ])]),
+                    );
+                    self.doc.set(
+                        &[key("system"), key("damping")],
+                        V::tab(vec![("kind", V::str("expression")), ("C", V::str(c))]),
+                    );
+                    let x0 = self.pick(&[1.5, 30.0, huge]);
+                    self.doc.set(&[key("system"), key("x0")], V::floats(&[x0]));
+                    self.doc.set(&[key("system"), key("p0")], V::floats(&[1.0]));
+                    self.doc.remove(&[key("system"), key("kinetic")]);
+                    self.doc.remove_key("ensemble");
+                    self.set_steps(0.1, 400);
+                    format!("expression B = {b}, C = {c}, x0 = {x0:e}")
+                }
                 0 => {
                     let beta = -self.pick(&[1.0, 10.0, 1e3]);
                     self.doc.set(

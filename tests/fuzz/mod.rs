@@ -7,6 +7,7 @@ pub mod cases;
 pub mod commit;
 pub mod doc;
 pub mod endless;
+pub mod expressions;
 pub mod model_cases;
 pub mod narrowing;
 pub mod run;

@@ -98,10 +98,11 @@ fn oscillator(plan: &ContactPlan, index: usize) -> Result<(f64, f64, f64, f64)> 
             needs(
                 "system.damping",
                 "constant damping",
-                match system.damping {
+                match &system.damping {
                     Damping::None => "none".into(),
                     Damping::Signal { .. } => "a signal".into(),
                     Damping::Tidal { .. } => "tidal".into(),
+                    Damping::Expression(e) => format!("the expression C(t) = {}", e.text()),
                     Damping::Constant { .. } => unreachable!("matched above"),
                 },
             )

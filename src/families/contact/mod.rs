@@ -1,13 +1,14 @@
 //! The contact wing: contact-Hamiltonian systems H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z
 //! advanced by compositions of the Strang splitting or the Herglotz variational
 //! integrator. Everything the family owns lives here: the model ([`model`], [`time`],
-//! [`orbit`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
+//! [`orbit`], terms written as expressions in [`expression`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
 //! the split parts ([`flows`]) and the reference integrator's recording loop ([`reference`](mod@reference)), the GPU kernel's host side ([`shape`], [`kernel`], WGSL in
 //! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]) and
 //! `harbor study contact-energy` ([`energy_study`]). The engine core reaches it only
 //! through the registry in [`crate::families`].
 
 pub mod energy_study;
+pub mod expression;
 pub mod flows;
 pub mod kernel;
 pub mod model;
@@ -20,7 +21,10 @@ pub mod time;
 pub mod twin;
 pub mod workloads;
 
-pub use model::{ContactMember, ContactSystem, Damping, Potential, TimeChannels, TimeTerms};
+pub use model::{
+    ContactMember, ContactSystem, Damping, DampingExpression, Potential, PotentialExpression,
+    TimeChannels, TimeTerms,
+};
 pub use orbit::KeplerOrbit;
 pub use plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
 pub use shape::ContactShape;

@@ -7,20 +7,27 @@
 //!
 //! - A(p) = ½ pᵀ P p with P symmetric positive definite (`kinetic`);
 //! - B(t, x) is a sum of [`Potential`] terms: harmonic ½ xᵀ K x, quartic (β/4) Σ x_i⁴
-//!   (Duffing), pendulum −ω² Σ cos x_i, forcing −s(t) aᵀ x, Kepler −γ/|x|, and the
-//!   spin–orbit gravity-gradient torque −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t));
-//! - C(t) = α c(t) ([`Damping`]): constant α, α times a signal, or the tidal (MacDonald)
+//!   (Duffing), pendulum −ω² Σ cos x_i, forcing −s(t) aᵀ x, Kepler −γ/|x|, the
+//!   spin–orbit gravity-gradient torque −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t)),
+//!   and an expression in x and t ([`PotentialExpression`]: its gradient derived
+//!   symbolically);
+//! - C(t) = α c(t) ([`Damping`]): constant α, α times a signal, the tidal (MacDonald)
 //!   torque of the spin–orbit problem, C = η (a/r)⁶, which also adds the forcing
-//!   −η (a/r)⁶ ḟ Σ x_i to B, so that ẍ = −ε (a/r)³ sin(2x − 2f) − η (a/r)⁶ (ẋ − ḟ).
+//!   −η (a/r)⁶ ḟ Σ x_i to B, so that ẍ = −ε (a/r)³ sin(2x − 2f) − η (a/r)⁶ (ẋ − ḟ), or an
+//!   expression in t ([`DampingExpression`], α = 1).
 //!
 //! (a/r)(t), f(t) and ḟ(t) are those of a Keplerian orbit with mean motion 1
 //! ([`KeplerOrbit`]). Every term's time dependence goes through a few scalar functions of
-//! t shared by all members ([`ContactSystem::time_functions`]), so the planner can sample
-//! them once per sub-step for a whole ensemble.
+//! t shared by all members ([`ContactSystem::time_functions`]; for a potential expression,
+//! t itself), so the planner can sample them once per sub-step for a whole ensemble.
+
+use std::sync::Arc;
 
 use super::time::time_functions;
 pub use super::time::{TimeChannels, TimeTerms};
 use nalgebra::{DMatrix, DVector};
+
+pub use super::expression::{DampingExpression, PotentialExpression};
 
 use super::orbit::KeplerOrbit;
 use crate::error::{Error, Num, Result};
@@ -45,6 +52,9 @@ pub enum Potential {
     Kepler { gamma: f64 },
     /// −(ε/2)(a/r)³ Σ cos(2x_i − 2f(t)).
     SpinOrbit { epsilon: f64, orbit: KeplerOrbit },
+    /// B(t, x) written as an expression, ∇ₓB derived symbolically (shared by the members
+    /// it is cloned into).
+    Expression(Arc<PotentialExpression>),
 }
 
 impl Potential {
@@ -55,7 +65,9 @@ impl Potential {
             Potential::Pendulum { omega } => Some(omega),
             Potential::Kepler { gamma } => Some(gamma),
             Potential::SpinOrbit { epsilon, .. } => Some(epsilon),
-            Potential::Harmonic { .. } | Potential::Forcing { .. } => None,
+            Potential::Harmonic { .. } | Potential::Forcing { .. } | Potential::Expression(_) => {
+                None
+            }
         }
     }
 
@@ -68,6 +80,7 @@ impl Potential {
             Potential::Forcing { .. } => "forcing",
             Potential::Kepler { .. } => "kepler",
             Potential::SpinOrbit { .. } => "spin-orbit",
+            Potential::Expression(_) => "expression",
         }
     }
 }
@@ -83,13 +96,16 @@ pub enum Damping {
     Signal { alpha: f64, signal: Signal },
     /// C = η (a/r)⁶ with the tidal forcing −η (a/r)⁶ ḟ Σ x_i in B.
     Tidal { eta: f64, orbit: KeplerOrbit },
+    /// C(t) written as an expression in t (c(t) = C(t), α = 1, not drawn).
+    Expression(Arc<DampingExpression>),
 }
 
 impl Damping {
-    /// The coefficient of C(t) = α c(t) (α, or η for tidal damping), for ensemble draws.
+    /// The coefficient of C(t) = α c(t) (α, or η for tidal damping), for ensemble draws;
+    /// none for an expression, whose numbers are written in its text.
     pub fn coefficient_mut(&mut self) -> Option<&mut f64> {
         match self {
-            Damping::None => None,
+            Damping::None | Damping::Expression(_) => None,
             Damping::Constant { alpha } | Damping::Signal { alpha, .. } => Some(alpha),
             Damping::Tidal { eta, .. } => Some(eta),
         }
@@ -136,12 +152,24 @@ impl ContactSystem {
     ) -> Result<Self> {
         let n = kinetic.nrows();
         check_pd(&format!("{prefix}.kinetic"), &kinetic)?;
-        for kind in ["harmonic", "quartic", "pendulum", "kepler", "spin-orbit"] {
+        for kind in [
+            "harmonic",
+            "quartic",
+            "pendulum",
+            "kepler",
+            "spin-orbit",
+            "expression",
+        ] {
             let count = potential.iter().filter(|t| t.kind() == kind).count();
             if count > 1 {
+                let how = if kind == "expression" {
+                    "write their sum as one expression"
+                } else {
+                    "add their coefficients"
+                };
                 return Err(Error::invalid(
                     format!("{prefix}.potential"),
-                    format!("at most one {kind} term (add their coefficients), found {count}"),
+                    format!("at most one {kind} term ({how}), found {count}"),
                 ));
             }
         }
@@ -183,6 +211,17 @@ impl ContactSystem {
                     }
                 }
                 Potential::SpinOrbit { epsilon, .. } => finite(&field("epsilon"), *epsilon)?,
+                Potential::Expression(e) => {
+                    if e.dof() != n {
+                        return Err(Error::invalid(
+                            field("B"),
+                            format!(
+                                "was compiled for n = {} positions, the system has n = {n}",
+                                e.dof()
+                            ),
+                        ));
+                    }
+                }
             }
         }
         let spin_orbit = potential.iter().find_map(|t| match t {
@@ -202,7 +241,7 @@ impl ContactSystem {
             ));
         }
         match &damping {
-            Damping::None => {}
+            Damping::None | Damping::Expression(_) => {}
             Damping::Constant { alpha } | Damping::Signal { alpha, .. } => {
                 finite(&format!("{prefix}.damping.alpha"), *alpha)?
             }
@@ -241,10 +280,17 @@ impl ContactSystem {
     }
 
     /// The time functions at t, in the order of [`TimeChannels`]: the forcing signals s_j(t)
-    /// (the tidal (a/r)⁶ ḟ last), c(t), then (a/r)³ cos 2f and (a/r)³ sin 2f.
+    /// (the tidal (a/r)⁶ ḟ last), c(t), then (a/r)³ cos 2f and (a/r)³ sin 2f, and t itself
+    /// when a potential expression uses it.
     /// `out` has exactly [`TimeChannels::count`] entries.
     pub fn time_functions(&self, t: f64, out: &mut [f64]) {
         time_functions(&self.potential, &self.damping, t, out);
+    }
+
+    /// What each time channel holds, in stream order: (the config field under `prefix` it
+    /// comes from, what it is), for errors about sampled values.
+    pub fn time_channel_names(&self, prefix: &str) -> Vec<(String, String)> {
+        super::time::channel_names(&self.potential, &self.damping, prefix)
     }
 
     /// The terms that depend on time (forcing, spin–orbit, damping), owned: what a shared
@@ -254,10 +300,12 @@ impl ContactSystem {
         TimeTerms::of(&self.potential, &self.damping)
     }
 
-    /// The per-member coefficient of C(t) = α c(t) (α, or η for tidal damping; 0 if none).
+    /// The per-member coefficient of C(t) = α c(t) (α, or η for tidal damping; 1 for an
+    /// expression, whose c(t) is C(t); 0 if none).
     pub fn damping_coefficient(&self) -> f64 {
         match self.damping {
             Damping::None => 0.0,
+            Damping::Expression(_) => 1.0,
             Damping::Constant { alpha } | Damping::Signal { alpha, .. } => alpha,
             Damping::Tidal { eta, .. } => eta,
         }
@@ -327,6 +375,7 @@ impl ContactSystem {
                         value -= 0.5 * epsilon * cube * angle.cos();
                     }
                 }
+                Potential::Expression(e) => value += e.add_to(t, x, gradient),
             }
         }
         if let Damping::Tidal { eta, orbit } = &self.damping {
@@ -346,6 +395,7 @@ impl ContactSystem {
             Damping::Constant { alpha } => *alpha,
             Damping::Signal { alpha, signal } => alpha * signal.value(t),
             Damping::Tidal { eta, orbit } => eta * orbit.radius(t).recip().powi(6),
+            Damping::Expression(e) => e.rate(t),
         }
     }
 
@@ -377,7 +427,7 @@ impl ContactSystem {
 
 impl ContactMember {
     /// Checks the initial state against the system: lengths, finiteness, and the domain of
-    /// every term (x ≠ 0 for Kepler).
+    /// every term (x ≠ 0 for Kepler; expressions finite at t = 0 and x0).
     pub fn new(
         prefix: &str,
         system: ContactSystem,
@@ -404,6 +454,15 @@ impl ContactMember {
             }
         }
         finite(&format!("{prefix}.z0"), z0)?;
+        // Expressions first, so that a term undefined at the start is named rather than H.
+        for (index, term) in system.potential.iter().enumerate() {
+            if let Potential::Expression(e) = term {
+                e.check_start(&format!("{prefix}.potential[{index}].B"), x0.as_slice())?;
+            }
+        }
+        if let Damping::Expression(e) = &system.damping {
+            e.check_start(&format!("{prefix}.damping.C"))?;
+        }
         if system
             .potential
             .iter()

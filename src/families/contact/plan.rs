@@ -12,7 +12,9 @@
 //!   amplitude drawn on its own).
 //!
 //! Member i's draws come from the ChaCha8 stream i of `seed` in that fixed key order, so
-//! they do not depend on chunking, threads or which keys are drawn.
+//! they do not depend on chunking, threads or which keys are drawn. Terms written as
+//! expressions (`kind = "expression"`) have no drawn parameters: their numbers are in
+//! their text, the same for every member.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -20,7 +22,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
 use super::model::{ContactMember, ContactSystem, Damping, Potential, TimeChannels};
-use crate::error::{Error, Result};
+use crate::error::{Error, Num, Result};
 use crate::plan::grid::StepGrid;
 use crate::plan::record::{Channel, RecordSpec};
 use crate::plan::stream::SharedStream;
@@ -194,6 +196,18 @@ impl ContactEnsembleSpec {
     fn check_drawn_terms(&self, system: &ContactSystem) -> Result<()> {
         let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
         for (key, draw) in self.draws() {
+            if key == "alpha"
+                && draw != ParameterDraw::Fixed
+                && let Damping::Expression(e) = &system.damping
+            {
+                return Err(Error::invalid(
+                    "ensemble.alpha",
+                    format!(
+                        "draws α of C(t) = α c(t), but the damping is the expression C(t) = {}, which has no α: its numbers are written in system.damping.C and are the same for every member",
+                        e.text()
+                    ),
+                ));
+            }
             let missing = match key {
                 "alpha" => matches!(system.damping, Damping::None).then_some("damping"),
                 "beta" => (!has("quartic")).then_some("quartic term"),
@@ -327,19 +341,28 @@ impl ContactPlan {
         &self.stream
     }
 
-    /// Refuses forcing or damping signals that are not finite at a sub-step time (a pass
-    /// over every sub-step time).
+    /// Refuses time functions (forcing and damping signals, an expression C(t)) that are
+    /// not finite at a sub-step time, naming the field they come from, the time and the
+    /// value (a pass over every sub-step time).
     pub fn check_stream(&self) -> Result<()> {
         let offsets = self.method.offsets();
         self.stream
             .max_abs()
             .map(|_| ())
-            .map_err(|(step, point, _, value)| {
+            .map_err(|(step, point, channel, value)| {
+                let names = self.nominal.system.time_channel_names("system");
+                let (field, what) = names
+                    .get(channel)
+                    .cloned()
+                    .unwrap_or_else(|| ("system".into(), "a time function".into()));
                 Error::invalid(
-                    "system",
+                    field,
                     format!(
-                        "a forcing or damping signal is {value} at t = {}",
-                        (step as f64 + offsets[point]) * self.grid.h
+                        "{what} is {} at t = {}, where the run evaluates it (step {} of {})",
+                        Num(value),
+                        Num((step as f64 + offsets[point]) * self.grid.h),
+                        step + 1,
+                        self.grid.steps
                     ),
                 )
             })

@@ -5,8 +5,15 @@
 //! Parameters per member (layout `PARAM`, fields of length 0 when the term is absent):
 //! P (n·n) | K (n·n) | β | ω | γ | ε | forcing amplitudes (F·n, the tidal one last) | α.
 //! The shared stream holds per step and per sub-step time point the F forcing signals,
-//! c(t) of the damping, and (a/r)³ cos 2f, (a/r)³ sin 2f of the spin–orbit term.
+//! c(t) of the damping, (a/r)³ cos 2f, (a/r)³ sin 2f of the spin–orbit term, and t when a
+//! potential expression uses it. A potential expression has no parameters: its tape is
+//! generated into the kernel as the module `potential_expression` (a function returning
+//! [B, ∇ₓB] at [x, t]), called when the constant `POTENTIAL_EXPRESSION` is 1.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::expression::{POTENTIAL_MODULE, PotentialExpression};
 use super::model::{ContactMember, Damping, Potential, TimeChannels};
 use super::plan::{ContactMethod, ContactPlan};
 use crate::kernels::family::KernelSource;
@@ -27,6 +34,8 @@ pub struct ContactShape {
     pub quartic: bool,
     pub pendulum: bool,
     pub kepler: bool,
+    /// The potential written as an expression, if any (its tape becomes WGSL).
+    pub expression: Option<Arc<PotentialExpression>>,
     pub time: TimeChannels,
     /// Stages of the composition (1 for Herglotz).
     pub stages: usize,
@@ -48,6 +57,10 @@ impl ContactShape {
             quartic: has("quartic"),
             pendulum: has("pendulum"),
             kepler: has("kepler"),
+            expression: system.potential.iter().find_map(|t| match t {
+                Potential::Expression(e) => Some(Arc::clone(e)),
+                _ => None,
+            }),
             time: plan.time_channels(),
             stages,
             herglotz,
@@ -125,6 +138,9 @@ impl ContactShape {
         if self.time.spin_orbit {
             potential += 70 * n;
         }
+        if let Some(e) = &self.expression {
+            potential += e.kernel_flops() + n + 1;
+        }
         let flow_a = 2 * n * n + 4 * n + 4;
         let flow_c = 2 * n + 35;
         self.potential_evaluations() * (potential + 2 * n + 2)
@@ -149,7 +165,8 @@ impl ContactShape {
             + flag(self.pendulum)
             + self.time.forcings * (1 + n)
             + flag(self.kepler)
-            + flag(self.time.spin_orbit) * 3;
+            + flag(self.time.spin_orbit) * 3
+            + flag(self.time.time);
         let damping = 2 * flag(self.time.damping);
         if self.herglotz {
             n * n + 2 * potential + damping
@@ -161,7 +178,9 @@ impl ContactShape {
     /// Loop iterations per step, an upper bound counted from the kernel's loops.
     pub fn loop_iterations_per_step(&self) -> usize {
         let n = self.dof;
-        let potential = n + 2 * n * n + 3 * n + self.time.forcings * (n + 1) + 2 * n + 2;
+        let expression = if self.expression.is_some() { 2 * n } else { 0 };
+        let potential =
+            n + 2 * n * n + 3 * n + self.time.forcings * (n + 1) + 2 * n + 2 + expression;
         let flows = n * n + 2 * n + 2 * n + 2;
         self.potential_evaluations() * potential + self.stages * (flows + 1) + 5 * n + 5
     }
@@ -172,7 +191,13 @@ impl ContactShape {
         KernelSource {
             name: "contact_step",
             body: CONTACT_STEP,
-            modules: vec![],
+            modules: vec![(
+                POTENTIAL_MODULE,
+                Cow::Owned(PotentialExpression::wgsl_module(
+                    self.expression.as_deref(),
+                    self.dof,
+                )),
+            )],
             constants: vec![
                 ("N", self.dof as u32),
                 ("STAGES", self.stages as u32),
@@ -180,11 +205,11 @@ impl ContactShape {
                 ("POINTS", self.points() as u32),
                 ("TIME_CHANNELS", time.count().max(1) as u32),
                 ("FORCINGS", time.forcings as u32),
-                ("STREAM_DAMPING", time.forcings as u32),
-                (
-                    "STREAM_SPIN",
-                    (time.forcings + usize::from(time.damping)) as u32,
-                ),
+                ("STREAM_DAMPING", time.damping_channel() as u32),
+                ("STREAM_SPIN", time.spin_orbit_channel() as u32),
+                ("STREAM_TIME", time.time_channel() as u32),
+                ("TIME_IN_STREAM", u32::from(time.time)),
+                ("POTENTIAL_EXPRESSION", u32::from(self.expression.is_some())),
             ],
             state: self.state_layout(),
             record: self.record_layout(),
@@ -242,27 +267,48 @@ mod tests {
     use crate::kernels::Precision;
     use crate::kernels::wgsl::{assemble, translate, validate};
 
-    /// Every contact kernel variant harbor can generate — each term on and off, splitting
-    /// and Herglotz, several composition lengths, n up to the limit, both precisions —
-    /// passes naga and translates to SPIR-V.
+    /// A potential expression in every position, with t or without.
+    fn expression(dof: usize, time: bool) -> Arc<PotentialExpression> {
+        let names = super::super::expression::position_names(dof);
+        let last = &names[dof - 1];
+        let text = format!(
+            "{first}^4/4 - cos({last}) + atan({first}*{last}){}",
+            if time { " * exp(-t)" } else { "" },
+            first = names[0]
+        );
+        Arc::new(PotentialExpression::compile("test", &text, dof).unwrap())
+    }
+
+    /// Every contact kernel variant harbor can generate — each term on and off (a potential
+    /// expression in a third of them, with t in the stream or without), splitting and
+    /// Herglotz, several composition lengths, n up to the limit, both precisions — passes
+    /// naga and translates to SPIR-V.
     #[test]
     fn every_variant_validates() {
         let mut checked = 0;
+        let mut with_expression = 0;
         for precision in [Precision::F32, Precision::F64] {
             for dof in [1, 2, 5, MAX_DOF] {
+                let expressions = [expression(dof, false), expression(dof, true)];
                 for mask in 0..64u32 {
                     let on = |bit: u32| mask & (1 << bit) != 0;
+                    let time = on(5);
+                    let expression =
+                        (mask % 3 == 0).then(|| Arc::clone(&expressions[usize::from(time)]));
                     for (stages, herglotz) in [(1, false), (7, false), (27, false), (1, true)] {
+                        with_expression += usize::from(expression.is_some());
                         let shape = ContactShape {
                             dof,
                             harmonic: on(0),
                             quartic: on(1),
                             pendulum: on(2),
                             kepler: on(3),
+                            expression: expression.clone(),
                             time: TimeChannels {
                                 forcings: usize::from(on(4)) * 2,
                                 damping: on(5),
                                 spin_orbit: on(4) && on(5),
+                                time: expression.is_some() && time,
                             },
                             stages,
                             herglotz,
@@ -276,6 +322,38 @@ mod tests {
             }
         }
         assert_eq!(checked, 2 * 4 * 64 * 4);
+        assert_eq!(with_expression, 2 * 4 * 22 * 4);
+    }
+
+    /// Without an expression the kernel never calls the generated stub; with one, the
+    /// module holds the tape's function and the helpers, and the kernel reads t from the
+    /// stream only when the expression uses it.
+    #[test]
+    fn the_expression_module_follows_the_shape() {
+        let mut shape = ContactShape {
+            dof: 2,
+            harmonic: true,
+            quartic: false,
+            pendulum: false,
+            kepler: false,
+            expression: None,
+            time: TimeChannels::default(),
+            stages: 1,
+            herglotz: false,
+        };
+        let module = |shape: &ContactShape| shape.kernel().modules[0].1.to_string();
+        assert!(module(&shape).contains("never called"));
+        assert_eq!(shape.kernel().constant("POTENTIAL_EXPRESSION"), 0);
+        shape.expression = Some(expression(2, true));
+        shape.time.time = true;
+        let kernel = shape.kernel();
+        assert_eq!(kernel.constant("POTENTIAL_EXPRESSION"), 1);
+        assert_eq!(kernel.constant("TIME_IN_STREAM"), 1);
+        assert_eq!(kernel.constant("STREAM_TIME"), 0);
+        assert!(
+            module(&shape).contains("fn potential_expression(v: array<real, 3>) -> array<real, 3>")
+        );
+        assert!(module(&shape).contains("fn expr_atan("));
     }
 
     /// The f64 variant needs FLOAT64, so the validation above is not vacuous.
@@ -287,6 +365,7 @@ mod tests {
             quartic: false,
             pendulum: true,
             kepler: false,
+            expression: None,
             time: TimeChannels::default(),
             stages: 3,
             herglotz: false,

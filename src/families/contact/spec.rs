@@ -15,17 +15,25 @@
 //!   { kind = "forcing", amplitude = [0.3], signal = { kind = "cosine", frequency = 0.2 } },
 //!   { kind = "kepler", gamma = 1.0 },            # −γ/|x|
 //!   { kind = "spin-orbit", epsilon = 0.1, eccentricity = 0.1 },
+//!   { kind = "expression", B = "x^4/4 - x^2/2" },  # in x (n = 1) or x1 … xn, and t
 //! ]
 //! damping = { kind = "constant", alpha = 0.1 }  # or "signal" (alpha, signal), "tidal"
-//!                                               # (eta, eccentricity); optional, none
+//!                                               # (eta, eccentricity), "expression" (C, in
+//!                                               # t: C = "2/(t + 1)"); optional, none
 //! ```
+//!
+//! Expressions (`src/expr` grammar) take numbers only, no named parameters: they are the
+//! same for every member, and `[ensemble]` draws none of their constants.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
-use super::model::{ContactMember, ContactSystem, Damping, Potential};
+use super::model::{
+    ContactMember, ContactSystem, Damping, DampingExpression, Potential, PotentialExpression,
+};
 use super::orbit::KeplerOrbit;
 use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan};
 use crate::error::{Error, Result};
@@ -101,6 +109,14 @@ pub enum PotentialSpec {
         /// Orbital eccentricity e, 0 ≤ e < 1.
         eccentricity: f64,
     },
+    /// B(t, x) written as an expression; its gradient is derived symbolically.
+    Expression {
+        /// B(t, x) in the positions (`x` when n = 1, else `x1` … `xn`) and `t`, with
+        /// numbers, + − * / ^, parentheses and sin cos tan exp log sqrt tanh sinh cosh atan
+        /// abs, e.g. "x^4/4 - x^2/2"; no momenta, no named parameters.
+        #[serde(rename = "B")]
+        b: String,
+    },
 }
 
 /// C(t).
@@ -125,6 +141,14 @@ pub enum DampingSpec {
         eta: f64,
         /// Orbital eccentricity e, 0 ≤ e < 1 (as the spin-orbit term's).
         eccentricity: f64,
+    },
+    /// C(t) written as an expression in t, evaluated on the host at every time the run
+    /// needs it; it must be finite there (runs start at t = 0).
+    Expression {
+        /// C(t) in `t`, e.g. "2/(t + 1)" (the Lane–Emden equation from ξ = t + 1 = 1);
+        /// numbers only, not drawn by `[ensemble]`.
+        #[serde(rename = "C")]
+        c: String,
     },
 }
 
@@ -182,6 +206,9 @@ pub fn build_contact_member(
                 epsilon: *epsilon,
                 orbit: KeplerOrbit::new(&field("eccentricity"), *eccentricity)?,
             },
+            PotentialSpec::Expression { b } => {
+                Potential::Expression(Arc::new(PotentialExpression::compile(&field("B"), b, n)?))
+            }
         });
     }
     let damping = match &spec.damping {
@@ -195,6 +222,9 @@ pub fn build_contact_member(
             eta: *eta,
             orbit: KeplerOrbit::new(&format!("{prefix}.damping.eccentricity"), *eccentricity)?,
         },
+        Some(DampingSpec::Expression { c }) => Damping::Expression(Arc::new(
+            DampingExpression::compile(&format!("{prefix}.damping.C"), c)?,
+        )),
     };
     let system = ContactSystem::new(prefix, kinetic, potential, damping)?;
     ContactMember::new(prefix, system, x0, p0, spec.z0)

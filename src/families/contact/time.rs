@@ -1,6 +1,6 @@
 //! The time dependence of a contact system: which scalar functions of t it goes through
-//! (forcing signals, the damping's c(t), the spin–orbit orbit terms), in the order a shared
-//! stream carries them, and their values.
+//! (forcing signals, the damping's c(t), the spin–orbit orbit terms, and t itself for a
+//! potential expression in t), in the order a shared stream carries them, and their values.
 
 use super::model::{Damping, Potential};
 
@@ -13,6 +13,8 @@ pub struct TimeChannels {
     pub damping: bool,
     /// (a/r)³ cos 2f and (a/r)³ sin 2f of the spin–orbit term.
     pub spin_orbit: bool,
+    /// t itself, for a potential expression B(t, x) that uses t.
+    pub time: bool,
 }
 
 impl TimeChannels {
@@ -29,13 +31,39 @@ impl TimeChannels {
             spin_orbit: potential
                 .iter()
                 .any(|t| matches!(t, Potential::SpinOrbit { .. })),
+            time: uses_time(potential),
         }
     }
 
     /// Total channel count.
     pub fn count(&self) -> usize {
-        self.forcings + usize::from(self.damping) + 2 * usize::from(self.spin_orbit)
+        self.forcings
+            + usize::from(self.damping)
+            + 2 * usize::from(self.spin_orbit)
+            + usize::from(self.time)
     }
+
+    /// The channel of c(t) (when `damping`).
+    pub fn damping_channel(&self) -> usize {
+        self.forcings
+    }
+
+    /// The first of the two spin–orbit channels (when `spin_orbit`).
+    pub fn spin_orbit_channel(&self) -> usize {
+        self.forcings + usize::from(self.damping)
+    }
+
+    /// The channel of t (when `time`).
+    pub fn time_channel(&self) -> usize {
+        self.spin_orbit_channel() + 2 * usize::from(self.spin_orbit)
+    }
+}
+
+/// Whether a potential expression among `potential` uses t.
+fn uses_time(potential: &[Potential]) -> bool {
+    potential
+        .iter()
+        .any(|term| matches!(term, Potential::Expression(e) if e.uses_time()))
 }
 
 /// The time-dependent terms of a contact system (see
@@ -55,7 +83,9 @@ impl TimeTerms {
                 .filter(|term| {
                     matches!(
                         term,
-                        Potential::Forcing { .. } | Potential::SpinOrbit { .. }
+                        Potential::Forcing { .. }
+                            | Potential::SpinOrbit { .. }
+                            | Potential::Expression(_)
                     )
                 })
                 .cloned()
@@ -89,6 +119,7 @@ pub(super) fn time_functions(potential: &[Potential], damping: &Damping, t: f64,
         Damping::Constant { .. } => push(1.0),
         Damping::Signal { signal, .. } => push(signal.value(t)),
         Damping::Tidal { orbit, .. } => push(orbit.radius(t).recip().powi(6)),
+        Damping::Expression(e) => push(e.rate(t)),
     }
     for term in potential {
         if let Potential::SpinOrbit { orbit, .. } = term {
@@ -98,4 +129,53 @@ pub(super) fn time_functions(potential: &[Potential], damping: &Damping, t: f64,
             push(cube * two_f.sin());
         }
     }
+    if uses_time(potential) {
+        push(t);
+    }
+}
+
+/// What each channel of [`time_functions`] holds, in stream order, as (the config field it
+/// comes from, what it is), for errors; `prefix` names the system (`system`).
+pub(super) fn channel_names(
+    potential: &[Potential],
+    damping: &Damping,
+    prefix: &str,
+) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    let term = |index: usize, name: &str| format!("{prefix}.potential[{index}]{name}");
+    for (index, t) in potential.iter().enumerate() {
+        if let Potential::Forcing { .. } = t {
+            names.push((term(index, ".signal"), "the forcing signal s(t)".into()));
+        }
+    }
+    let damping_field = format!("{prefix}.damping");
+    if let Damping::Tidal { .. } = damping {
+        names.push((damping_field.clone(), "the tidal forcing (a/r)⁶ ḟ".into()));
+    }
+    match damping {
+        Damping::None => {}
+        Damping::Constant { .. } => names.push((damping_field, "c(t) = 1".into())),
+        Damping::Signal { .. } => names.push((
+            format!("{damping_field}.signal"),
+            "the damping signal s(t)".into(),
+        )),
+        Damping::Tidal { .. } => names.push((damping_field, "(a/r)⁶".into())),
+        Damping::Expression(e) => {
+            names.push((format!("{damping_field}.C"), format!("C(t) = {}", e.text())))
+        }
+    }
+    for (index, t) in potential.iter().enumerate() {
+        if let Potential::SpinOrbit { .. } = t {
+            names.push((term(index, ""), "(a/r)³ cos 2f".into()));
+            names.push((term(index, ""), "(a/r)³ sin 2f".into()));
+        }
+    }
+    if uses_time(potential) {
+        let index = potential
+            .iter()
+            .position(|t| matches!(t, Potential::Expression(_)))
+            .unwrap_or(0);
+        names.push((term(index, ".B"), "t".into()));
+    }
+    names
 }

@@ -54,6 +54,15 @@ pub struct TwinScratch {
     gradient: Vec<f64>,
     product: Vec<f64>,
     w: Vec<f64>,
+    expression: ExpressionScratch,
+}
+
+/// The potential expression's variables [x, t], outputs [B, ∇ₓB] and tape registers.
+#[derive(Default)]
+pub struct ExpressionScratch {
+    vars: Vec<f64>,
+    out: Vec<f64>,
+    registers: Vec<f64>,
 }
 
 impl TwinScratch {
@@ -62,6 +71,11 @@ impl TwinScratch {
             gradient: vec![0.0; dof],
             product: vec![0.0; dof],
             w: vec![0.0; dof],
+            expression: ExpressionScratch {
+                vars: vec![0.0; dof + 1],
+                out: vec![0.0; dof + 1],
+                registers: Vec::new(),
+            },
         }
     }
 }
@@ -74,7 +88,14 @@ impl TwinScratch {
 impl Twin<'_> {
     /// B and ∇B at stream point `point` of step values `stream`, as in `potential` of the
     /// kernel.
-    fn potential(&self, stream: &[f64], point: usize, x: &[f64], g: &mut [f64]) -> f64 {
+    fn potential(
+        &self,
+        stream: &[f64],
+        point: usize,
+        x: &[f64],
+        g: &mut [f64],
+        scratch: &mut ExpressionScratch,
+    ) -> f64 {
         let (n, shape) = (self.shape.dof, self.shape);
         let channels = shape.time.count();
         let time_fn = |c: usize| stream[point * channels + c];
@@ -129,13 +150,33 @@ impl Twin<'_> {
         }
         if shape.time.spin_orbit {
             let epsilon = self.params.spin_orbit[0];
-            let spin = shape.time.forcings + usize::from(shape.time.damping);
+            let spin = shape.time.spin_orbit_channel();
             let (ac, as_) = (time_fn(spin), time_fn(spin + 1));
             for r in 0..n {
                 let (s2, c2) = (math_sin(2.0 * x[r]), math_cos(2.0 * x[r]));
                 g[r] += epsilon * (s2 * ac - c2 * as_);
                 value -= 0.5 * epsilon * (c2 * ac + s2 * as_);
             }
+        }
+        if let Some(expression) = &shape.expression {
+            // [B, ∇ₓB] at [x, t] by the tape the kernel's potential_expression was written
+            // from.
+            let ExpressionScratch {
+                vars,
+                out,
+                registers,
+            } = scratch;
+            vars[..n].copy_from_slice(&x[..n]);
+            vars[n] = if shape.time.time {
+                time_fn(shape.time.time_channel())
+            } else {
+                0.0
+            };
+            expression.tape().eval(vars, out, registers);
+            for r in 0..n {
+                g[r] += out[r + 1];
+            }
+            value += out[0];
         }
         value
     }
@@ -146,7 +187,7 @@ impl Twin<'_> {
             return 0.0;
         }
         let channels = self.shape.time.count();
-        self.params.damping[0] * stream[point * channels + self.shape.time.forcings]
+        self.params.damping[0] * stream[point * channels + self.shape.time.damping_channel()]
     }
 
     /// ½ pᵀ P p and P p.
@@ -169,7 +210,8 @@ impl Twin<'_> {
         let n = self.shape.dof;
         let (mut g, mut pp) = (vec![0.0; n], vec![0.0; n]);
         let a = self.kinetic(&y[n..2 * n], &mut pp);
-        let b = self.potential(stream, point, &y[..n], &mut g);
+        let mut scratch = TwinScratch::new(n).expression;
+        let b = self.potential(stream, point, &y[..n], &mut g, &mut scratch);
         a + b + self.damping_rate(stream, point) * y[2 * n]
     }
 }
@@ -182,11 +224,12 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
         gradient: g,
         product: pp,
         w,
+        expression: e,
     } = scratch;
     let h = twin.h;
     if twin.shape.herglotz {
         let cm = 0.5 * h * twin.damping_rate(stream, 1);
-        let b0 = twin.potential(stream, 0, &y[..n], g);
+        let b0 = twin.potential(stream, 0, &y[..n], g, e);
         for r in 0..n {
             w[r] = (1.0 - cm) * y[n + r] - 0.5 * h * g[r];
         }
@@ -194,7 +237,7 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
         for r in 0..n {
             y[r] += h * pp[r];
         }
-        let b1 = twin.potential(stream, 2, &y[..n], g);
+        let b1 = twin.potential(stream, 2, &y[..n], g, e);
         for r in 0..n {
             y[n + r] = (w[r] - 0.5 * h * g[r]) / (1.0 + cm);
         }
@@ -210,7 +253,7 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
                 for v in &mut y[n..] {
                     *v *= decay;
                 }
-                let b = twin.potential(stream, point, &y[..n], g);
+                let b = twin.potential(stream, point, &y[..n], g, e);
                 for r in 0..n {
                     y[n + r] -= 0.5 * tau * g[r];
                 }
@@ -223,7 +266,7 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
                 y[2 * n] += tau * a;
             } else {
                 // φ_B(τ/2) then φ_C(τ/2) at the stage's end.
-                let b = twin.potential(stream, point, &y[..n], g);
+                let b = twin.potential(stream, point, &y[..n], g, e);
                 for r in 0..n {
                     y[n + r] -= 0.5 * tau * g[r];
                 }
