@@ -28,8 +28,9 @@ pub const PORT_HAMILTONIAN_STEP: &str = include_str!("../../../shaders/port_hami
 /// Largest s·n of the kernel: the Newton matrix is a private array of (s·n)² reals, and
 /// the kernel's `#for` loops are all unrolled (llvmpipe truncates an invocation's loops
 /// after 65535 passes, and a looped factorisation takes about (s·n)³/3 of them per Newton
-/// iteration), so the factorisation is about (s·n)³/3 statements.
-pub const MAX_UNKNOWNS: usize = 32;
+/// iteration), so the factorisation is about (s·n)³/3 statements: at s·n = 32 naga alone
+/// takes about 45 s to validate and translate the kernel on a 2-core machine.
+pub const MAX_UNKNOWNS: usize = 24;
 
 /// Newton iterations per step counted in [`PortHamiltonianShape::flops_per_step`]: a
 /// typical count at the default tolerance from a zero initial guess.
@@ -270,111 +271,91 @@ impl PortHamiltonianShape {
 /// substitution with L's unit diagonal and back substitution with U, false at a zero
 /// diagonal. Written out for the triangular index ranges (no loops: llvmpipe truncates an
 /// invocation's loops after 65535 passes, and a looped factorisation takes about (s·n)³/3
-/// of them per Newton iteration), with only the pivot's row index dynamic.
+/// of them per Newton iteration), every array index a constant: the swap with the pivot's
+/// row is written once per candidate row, as selects (a dynamically indexed private array is slow to
+/// compile and to run on some drivers).
 pub fn solver_module(unknowns: usize) -> String {
-    use std::fmt::Write;
     let d = unknowns;
     let at = |r: usize, c: usize| r * d + c;
-    let mut out = String::from("// ---- Newton solver (src/families/port_hamiltonian/shape.rs)\n");
-    out.push_str("fn factorise() {\n");
+    let mut lines =
+        vec!["// ---- Newton solver (src/families/port_hamiltonian/shape.rs)".to_string()];
+    lines.push("fn factorise() {".into());
     for col in 0..d {
-        writeln!(out, "    // column {col}").unwrap();
-        writeln!(
-            out,
-            "    {{\n    var p = {col}u;\n    var largest = abs(matrix[{}]);",
-            at(col, col)
-        )
-        .unwrap();
+        lines.push(format!("    // column {col}"));
+        lines.push("    {".into());
+        lines.push(format!("    var p = {col}u;"));
+        lines.push(format!("    var diagonal = matrix[{}];", at(col, col)));
+        lines.push("    var largest = abs(diagonal);".into());
         for r in col + 1..d {
-            writeln!(
-                out,
-                "    if (abs(matrix[{}]) > largest) {{ largest = abs(matrix[{}]); p = {r}u; }}",
-                at(r, col),
-                at(r, col)
-            )
-            .unwrap();
+            let e = at(r, col);
+            lines.push(format!(
+                "    if (abs(matrix[{e}]) > largest) {{ diagonal = matrix[{e}]; largest = abs(diagonal); p = {r}u; }}"
+            ));
         }
-        writeln!(out, "    let diagonal = matrix[p * {d}u + {col}u];").unwrap();
-        writeln!(out, "    pivot[{col}] = {col}u;").unwrap();
-        writeln!(out, "    if (diagonal != real(0.0)) {{").unwrap();
+        lines.push(format!("    pivot[{col}] = {col}u;"));
+        lines.push("    if (diagonal != real(0.0)) {".into());
         if col + 1 < d {
-            writeln!(
-                out,
-                "        if (p != {col}u) {{\n        pivot[{col}] = p;"
-            )
-            .unwrap();
-            for c in 0..d {
-                writeln!(
-                    out,
-                    "        let held{c} = matrix[{}]; matrix[{}] = matrix[p * {d}u + {c}u]; matrix[p * {d}u + {c}u] = held{c};",
-                    at(col, c),
-                    at(col, c)
-                )
-                .unwrap();
-            }
-            writeln!(out, "        }}").unwrap();
-            writeln!(out, "        let inverse = real(1.0) / diagonal;").unwrap();
+            lines.push(format!("        pivot[{col}] = p;"));
             for r in col + 1..d {
-                writeln!(
-                    out,
-                    "        matrix[{}] = matrix[{}] * inverse;",
-                    at(r, col),
-                    at(r, col)
-                )
-                .unwrap();
+                lines.push(format!("        let swap{r} = p == {r}u;"));
+                for c in 0..d {
+                    let (top, other) = (at(col, c), at(r, c));
+                    lines.push(format!(
+                        "        let top{r}_{c} = matrix[{top}]; let other{r}_{c} = matrix[{other}]; matrix[{top}] = select(top{r}_{c}, other{r}_{c}, swap{r}); matrix[{other}] = select(other{r}_{c}, top{r}_{c}, swap{r});"
+                    ));
+                }
+            }
+            lines.push("        let inverse = real(1.0) / diagonal;".into());
+            for r in col + 1..d {
+                let e = at(r, col);
+                lines.push(format!("        matrix[{e}] = matrix[{e}] * inverse;"));
             }
             for c in col + 1..d {
-                writeln!(out, "        let above{c} = matrix[{}];", at(col, c)).unwrap();
+                lines.push(format!("        let above{c} = matrix[{}];", at(col, c)));
                 for r in col + 1..d {
-                    writeln!(
-                        out,
-                        "        matrix[{}] = matrix[{}] - above{c} * matrix[{}];",
-                        at(r, c),
-                        at(r, c),
-                        at(r, col)
-                    )
-                    .unwrap();
+                    let (e, l) = (at(r, c), at(r, col));
+                    lines.push(format!(
+                        "        matrix[{e}] = matrix[{e}] - above{c} * matrix[{l}];"
+                    ));
                 }
             }
         }
-        writeln!(out, "    }}\n    }}").unwrap();
+        lines.push("    }".into());
+        lines.push("    }".into());
     }
-    out.push_str("}\n\nfn solve() -> bool {\n");
+    lines.push("}".into());
+    lines.push(String::new());
+    lines.push("fn solve() -> bool {".into());
     for i in 0..d {
-        writeln!(
-            out,
-            "    if (pivot[{i}] != {i}u) {{ let held = rhs[{i}]; rhs[{i}] = rhs[pivot[{i}]]; rhs[pivot[{i}]] = held; }}"
-        )
-        .unwrap();
+        for r in i + 1..d {
+            lines.push(format!(
+                "    if (pivot[{i}] == {r}u) {{ let held = rhs[{i}]; rhs[{i}] = rhs[{r}]; rhs[{r}] = held; }}"
+            ));
+        }
     }
     for i in 0..d {
         for r in i + 1..d {
-            writeln!(
-                out,
+            lines.push(format!(
                 "    rhs[{r}] = rhs[{r}] - rhs[{i}] * matrix[{}];",
                 at(r, i)
-            )
-            .unwrap();
+            ));
         }
     }
-    out.push_str("    var regular = true;\n");
+    lines.push("    var regular = true;".into());
     for i in (0..d).rev() {
-        writeln!(
-            out,
-            "    regular = regular && matrix[{}] != real(0.0);\n    rhs[{i}] = rhs[{i}] / matrix[{}];",
-            at(i, i),
-            at(i, i)
-        )
-        .unwrap();
+        let e = at(i, i);
+        lines.push(format!(
+            "    regular = regular && matrix[{e}] != real(0.0);"
+        ));
+        lines.push(format!("    rhs[{i}] = rhs[{i}] / matrix[{e}];"));
         for r in 0..i {
-            writeln!(
-                out,
+            lines.push(format!(
                 "    rhs[{r}] = rhs[{r}] - rhs[{i}] * matrix[{}];",
                 at(r, i)
-            )
-            .unwrap();
+            ));
         }
     }
-    out.push_str("    return regular;\n}\n");
-    out
+    lines.push("    return regular;".into());
+    lines.push("}".into());
+    lines.join("\n") + "\n"
 }
