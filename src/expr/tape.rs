@@ -1,7 +1,9 @@
 //! A straight-line program compiled from pool expressions.
 
-use super::functions::{Func, pow, powi};
+use super::atan::atan;
+use super::functions::{Func, cosh, pow, powi, sinh, tan, tanh};
 use super::pool::{ExprPool, Id, Node};
+use crate::kernels::math::{math_cos, math_exp, math_log, math_sin};
 
 /// One instruction; operands are registers (earlier instructions).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,9 +175,29 @@ impl Tape {
     ///
     /// If `vars.len() != n_vars() * lanes` or `out.len() != n_outputs() * lanes`.
     pub fn eval_lanes(&self, vars: &[f64], lanes: usize, out: &mut [f64], scratch: &mut Vec<f64>) {
+        self.eval_lanes_inline(vars, lanes, out, scratch);
+    }
+
+    /// [`Tape::eval_lanes`], inlined into its caller: a caller compiled for a wider
+    /// instruction set (`#[target_feature]`) runs the lane loops at that width. The
+    /// results are the same at every width (each lane's operations are the same IEEE
+    /// operations in the same order; nothing is fused).
+    ///
+    /// # Panics
+    ///
+    /// As [`Tape::eval_lanes`].
+    #[inline(always)]
+    pub fn eval_lanes_inline(
+        &self,
+        vars: &[f64],
+        lanes: usize,
+        out: &mut [f64],
+        scratch: &mut Vec<f64>,
+    ) {
         assert_eq!(vars.len(), self.n_vars * lanes, "variables × lanes");
         assert_eq!(out.len(), self.outputs.len() * lanes, "outputs × lanes");
-        scratch.clear();
+        // Every register is written before it is read: a scratch of the right length is
+        // used as it is, without clearing it.
         scratch.resize(self.instrs.len() * lanes, 0.0);
         for (i, instr) in self.instrs.iter().enumerate() {
             let (done, rest) = scratch.split_at_mut(i * lanes);
@@ -190,12 +212,31 @@ impl Tape {
                 Instr::Div(a, b) => binary(dst, r(a), r(b), |x, y| x / y),
                 Instr::Powi(a, n) => unary(dst, r(a), |x| powi(x, n)),
                 Instr::Pow(a, b) => binary(dst, r(a), r(b), pow),
-                Instr::Call(f, a) => unary(dst, r(a), |x| f.eval(x)),
+                Instr::Call(f, a) => call(f, dst, r(a)),
             }
         }
         for (o, &reg) in out.chunks_exact_mut(lanes.max(1)).zip(&self.outputs) {
             o.copy_from_slice(&scratch[reg as usize * lanes..][..lanes]);
         }
+    }
+}
+
+/// dst[l] = f(a[l]) over the lanes, the function chosen once for all lanes (each loop is
+/// one function's, which the compiler can inline and vectorise).
+#[inline(always)]
+fn call(f: Func, dst: &mut [f64], a: &[f64]) {
+    match f {
+        Func::Sin => unary(dst, a, math_sin),
+        Func::Cos => unary(dst, a, math_cos),
+        Func::Tan => unary(dst, a, tan),
+        Func::Exp => unary(dst, a, math_exp),
+        Func::Log => unary(dst, a, math_log),
+        Func::Sqrt => unary(dst, a, f64::sqrt),
+        Func::Tanh => unary(dst, a, tanh),
+        Func::Sinh => unary(dst, a, sinh),
+        Func::Cosh => unary(dst, a, cosh),
+        Func::Atan => unary(dst, a, atan),
+        Func::Abs => unary(dst, a, f64::abs),
     }
 }
 

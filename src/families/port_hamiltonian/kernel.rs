@@ -1,7 +1,8 @@
 //! The port-Hamiltonian family as the engine runs it: members, records and the reference
-//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]). The
-//! family has no GPU kernel and no fast CPU engine yet: `--backend auto` runs it on the
-//! CPU and says so, `--backend gpu` is refused naming `--backend`.
+//! integrator (Gauss collocation with Newton stage solves, [`super::gauss_step`]), and its
+//! fast CPU engine ([`super::fast`], the same steps on blocks of members side by side,
+//! what `--backend cpu` runs). The family has no GPU kernel yet: `--backend auto` runs it on
+//! the CPU and says so, `--backend gpu` is refused naming `--backend`.
 
 use super::gauss_step::{GaussStepper, StepFailure};
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
@@ -77,7 +78,7 @@ impl PortHamiltonianPlan {
 impl Family for PortHamiltonianPlan {
     type Member = PortHamiltonianMember;
     type Kernel = Absent<PortHamiltonianMember>;
-    type Fast = Absent<PortHamiltonianMember>;
+    type Fast = PortHamiltonianPlan;
 
     fn name(&self) -> &'static str {
         "port-hamiltonian"
@@ -169,7 +170,7 @@ impl Family for PortHamiltonianPlan {
         None
     }
 
-    fn fast_engine(&self) -> Option<&Absent<PortHamiltonianMember>> {
-        None
+    fn fast_engine(&self) -> Option<&PortHamiltonianPlan> {
+        self.fast_engine_runs().then_some(self)
     }
 }

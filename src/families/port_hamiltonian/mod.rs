@@ -4,11 +4,15 @@
 //! by Gauss–Legendre collocation as a discrete-time PH system (Kotyczka & Lefèvre 2019,
 //! Definition 1) with Newton stage solves. Everything the family owns lives here: the
 //! compiled model ([`model`]), its `[system]` and `[ensemble]` sections ([`spec`]), the plan
-//! ([`plan`]), the step ([`gauss_step`]) and the family as the engine runs it ([`kernel`]) and its `harbor bench` workload
-//! ([`workloads`]).
-//! It runs on the CPU (all cores); a GPU kernel and a fast engine are still to come.
+//! ([`plan`]), the step ([`gauss_step`]), the family as the engine runs it ([`kernel`]), its
+//! fast CPU engine ([`fast`]: the step on blocks of members side by side, bit for bit the
+//! reference's results) and its `harbor bench` workload ([`workloads`]) with the
+//! benchmark's baseline, the workload's model written by hand ([`hand_written`]).
+//! It runs on the CPU (all cores); a GPU kernel is still to come.
 
+pub mod fast;
 pub mod gauss_step;
+pub mod hand_written;
 pub mod kernel;
 pub mod model;
 pub mod plan;
