@@ -3,7 +3,7 @@
 use super::atan::atan;
 use super::functions::{Func, cosh, pow, powi, sinh, tan, tanh};
 use super::pool::{ExprPool, Id, Node};
-use crate::kernels::math::{math_cos, math_exp, math_log, math_sin};
+use crate::kernels::math::{math_cos_inline, math_exp_inline, math_log_inline, math_sin_inline};
 
 /// One instruction; operands are registers (earlier instructions).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -211,7 +211,14 @@ impl Tape {
                 Instr::Neg(a) => unary(dst, r(a), |x| -x),
                 Instr::Div(a, b) => binary(dst, r(a), r(b), |x, y| x / y),
                 Instr::Powi(a, n) => unary(dst, r(a), |x| powi(x, n)),
-                Instr::Pow(a, b) => binary(dst, r(a), r(b), pow),
+                #[expect(clippy::redundant_closure, reason = "inlined, as in `call`")]
+                Instr::Pow(a, b) => binary(
+                    dst,
+                    r(a),
+                    r(b),
+                    #[inline(always)]
+                    |x, y| pow(x, y),
+                ),
                 Instr::Call(f, a) => call(f, dst, r(a)),
             }
         }
@@ -221,22 +228,81 @@ impl Tape {
     }
 }
 
-/// dst[l] = f(a[l]) over the lanes, the function chosen once for all lanes (each loop is
-/// one function's, which the compiler can inline and vectorise).
+/// dst[l] = f(a[l]) over the lanes, the function chosen once for all lanes: each loop
+/// is one function's, inlined into it so that the loop vectorises at the caller's width.
 #[inline(always)]
+#[expect(
+    clippy::redundant_closure,
+    reason = "an #[inline(always)] closure puts the function's body into the lane loop"
+)]
 fn call(f: Func, dst: &mut [f64], a: &[f64]) {
     match f {
-        Func::Sin => unary(dst, a, math_sin),
-        Func::Cos => unary(dst, a, math_cos),
-        Func::Tan => unary(dst, a, tan),
-        Func::Exp => unary(dst, a, math_exp),
-        Func::Log => unary(dst, a, math_log),
-        Func::Sqrt => unary(dst, a, f64::sqrt),
-        Func::Tanh => unary(dst, a, tanh),
-        Func::Sinh => unary(dst, a, sinh),
-        Func::Cosh => unary(dst, a, cosh),
-        Func::Atan => unary(dst, a, atan),
-        Func::Abs => unary(dst, a, f64::abs),
+        Func::Sin => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_sin_inline(x),
+        ),
+        Func::Cos => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_cos_inline(x),
+        ),
+        Func::Tan => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| tan(x),
+        ),
+        Func::Exp => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_exp_inline(x),
+        ),
+        Func::Log => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_log_inline(x),
+        ),
+        Func::Sqrt => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| x.sqrt(),
+        ),
+        Func::Tanh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| tanh(x),
+        ),
+        Func::Sinh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| sinh(x),
+        ),
+        Func::Cosh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| cosh(x),
+        ),
+        Func::Atan => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| atan(x),
+        ),
+        Func::Abs => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| x.abs(),
+        ),
     }
 }
 

@@ -67,21 +67,16 @@ pub fn solve_lanes(
                 *p = if larger { r as f64 } else { *p };
             }
         }
-        // Rows i and p swap where p ≠ i (the whole row: L's columns, U's, and b).
-        for r in i + 1..dim {
-            let row = r as f64;
-            let (upper, lower) = a.split_at_mut(at(r, 0));
-            let upper = &mut upper[at(i, 0)..][..dim * lanes];
-            let lower = &mut lower[..dim * lanes];
-            swap_where(upper, lower, pivot, row, lanes);
-            let (upper, lower) = b.split_at_mut(r * lanes);
-            swap_where(
-                &mut upper[i * lanes..],
-                &mut lower[..lanes],
-                pivot,
-                row,
-                lanes,
-            );
+        // Rows i and p swap where p ≠ i (the whole row: L's columns, U's, and b), lane by
+        // lane: a diagonally dominant Newton matrix rarely pivots.
+        for (l, &p) in pivot.iter().enumerate() {
+            let p = p as usize;
+            if p != i {
+                for c in 0..dim {
+                    a.swap(at(i, c) + l, at(p, c) + l);
+                }
+                b.swap(i * lanes + l, p * lanes + l);
+            }
         }
         // The pivot, its reciprocal, and the multipliers of column i.
         let (top, below) = a.split_at_mut(at(i + 1, 0));
@@ -136,23 +131,6 @@ pub fn solve_lanes(
             for ((t, &c), &u) in target.iter_mut().zip(coefficient.iter()).zip(u_ri) {
                 *t += -c * u;
             }
-        }
-    }
-}
-
-/// Swaps `upper`'s and `lower`'s entries (rows of `lanes`-wide columns) in the lanes where
-/// `pivot == row`.
-#[inline(always)]
-fn swap_where(upper: &mut [f64], lower: &mut [f64], pivot: &[f64], row: f64, lanes: usize) {
-    for (u, w) in upper
-        .chunks_exact_mut(lanes)
-        .zip(lower.chunks_exact_mut(lanes))
-    {
-        for ((x, y), &p) in u.iter_mut().zip(w.iter_mut()).zip(pivot) {
-            let take = p == row;
-            let (a, b) = (*x, *y);
-            *x = if take { b } else { a };
-            *y = if take { a } else { b };
         }
     }
 }

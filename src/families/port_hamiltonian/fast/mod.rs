@@ -137,36 +137,39 @@ impl FastBlock {
         if self.members == 0 {
             return Vec::new();
         }
-        let mut integrate = || Lanes::new(plan, &self).integrate(plan, &mut self.results);
+        let lanes = Lanes::new(plan, &self);
+        let results = &mut self.results;
         match level {
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512 if crate::kernels::lanes::Avx512::new().is_some() => {
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { with_avx512(integrate) }
+                unsafe { integrate_avx512(lanes, plan, results) }
             }
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx2 if crate::kernels::lanes::Avx2::new().is_some() => {
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { with_avx2(integrate) }
+                unsafe { integrate_avx2(lanes, plan, results) }
             }
-            _ => integrate(),
+            _ => lanes.integrate(plan, results),
         }
         self.results
     }
 }
 
-/// Runs `f` compiled for AVX-512 (F, DQ, VL): the block's loops are inlined into it.
+/// [`Lanes::integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into
+/// it, run 8 lanes per instruction.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn with_avx512(f: impl FnOnce()) {
-    f()
+fn integrate_avx512(lanes: Lanes, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
+    lanes.integrate(plan, results)
 }
 
-/// Runs `f` compiled for AVX2: the block's loops are inlined into it.
+/// [`Lanes::integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes
+/// per instruction.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn with_avx2(f: impl FnOnce()) {
-    f()
+fn integrate_avx2(lanes: Lanes, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
+    lanes.integrate(plan, results)
 }
 
 /// A block's state while it runs: x with its Kahan carries, the last outputs, H at x, the
