@@ -179,9 +179,9 @@ impl<const D: usize, const N: usize, const M: usize> Chain<D, N, M> {
                 let p = &point[D..];
                 dissipated += self.b[j] * self.c * p.iter().map(|p| p * p).sum::<f64>();
             }
-            for r in 0..N {
+            for (r, (x, carry)) in self.x.iter_mut().zip(&mut carry).enumerate() {
                 let delta = self.b[0] * flows[0].0[r] + self.b[1] * flows[1].0[r];
-                kahan_add(&mut self.x[r], &mut carry[r], self.h * delta);
+                kahan_add(x, carry, self.h * delta);
             }
             let after = self.energy(&self.x);
             let (port, dissipated) = (self.h * port, self.h * dissipated);
@@ -279,13 +279,15 @@ fn lu_solve<const M: usize>(matrix: &mut [[f64; M]; M], rhs: &mut [f64; M]) -> b
         matrix.swap(i, pivot);
         rhs.swap(i, pivot);
         let inverse = 1.0 / matrix[i][i];
-        for r in i + 1..M {
-            let l = matrix[r][i] * inverse;
+        let (top, below) = matrix.split_at_mut(i + 1);
+        let pivot_row = &top[i];
+        for (offset, row) in below.iter_mut().enumerate() {
+            let l = row[i] * inverse;
             if l != 0.0 {
-                for c in i + 1..M {
-                    matrix[r][c] -= l * matrix[i][c];
+                for (entry, &p) in row[i + 1..].iter_mut().zip(&pivot_row[i + 1..]) {
+                    *entry -= l * p;
                 }
-                rhs[r] -= l * rhs[i];
+                rhs[i + 1 + offset] -= l * rhs[i];
             }
         }
     }

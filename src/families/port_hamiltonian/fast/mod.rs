@@ -137,44 +137,44 @@ impl FastBlock {
         if self.members == 0 {
             return Vec::new();
         }
-        let lanes = Lanes::new(plan, &self);
+        let state = BlockState::new(plan, &self);
         let results = &mut self.results;
         match level {
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512 if crate::kernels::lanes::Avx512::new().is_some() => {
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx512(lanes, plan, results) }
+                unsafe { integrate_avx512(state, plan, results) }
             }
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx2 if crate::kernels::lanes::Avx2::new().is_some() => {
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx2(lanes, plan, results) }
+                unsafe { integrate_avx2(state, plan, results) }
             }
-            _ => lanes.integrate(plan, results),
+            _ => state.integrate(plan, results),
         }
         self.results
     }
 }
 
-/// [`Lanes::integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into
+/// [`BlockState::integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into
 /// it, run 8 lanes per instruction.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn integrate_avx512(lanes: Lanes, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
-    lanes.integrate(plan, results)
+fn integrate_avx512(state: BlockState, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
+    state.integrate(plan, results)
 }
 
-/// [`Lanes::integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes
+/// [`BlockState::integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes
 /// per instruction.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn integrate_avx2(lanes: Lanes, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
-    lanes.integrate(plan, results)
+fn integrate_avx2(state: BlockState, plan: &PortHamiltonianPlan, results: &mut [MemberResult]) {
+    state.integrate(plan, results)
 }
 
 /// A block's state while it runs: x with its Kahan carries, the last outputs, H at x, the
 /// energy sums and the failures, lane by lane.
-struct Lanes<'a> {
+struct BlockState<'a> {
     lanes: usize,
     newton: LaneNewton<'a>,
     x: Vec<f64>,
@@ -199,7 +199,7 @@ struct Lanes<'a> {
     balance: Vec<EnergyBalance>,
 }
 
-impl<'a> Lanes<'a> {
+impl<'a> BlockState<'a> {
     fn new(plan: &'a PortHamiltonianPlan, block: &FastBlock) -> Self {
         let model = &plan.model;
         let (n, lanes) = (model.n(), block.lanes);
@@ -215,7 +215,7 @@ impl<'a> Lanes<'a> {
         let count = block.parameters.len();
         energy_vars[n * lanes..][..count].copy_from_slice(&block.parameters);
         let lane_values = |count: usize| vec![0.0; count * lanes];
-        Lanes {
+        BlockState {
             lanes,
             newton,
             x: block.x0.clone(),
@@ -235,20 +235,14 @@ impl<'a> Lanes<'a> {
         }
     }
 
-    /// H at `self.x` into `out`.
+    /// H at `self.x`, into `self.after`.
     #[inline(always)]
-    fn hamiltonian(&mut self, plan: &PortHamiltonianPlan, into_after: bool) {
-        let lanes = self.lanes;
+    fn hamiltonian(&mut self, plan: &PortHamiltonianPlan) {
         self.energy_vars[..self.x.len()].copy_from_slice(&self.x);
-        let out = if into_after {
-            &mut self.after
-        } else {
-            &mut self.before
-        };
         plan.model.energy.eval_lanes_inline(
             &self.energy_vars,
-            lanes,
-            out,
+            self.lanes,
+            &mut self.after,
             &mut self.energy_scratch,
         );
     }
@@ -260,7 +254,8 @@ impl<'a> Lanes<'a> {
         let recording = plan.recording;
         let outputs_channel = usize::from(recording.energy);
         let mut inputs = Vec::new();
-        self.hamiltonian(plan, false);
+        self.hamiltonian(plan);
+        std::mem::swap(&mut self.before, &mut self.after);
         let mut next_record = grid.record_points().into_iter().peekable();
         for k in 0..grid.steps {
             if self.failed.contains(&false) {
@@ -335,7 +330,7 @@ impl<'a> Lanes<'a> {
                 kahan_add(x, carry, h * d);
             }
         }
-        self.hamiltonian(plan, true);
+        self.hamiltonian(plan);
         for l in 0..lanes {
             let stored = self.after[l] - self.before[l];
             let finite = stored.is_finite() && (0..n).all(|r| self.x[r * lanes + l].is_finite());
