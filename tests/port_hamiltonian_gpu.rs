@@ -349,8 +349,8 @@ t_end = 1.0
     plan(&text, &[])
 }
 
-/// The energy-preserving scheme has no kernel: the GPU and the twin refuse it naming
-/// `--backend`, and `auto` would run it on the CPU.
+/// The energy-preserving scheme has no kernel and no fast engine: the GPU and the twin
+/// refuse it naming `--backend`, and the CPU path runs the reference.
 #[test]
 fn energy_preserving_runs_on_the_cpu_only() {
     let plan = plan(
@@ -366,5 +366,14 @@ fn energy_preserving_runs_on_the_cpu_only() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("--backend"), "{e}");
-    assert_eq!(reference(&plan).len(), 3);
+    assert!(
+        plan.fast_engine().is_none(),
+        "the fast engine runs Gauss only"
+    );
+    let cpu = Backend::Cpu(CpuPath::Fast).run(&plan).unwrap().members;
+    assert_same_bits(
+        &cpu,
+        &reference(&plan),
+        "energy-preserving on --backend cpu",
+    );
 }

@@ -177,6 +177,19 @@ impl Backend {
         }
     }
 
+    /// What integrates `family`'s members here, as summary.json's `engine` names it:
+    /// `fast` (the family's fast CPU engine), `reference` (its reference integrator: asked
+    /// for, or the CPU path of a family without a fast engine), `twin` (the CPU twin of its
+    /// GPU kernel) or `kernel` (its GPU kernel).
+    pub fn engine<F: Family>(&self, family: &F) -> &'static str {
+        match self {
+            Backend::Cpu(CpuPath::Fast) if family.fast_engine().is_some() => "fast",
+            Backend::Cpu(CpuPath::Fast | CpuPath::Reference) => "reference",
+            Backend::Cpu(CpuPath::Twin) => "twin",
+            Backend::Gpu(..) => "kernel",
+        }
+    }
+
     /// `f64` on the CPU, the context's precision on a GPU.
     pub fn precision(&self) -> Precision {
         match self {

@@ -46,7 +46,8 @@ pub struct BenchCase {
 /// One backend's figures on one case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Measurement {
-    /// `cpu` (the fast SIMD engine), `reference` (the stage-solving integrator) or `gpu`.
+    /// `cpu` (the fast SIMD engine), `reference` (the stage-solving integrator), `gpu`, or
+    /// `hand-rust` (a workload's model written by hand in Rust, the baseline).
     pub backend: &'static str,
     /// `f64` or `f32`.
     pub precision: &'static str,
@@ -281,6 +282,47 @@ pub fn measure<F: Family>(
         });
     }
     Ok(row)
+}
+
+/// Adds to `row` the measurement of the workload's hand-written baseline, `time(count)`
+/// being its seconds for members `0..count` on all cores (`None`: the workload has none):
+/// a probe on at most 16 members sizes a run of about [`CPU_SECONDS`].
+pub fn measure_baseline(
+    row: &mut BenchRow,
+    time: impl Fn(usize) -> Option<Result<f64>>,
+) -> Result<()> {
+    let steps = row.case.steps;
+    let probe = row.case.members.min(16);
+    let Some(seconds) = time(probe) else {
+        return Ok(());
+    };
+    let members = members_for(
+        (probe * steps) as f64 / seconds?.max(1e-9),
+        steps,
+        probe,
+        row.case.members,
+    );
+    let Some(seconds) = time(members) else {
+        return Ok(());
+    };
+    let seconds = seconds?.max(1e-12);
+    let rate = (members * steps) as f64 / seconds;
+    row.measurements.push(Measurement {
+        backend: "hand-rust",
+        precision: "f64",
+        device: format!(
+            "the model written by hand, std sin/cos, {} threads",
+            rayon::current_num_threads()
+        ),
+        members,
+        member_steps_per_second: rate,
+        end_to_end_member_steps_per_second: rate,
+        flops_per_member_step: 0,
+        bytes_per_member_step: 0,
+        flops_per_second: 0.0,
+        bytes_per_second: 0.0,
+    });
+    Ok(())
 }
 
 /// The header line of the printed table.

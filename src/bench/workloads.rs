@@ -2,7 +2,7 @@
 //! registry in `crate::families`) or a user's configuration, each as a plan of any member
 //! count.
 
-use super::{BenchCase, BenchRow, GpuContexts, measure};
+use super::{BenchCase, BenchRow, GpuContexts, measure, measure_baseline};
 use crate::error::{Error, Result};
 use crate::families::{BenchWorkload, FamilyVisitor, FamilyWorkload, WorkloadVisitor};
 use crate::io::Config;
@@ -113,12 +113,17 @@ impl WorkloadVisitor for Measure<'_> {
     type Output = Result<BenchRow>;
     fn visit<W: BenchWorkload>(self, workload: &W) -> Result<BenchRow> {
         let (n, recording) = (self.case.states, self.case.recording);
-        measure(
+        let mut row = measure(
             self.case,
             |members, steps| workload.plan(members, n, steps, recording),
             self.gpus,
             self.max_param_bytes,
-        )
+        )?;
+        let plan = workload.plan(self.case.members, n, self.case.steps, recording)?;
+        measure_baseline(&mut row, |count| {
+            workload.time_hand_written(&plan, n, count)
+        })?;
+        Ok(row)
     }
 }
 

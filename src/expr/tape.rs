@@ -1,7 +1,9 @@
 //! A straight-line program compiled from pool expressions.
 
-use super::functions::{Func, pow, powi};
+use super::atan::atan;
+use super::functions::{Func, cosh, pow, powi, sinh, tan, tanh};
 use super::pool::{ExprPool, Id, Node};
+use crate::kernels::math::{math_cos_inline, math_exp_inline, math_log_inline, math_sin_inline};
 
 /// One instruction; operands are registers (earlier instructions).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,9 +175,29 @@ impl Tape {
     ///
     /// If `vars.len() != n_vars() * lanes` or `out.len() != n_outputs() * lanes`.
     pub fn eval_lanes(&self, vars: &[f64], lanes: usize, out: &mut [f64], scratch: &mut Vec<f64>) {
+        self.eval_lanes_inline(vars, lanes, out, scratch);
+    }
+
+    /// [`Tape::eval_lanes`], inlined into its caller: a caller compiled for a wider
+    /// instruction set (`#[target_feature]`) runs the lane loops at that width. The
+    /// results are the same at every width (each lane's operations are the same IEEE
+    /// operations in the same order; nothing is fused).
+    ///
+    /// # Panics
+    ///
+    /// As [`Tape::eval_lanes`].
+    #[inline(always)]
+    pub fn eval_lanes_inline(
+        &self,
+        vars: &[f64],
+        lanes: usize,
+        out: &mut [f64],
+        scratch: &mut Vec<f64>,
+    ) {
         assert_eq!(vars.len(), self.n_vars * lanes, "variables × lanes");
         assert_eq!(out.len(), self.outputs.len() * lanes, "outputs × lanes");
-        scratch.clear();
+        // Every register is written before it is read: a scratch of the right length is
+        // used as it is, without clearing it.
         scratch.resize(self.instrs.len() * lanes, 0.0);
         for (i, instr) in self.instrs.iter().enumerate() {
             let (done, rest) = scratch.split_at_mut(i * lanes);
@@ -189,13 +211,98 @@ impl Tape {
                 Instr::Neg(a) => unary(dst, r(a), |x| -x),
                 Instr::Div(a, b) => binary(dst, r(a), r(b), |x, y| x / y),
                 Instr::Powi(a, n) => unary(dst, r(a), |x| powi(x, n)),
-                Instr::Pow(a, b) => binary(dst, r(a), r(b), pow),
-                Instr::Call(f, a) => unary(dst, r(a), |x| f.eval(x)),
+                #[expect(clippy::redundant_closure, reason = "inlined, as in `call`")]
+                Instr::Pow(a, b) => binary(
+                    dst,
+                    r(a),
+                    r(b),
+                    #[inline(always)]
+                    |x, y| pow(x, y),
+                ),
+                Instr::Call(f, a) => call(f, dst, r(a)),
             }
         }
         for (o, &reg) in out.chunks_exact_mut(lanes.max(1)).zip(&self.outputs) {
             o.copy_from_slice(&scratch[reg as usize * lanes..][..lanes]);
         }
+    }
+}
+
+/// dst[l] = f(a[l]) over the lanes, the function chosen once for all lanes: each loop
+/// is one function's, inlined into it so that the loop vectorises at the caller's width.
+#[inline(always)]
+#[expect(
+    clippy::redundant_closure,
+    reason = "an #[inline(always)] closure puts the function's body into the lane loop"
+)]
+fn call(f: Func, dst: &mut [f64], a: &[f64]) {
+    match f {
+        Func::Sin => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_sin_inline(x),
+        ),
+        Func::Cos => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_cos_inline(x),
+        ),
+        Func::Tan => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| tan(x),
+        ),
+        Func::Exp => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_exp_inline(x),
+        ),
+        Func::Log => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| math_log_inline(x),
+        ),
+        Func::Sqrt => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| x.sqrt(),
+        ),
+        Func::Tanh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| tanh(x),
+        ),
+        Func::Sinh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| sinh(x),
+        ),
+        Func::Cosh => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| cosh(x),
+        ),
+        Func::Atan => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| atan(x),
+        ),
+        Func::Abs => unary(
+            dst,
+            a,
+            #[inline(always)]
+            |x| x.abs(),
+        ),
     }
 }
 

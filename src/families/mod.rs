@@ -71,6 +71,17 @@ pub trait BenchWorkload: Sized {
         steps: usize,
         recording: Recording,
     ) -> Result<Self::Plan>;
+    /// Seconds a baseline outside harbor's engines (the workload's model written by hand
+    /// in Rust) takes for members `0..count` of `plan`, of size n, on all cores: the
+    /// integration alone. `None` where the workload has none (at this size).
+    fn time_hand_written(
+        &self,
+        _plan: &Self::Plan,
+        _n: usize,
+        _count: usize,
+    ) -> Option<Result<f64>> {
+        None
+    }
 }
 
 /// The options of `harbor bench` that shape a workload.

@@ -245,10 +245,12 @@ impl SimulationWriter {
     }
 
     /// Closes the arrays, completes the statistics from the per-member files, and writes
-    /// `summary.json`; returns the summary's path.
+    /// `summary.json` (`engine`: what integrated the members on `backend`, see
+    /// [`crate::backend::Backend::engine`]); returns the summary's path.
     pub fn finish<F: Family>(
         mut self,
         backend: &str,
+        engine: &str,
         precision: &str,
         family: &F,
         seconds: f64,
@@ -285,6 +287,7 @@ impl SimulationWriter {
         let mut summary = Map::new();
         summary.insert("harbor_version".into(), json!(env!("CARGO_PKG_VERSION")));
         summary.insert("backend".into(), json!(backend));
+        summary.insert("engine".into(), json!(engine));
         summary.insert("precision".into(), json!(precision));
         summary.insert("model".into(), json!(family.name()));
         let mut description = family.describe();

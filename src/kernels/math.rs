@@ -27,6 +27,11 @@
 //! shapes those rules do not match, and tests/math_gpu.rs checks on lavapipe that the GPU
 //! equals the twin bit for bit, alone and inlined into larger expressions.
 //!
+//! On the CPU each function also comes as `math_*_inline`, inlined into its caller: in a
+//! loop over many points compiled for a wider instruction set (the fast engines' lane
+//! loops) it runs as vector instructions, with the same IEEE operations in the same order
+//! and so the same results (nothing is fused).
+//!
 //! Measured accuracy against Rust's `std` (the platform libm), in ulps (the distance
 //! between the integer representations): at most 1 ulp for all four functions over their
 //! ranges, on the CPU (tests/math_cpu.rs, 3·10⁶ seeded points per run, 1.5·10⁷ over five
@@ -148,7 +153,7 @@ constants! {
 /// valid whatever the magnitudes). Written with b' = −(a − s) and a' = −(b' − s), which
 /// IEEE arithmetic makes equal to the textbook s − a and s − b', because NIR folds the
 /// textbook (a + b) − a to b, which would make e = 0 (see the module documentation).
-#[inline]
+#[inline(always)]
 fn math_two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = -(a - s);
@@ -157,7 +162,7 @@ fn math_two_sum(a: f64, b: f64) -> (f64, f64) {
 }
 
 /// `math_select(f, t, c)`: WGSL's `select(f, t, c)`, t where c holds.
-#[inline]
+#[inline(always)]
 fn math_select(f: f64, t: f64, c: bool) -> f64 {
     if c { t } else { f }
 }
@@ -171,6 +176,7 @@ fn math_select(f: f64, t: f64, c: bool) -> f64 {
 /// the x closest to a multiple of π/2 in range. Exact for |x| ≤ 2^20·π/2 ≈ 1.647e6; beyond
 /// that n·P1 is rounded and the reduced argument carries an absolute error of order
 /// ulp(x). n = 0 (|x| ≲ π/4) returns x itself, which keeps −0.
+#[inline(always)]
 fn math_rem_pio2(x: f64) -> (f64, f64, f64) {
     let n = (x * MATH_INVPIO2).round_ties_even();
     let r0 = x - n * MATH_PIO2_1;
@@ -184,6 +190,7 @@ fn math_rem_pio2(x: f64) -> (f64, f64, f64) {
 }
 
 /// `math_kernel_sin`: sin(x + y) for |x| ≲ π/4 and a tail |y| ≤ ulp(x)/2 (msun k_sin.c).
+#[inline(always)]
 fn math_kernel_sin(x: f64, y: f64) -> f64 {
     let z = x * x;
     let w = z * z;
@@ -199,6 +206,7 @@ fn math_kernel_sin(x: f64, y: f64) -> f64 {
 /// products ((a·b + c·d) + e → (a·b + e) + c·d). The same values come without either
 /// shape: k = round(hz·2^53) (hz ≤ 0.31) gives w = 1 − k·2^−53 exactly, equal to 1 − hz
 /// rounded, and (1 − w) − hz = (k − hz·2^53)·2^−53 exactly.
+#[inline(always)]
 fn math_kernel_cos(x: f64, y: f64) -> f64 {
     let z = x * x;
     let w = z * z;
@@ -225,6 +233,13 @@ fn math_kernel_cos(x: f64, y: f64) -> f64 {
 /// and no digit of the result would be significant, the result is NaN (as √−|x|).
 /// sin(±∞) = sin(NaN) = NaN.
 pub fn math_sin(x: f64) -> f64 {
+    math_sin_inline(x)
+}
+
+/// [`math_sin`], inlined into its caller: in a loop over many points compiled for a
+/// wider instruction set it vectorises (the same operations, the same results).
+#[inline(always)]
+pub fn math_sin_inline(x: f64) -> f64 {
     let (y0, y1, q) = math_rem_pio2(x);
     let v = if q == 1.0 || q == 3.0 {
         math_kernel_cos(y0, y1)
@@ -241,6 +256,13 @@ pub fn math_sin(x: f64) -> f64 {
 /// cos(±0) = 1. For 2^20·π/2 < |x| < 2^52 an absolute error of about ulp(x)/2, from 2^52
 /// on NaN; cos(±∞) = cos(NaN) = NaN.
 pub fn math_cos(x: f64) -> f64 {
+    math_cos_inline(x)
+}
+
+/// [`math_cos`], inlined into its caller: in a loop over many points compiled for a
+/// wider instruction set it vectorises (the same operations, the same results).
+#[inline(always)]
+pub fn math_cos_inline(x: f64) -> f64 {
     let (y0, y1, q) = math_rem_pio2(x);
     let v = if q == 1.0 || q == 3.0 {
         math_kernel_sin(y0, y1)
@@ -252,7 +274,7 @@ pub fn math_cos(x: f64) -> f64 {
 }
 
 /// 2^e for an integer-valued e in [−1022, 1023]: WGSL `math_pow2`, `ldexp(1.0, i32(e))`.
-#[inline]
+#[inline(always)]
 fn math_pow2(e: f64) -> f64 {
     two_pow(e as i64)
 }
@@ -269,6 +291,13 @@ fn math_pow2(e: f64) -> f64 {
 /// exp(−∞) = 0, exp(NaN) = NaN. Measured error ≤ 1 ulp against the platform libm over
 /// [−745.13, 709.78], subnormal results included (their ulp is 2^−1074).
 pub fn math_exp(x: f64) -> f64 {
+    math_exp_inline(x)
+}
+
+/// [`math_exp`], inlined into its caller: in a loop over many points compiled for a
+/// wider instruction set it vectorises (the same operations, the same results).
+#[inline(always)]
+pub fn math_exp_inline(x: f64) -> f64 {
     let overflow = x > MATH_EXP_OVERFLOW;
     let underflow = x < MATH_EXP_UNDERFLOW;
     let xr = math_select(x, 0.0, overflow || underflow);
@@ -290,7 +319,7 @@ pub fn math_exp(x: f64) -> f64 {
 }
 
 /// One step of `math_log`'s downward scaling: (m, k) → (m·2^−e, k + e) if m ≥ 2^e.
-#[inline]
+#[inline(always)]
 fn math_log_down(m: f64, k: f64, e: f64, scale: f64) -> (f64, f64) {
     let t = m * scale;
     let take = t >= 1.0;
@@ -298,7 +327,7 @@ fn math_log_down(m: f64, k: f64, e: f64, scale: f64) -> (f64, f64) {
 }
 
 /// One step of `math_log`'s upward scaling: (m, k) → (m·2^e, k − e) if m < 2^(1−e).
-#[inline]
+#[inline(always)]
 fn math_log_up(m: f64, k: f64, e: f64, scale: f64) -> (f64, f64) {
     let t = m * scale;
     let take = t < 2.0;
@@ -318,6 +347,13 @@ fn math_log_up(m: f64, k: f64, e: f64, scale: f64) -> (f64, f64) {
 /// ln(NaN) = NaN, ln(1) = +0. Measured error ≤ 1 ulp against the platform libm over all
 /// positive f64, subnormals included.
 pub fn math_log(x: f64) -> f64 {
+    math_log_inline(x)
+}
+
+/// [`math_log`], inlined into its caller: in a loop over many points compiled for a
+/// wider instruction set it vectorises (the same operations, the same results).
+#[inline(always)]
+pub fn math_log_inline(x: f64) -> f64 {
     let sub = x < MATH_MIN_NORMAL;
     let mut m = math_select(x, x * MATH_TWO_P54, sub);
     let mut k = math_select(0.0, -54.0, sub);

@@ -108,7 +108,7 @@ impl FamilyVisitor for Simulate<'_> {
             seconds,
         );
         let files = writer.file_names();
-        writer.finish(&label, precision, family, seconds)?;
+        writer.finish(&label, backend.engine(family), precision, family, seconds)?;
         self.target.commit()?;
         say!("{report}");
         say!("wrote {}/{{{}}}", self.out.display(), files.join(", "));

@@ -1,14 +1,15 @@
 //! The port-Hamiltonian family as the engine runs it: members, records and the reference
 //! integrator (Gauss collocation, [`super::gauss_step`], or the energy-preserving
 //! collocation, [`super::energy_preserving_step`], with Newton stage solves). Its GPU
-//! kernel and twin ([`super::gpu`]) run Gauss; the family has no fast CPU engine yet.
+//! kernel and twin ([`super::gpu`]) and its fast CPU engine ([`super::fast`], the same steps
+//! on blocks of members side by side, what `--backend cpu` runs) run Gauss.
 
 use super::energy_preserving_step::EnergyPreservingStepper;
 use super::gauss_step::{GaussStepper, StepEnergies, StepFailure};
 use super::method::PortHamiltonianMethod;
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
 use crate::error::{Error, Result};
-use crate::kernels::family::{Absent, Family};
+use crate::kernels::family::Family;
 use crate::plan::{EnergyBalance, MemberResult, RecordSpec, SharedStream, StepGrid};
 use crate::tableau::ProjectionRule;
 
@@ -128,7 +129,7 @@ impl PortHamiltonianPlan {
 impl Family for PortHamiltonianPlan {
     type Member = PortHamiltonianMember;
     type Kernel = Self;
-    type Fast = Absent<PortHamiltonianMember>;
+    type Fast = PortHamiltonianPlan;
 
     fn name(&self) -> &'static str {
         "port-hamiltonian"
@@ -226,7 +227,7 @@ impl Family for PortHamiltonianPlan {
         Some(self)
     }
 
-    fn fast_engine(&self) -> Option<&Absent<PortHamiltonianMember>> {
-        None
+    fn fast_engine(&self) -> Option<&PortHamiltonianPlan> {
+        self.fast_engine_runs().then_some(self)
     }
 }

@@ -8,12 +8,17 @@
 //! stage rule ([`method`]), the plan ([`plan`]), the steps ([`gauss_step`],
 //! [`energy_preserving_step`]), the family as the engine runs it ([`kernel`]), its GPU
 //! kernel ([`gpu`]: the variants of [`shape`], WGSL generated from the model, and the CPU
-//! [`twin`]) and its `harbor bench` workload ([`workloads`]). Gauss runs on the GPU and the
-//! CPU, the energy-preserving scheme on the CPU; a fast CPU engine is still to come.
+//! [`twin`]), its fast CPU engine ([`fast`]: the step on blocks of members side by side,
+//! bit for bit the reference's results) and its `harbor bench` workload ([`workloads`])
+//! with the benchmark's baseline, the workload's model written by hand ([`hand_written`]).
+//! Gauss runs on the GPU, the twin, the fast engine and the reference; the
+//! energy-preserving scheme on the reference.
 
 pub mod energy_preserving_step;
+pub mod fast;
 pub mod gauss_step;
 pub mod gpu;
+pub mod hand_written;
 pub mod kernel;
 pub mod method;
 pub mod model;

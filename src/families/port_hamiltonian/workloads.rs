@@ -1,5 +1,6 @@
 //! The port-Hamiltonian workload of `harbor bench`: ensembles of damped, driven chains of
-//! coupled pendulums written as expressions.
+//! coupled pendulums written as expressions, measured beside the same chains written by
+//! hand in Rust ([`super::hand_written`]).
 
 use std::collections::BTreeMap;
 
@@ -127,5 +128,16 @@ impl BenchWorkload for PendulumChainWorkload {
             recording,
             NewtonSettings::default(),
         )
+    }
+
+    /// The chain written by hand in Rust ([`super::hand_written`]), for 1 to 8 degrees of
+    /// freedom.
+    fn time_hand_written(
+        &self,
+        plan: &PortHamiltonianPlan,
+        n: usize,
+        count: usize,
+    ) -> Option<Result<f64>> {
+        super::hand_written::time(plan, n, count)
     }
 }
