@@ -286,7 +286,7 @@ pub fn measure<F: Family>(
 
 /// Adds to `row` the measurement of the workload's hand-written baseline, `time(count)`
 /// being its seconds for members `0..count` on all cores (`None`: the workload has none):
-/// a probe on at most 16 members sizes a run of about [`CPU_SECONDS`].
+/// a probe on at most 16 members sizes a run of about `CPU_SECONDS`.
 pub fn measure_baseline(
     row: &mut BenchRow,
     time: impl Fn(usize) -> Option<Result<f64>>,

@@ -173,7 +173,7 @@ impl PortHamiltonianShape {
     }
 
     /// Floating-point operations per member-step, counted from the kernel with
-    /// [`COUNTED_NEWTON_ITERATIONS`] Newton iterations (a function call counted as 30):
+    /// `COUNTED_NEWTON_ITERATIONS` Newton iterations (a function call counted as 30):
     /// per iteration s stage tapes, the residual (2s²n + 2sn), the matrix (2s²n²), the
     /// factorisation (⅔(sn)³) and the solve (2(sn)²), the update (3sn); then the final
     /// stage tapes, the outputs and dissipation (2s + 3sm), the update of x (2sn + 5n), H

@@ -6,8 +6,8 @@
 //! value v of lane l at `v · B + l`. Every step runs each stage of the reference over all
 //! lanes at once — the model's tapes over B lanes (H) or s·B stage points (f, ∂f/∂x,
 //! eᵀRe, Gᵀe) with [`crate::expr::Tape::eval_lanes_inline`], the Newton iteration with all
-//! lanes together ([`newton`]), the Newton matrices factorised with nalgebra's pivoting and
-//! operation order ([`lu`]) — so the interpretive cost of a tape instruction is paid once per
+//! lanes together (`newton.rs`), the Newton matrices factorised with nalgebra's pivoting and
+//! operation order (`lu.rs`) — so the interpretive cost of a tape instruction is paid once per
 //! block and the arithmetic runs as vector instructions over the lanes:
 //!
 //! ```text
@@ -52,7 +52,7 @@ impl PortHamiltonianPlan {
     }
 
     /// Members per fast-engine block: as many lanes as keep one block's work buffers
-    /// within [`WORK_BYTES`], a multiple of [`LANE_MULTIPLE`], at most [`MAX_LANES`].
+    /// within `WORK_BYTES`, a multiple of `LANE_MULTIPLE`, at most `MAX_LANES`.
     pub fn fast_block_members(&self) -> usize {
         let model = &self.model;
         let (s, dim) = (self.scheme.stages, self.scheme.stages * model.n());
