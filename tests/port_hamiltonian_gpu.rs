@@ -119,36 +119,6 @@ t_end = 3.0
 every = 4
 "#;
 
-/// Every member's every value and flag, bit for bit.
-fn assert_same_bits(a: &[MemberResult], b: &[MemberResult], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: members");
-    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert_eq!(
-            bits(&x.trajectory),
-            bits(&y.trajectory),
-            "{what}: member {i} trajectory"
-        );
-        for (c, (u, v)) in x.channels.iter().zip(&y.channels).enumerate() {
-            assert_eq!(bits(u), bits(v), "{what}: member {i} channel {c}");
-        }
-        assert_eq!(
-            bits(&x.totals),
-            bits(&y.totals),
-            "{what}: member {i} totals"
-        );
-        assert_eq!(
-            bits(&x.final_state),
-            bits(&y.final_state),
-            "{what}: member {i} final state"
-        );
-        assert_eq!(
-            x.nonfinite_step, y.nonfinite_step,
-            "{what}: member {i} flag"
-        );
-    }
-}
-
 /// The largest gap |a − b| / max(1, |b|) over every value of every member; flags and
 /// non-finite values must agree exactly.
 fn largest_gap(a: &[MemberResult], b: &[MemberResult]) -> f64 {
@@ -193,7 +163,7 @@ fn the_twin_gives_the_reference_bits() {
         let plan = plan(text, overrides);
         let expected = reference(&plan);
         for caps in [(None, None), (Some(5), Some(3)), (Some(1), Some(1))] {
-            assert_same_bits(
+            common::assert_same_bits(
                 &twin_run(&plan, caps),
                 &expected,
                 &format!("{overrides:?} {caps:?}"),
@@ -227,7 +197,7 @@ fn failures_are_flagged_alike() {
         "{failed} of {} failed",
         expected.len()
     );
-    assert_same_bits(&twin_run(&plan, (Some(16), Some(7))), &expected, "failures");
+    common::assert_same_bits(&twin_run(&plan, (Some(16), Some(7))), &expected, "failures");
     let gpu = gpu_run(&plan, Precision::F64);
     let gap = largest_gap(&gpu, &expected);
     eprintln!("failures: {failed} of 40 members flagged; GPU gap {gap:.2e}");
@@ -371,7 +341,7 @@ fn energy_preserving_runs_on_the_cpu_only() {
         "the fast engine runs Gauss only"
     );
     let cpu = Backend::Cpu(CpuPath::Fast).run(&plan).unwrap().members;
-    assert_same_bits(
+    common::assert_same_bits(
         &cpu,
         &reference(&plan),
         "energy-preserving on --backend cpu",
@@ -386,7 +356,7 @@ fn the_lotka_volterra_example_runs_on_both_backends() {
     let config = common::example("lotka_volterra_ph.toml", &["ensemble.members=64"]);
     let plan = config.port_hamiltonian_plan().unwrap();
     let expected = reference(&plan);
-    assert_same_bits(
+    common::assert_same_bits(
         &twin_run(&plan, (None, None)),
         &expected,
         "lotka-volterra twin",

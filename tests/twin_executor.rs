@@ -37,41 +37,6 @@ fn twin_with<F: Family>(family: &F, caps: (Option<usize>, Option<usize>)) -> Vec
     twin::run(family, &options).unwrap().members
 }
 
-/// Every member's every value and flag, bit for bit.
-fn assert_same_bits(a: &[MemberResult], b: &[MemberResult], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: members");
-    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert_eq!(
-            bits(&x.trajectory),
-            bits(&y.trajectory),
-            "{what}: member {i} trajectory"
-        );
-        assert_eq!(
-            x.channels.len(),
-            y.channels.len(),
-            "{what}: member {i} channels"
-        );
-        for (c, (u, v)) in x.channels.iter().zip(&y.channels).enumerate() {
-            assert_eq!(bits(u), bits(v), "{what}: member {i} channel {c}");
-        }
-        assert_eq!(
-            bits(&x.totals),
-            bits(&y.totals),
-            "{what}: member {i} totals"
-        );
-        assert_eq!(
-            bits(&x.final_state),
-            bits(&y.final_state),
-            "{what}: member {i} final state"
-        );
-        assert_eq!(
-            x.nonfinite_step, y.nonfinite_step,
-            "{what}: member {i} flag"
-        );
-    }
-}
-
 /// The drawn oscillator ensemble (pulse input, energy, outputs, trajectory) with `members`
 /// members, a cadence that does not divide the steps, and the given recording.
 fn oscillator(members: usize, recording: Recording) -> LinearPhPlan {
@@ -110,7 +75,7 @@ fn linear_ph_twin_does_not_depend_on_chunks_or_windows() {
         let whole = twin_with(&plan, (None, None));
         assert_eq!(whole.len(), 61);
         for caps in UNEVEN {
-            assert_same_bits(
+            common::assert_same_bits(
                 &whole,
                 &twin_with(&plan, caps),
                 &format!("{recording:?} {caps:?}"),
@@ -119,7 +84,7 @@ fn linear_ph_twin_does_not_depend_on_chunks_or_windows() {
         // The CPU backend's twin path is the same executor.
         let backend = Backend::Cpu(CpuPath::Twin).run(&plan).unwrap();
         assert_eq!(backend.backend, "cpu-twin");
-        assert_same_bits(&whole, &backend.members, "Backend::Cpu(Twin)");
+        common::assert_same_bits(&whole, &backend.members, "Backend::Cpu(Twin)");
     }
 }
 
@@ -132,7 +97,7 @@ fn cooperative_and_per_invocation_twins_agree_bit_for_bit() {
     let per_invocation = twin_with(&plan, (Some(5), Some(11)));
     plan.cooperative = Some(true);
     for caps in UNEVEN {
-        assert_same_bits(
+        common::assert_same_bits(
             &per_invocation,
             &twin_with(&plan, caps),
             &format!("{caps:?}"),
@@ -209,7 +174,7 @@ fn contact_twin_does_not_depend_on_chunks_or_windows() {
         let whole = twin_with(&plan, (None, None));
         assert_eq!(whole.len(), 45);
         for caps in UNEVEN {
-            assert_same_bits(
+            common::assert_same_bits(
                 &whole,
                 &twin_with(&plan, caps),
                 &format!("{method} {caps:?}"),
@@ -251,7 +216,7 @@ fn adjoint_twin_matches_the_reference_sweeps_bit_for_bit() {
             (Some(members), Some(rng.random_range(1..=steps))),
         ] {
             let twin = twin_with(&plan, caps);
-            assert_same_bits(
+            common::assert_same_bits(
                 &reference,
                 &twin,
                 &format!("n = {n}, S = {segment}, {caps:?}"),

@@ -160,3 +160,42 @@ pub fn assert_mentions(stderr: &str, parts: &[&str]) {
         );
     }
 }
+
+/// Every member's every value and flag, bit for bit.
+pub fn assert_same_bits(
+    a: &[harbor::plan::MemberResult],
+    b: &[harbor::plan::MemberResult],
+    what: &str,
+) {
+    assert_eq!(a.len(), b.len(), "{what}: members");
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(
+            bits(&x.trajectory),
+            bits(&y.trajectory),
+            "{what}: member {i} trajectory"
+        );
+        assert_eq!(
+            x.channels.len(),
+            y.channels.len(),
+            "{what}: member {i} channels"
+        );
+        for (c, (u, v)) in x.channels.iter().zip(&y.channels).enumerate() {
+            assert_eq!(bits(u), bits(v), "{what}: member {i} channel {c}");
+        }
+        assert_eq!(
+            bits(&x.totals),
+            bits(&y.totals),
+            "{what}: member {i} totals"
+        );
+        assert_eq!(
+            bits(&x.final_state),
+            bits(&y.final_state),
+            "{what}: member {i} final state"
+        );
+        assert_eq!(
+            x.nonfinite_step, y.nonfinite_step,
+            "{what}: member {i} flag"
+        );
+    }
+}
