@@ -142,28 +142,9 @@ t_end = 2.0
 every = 1000000
 "#;
 
-/// The continuous forced damped pendulum, written out by hand with std's functions:
-/// q̇ = p/(ml²), ṗ = −mgl sin q − c p/(ml²) + u(t).
-fn pendulum_reference(t_end: f64) -> Vec<f64> {
-    let (m, l, g, c) = (1.2, 0.8, 9.81, 0.3);
-    let u = |t: f64| 0.7 * (2.0 * std::f64::consts::PI * 0.4 * t).sin();
-    harbor::reference::ode::solve_converged(
-        |t, y, out| {
-            let velocity = y[1] / (m * l * l);
-            out[0] = velocity;
-            out[1] = -m * g * l * y[0].sin() - c * velocity + u(t);
-        },
-        0.0,
-        &[2.0, 0.0],
-        t_end,
-        1e-14,
-    )
-    .unwrap()
-}
-
 #[test]
 fn gauss_converges_with_order_2s_on_the_forced_pendulum() {
-    let exact = pendulum_reference(2.0);
+    let exact = common::pendulum_reference(2.0);
     for (stages, steps) in [
         (1, [0.05, 0.025, 0.0125]),
         (2, [0.1, 0.05, 0.025]),

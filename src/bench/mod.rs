@@ -284,11 +284,13 @@ pub fn measure<F: Family>(
     Ok(row)
 }
 
-/// Adds to `row` the measurement of the workload's hand-written baseline, `time(count)`
-/// being its seconds for members `0..count` on all cores (`None`: the workload has none):
-/// a probe on at most 16 members sizes a run of about `CPU_SECONDS`.
+/// Adds to `row` the measurement of the workload's hand-written baseline (`description`
+/// in the table), `time(count)` being its seconds for members `0..count` on all cores
+/// (`None`: none at this size): a probe on at most 16 members sizes a run of about
+/// `CPU_SECONDS`.
 pub fn measure_baseline(
     row: &mut BenchRow,
+    description: &str,
     time: impl Fn(usize) -> Option<Result<f64>>,
 ) -> Result<()> {
     let steps = row.case.steps;
@@ -310,10 +312,7 @@ pub fn measure_baseline(
     row.measurements.push(Measurement {
         backend: "hand-rust",
         precision: "f64",
-        device: format!(
-            "the model written by hand, std sin/cos, {} threads",
-            rayon::current_num_threads()
-        ),
+        device: format!("{description}, {} threads", rayon::current_num_threads()),
         members,
         member_steps_per_second: rate,
         end_to_end_member_steps_per_second: rate,

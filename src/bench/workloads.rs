@@ -119,10 +119,12 @@ impl WorkloadVisitor for Measure<'_> {
             self.gpus,
             self.max_param_bytes,
         )?;
-        let plan = workload.plan(self.case.members, n, self.case.steps, recording)?;
-        measure_baseline(&mut row, |count| {
-            workload.time_hand_written(&plan, n, count)
-        })?;
+        if let Some(description) = workload.hand_written() {
+            let plan = workload.plan(self.case.members, n, self.case.steps, recording)?;
+            measure_baseline(&mut row, description, |count| {
+                workload.time_hand_written(&plan, n, count)
+            })?;
+        }
         Ok(row)
     }
 }

@@ -71,9 +71,15 @@ pub trait BenchWorkload: Sized {
         steps: usize,
         recording: Recording,
     ) -> Result<Self::Plan>;
-    /// Seconds a baseline outside harbor's engines (the workload's model written by hand
-    /// in Rust) takes for members `0..count` of `plan`, of size n, on all cores: the
-    /// integration alone. `None` where the workload has none (at this size).
+    /// The baseline outside harbor's engines that `harbor bench` measures beside them (the
+    /// workload's model written by hand in Rust), as its table describes it; `None` where
+    /// the workload has none.
+    fn hand_written(&self) -> Option<&'static str> {
+        None
+    }
+    /// Seconds the baseline ([`BenchWorkload::hand_written`]) takes for members
+    /// `0..count` of `plan`, of size n, on all cores: the integration alone. `None` where
+    /// it has none at this size.
     fn time_hand_written(
         &self,
         _plan: &Self::Plan,

@@ -100,6 +100,14 @@ impl Scheme {
         self.family == SchemeFamily::LobattoPair
     }
 
+    /// The stage matrix A (of the positions) row-major: entry i·s + j is a_ij.
+    pub fn a_row_major(&self) -> Vec<f64> {
+        let s = self.stages;
+        (0..s * s)
+            .map(|e| self.a_positions[(e / s, e % s)])
+            .collect()
+    }
+
     /// A short label such as `gauss-3` or `lobatto-pair-4`.
     pub fn label(&self) -> String {
         format!("{}-{}", self.family.name(), self.stages)

@@ -199,3 +199,24 @@ pub fn assert_same_bits(
         );
     }
 }
+
+/// The continuous forced damped pendulum of the `PENDULUM` configs of the port-Hamiltonian
+/// tests (m = 1.2, l = 0.8, g = 9.81, c = 0.3, u = 0.7 sin(2π·0.4 t), x0 = (2, 0)), written
+/// out by hand with std's functions, q̇ = p/(ml²), ṗ = −mgl sin q − c p/(ml²) + u(t), solved
+/// by harbor's adaptive order-16 reference at a 1e-14 tolerance; the state at `t_end`.
+pub fn pendulum_reference(t_end: f64) -> Vec<f64> {
+    let (m, l, g, c) = (1.2, 0.8, 9.81, 0.3);
+    let u = |t: f64| 0.7 * (2.0 * std::f64::consts::PI * 0.4 * t).sin();
+    harbor::reference::ode::solve_converged(
+        |t, y, out| {
+            let velocity = y[1] / (m * l * l);
+            out[0] = velocity;
+            out[1] = -m * g * l * y[0].sin() - c * velocity + u(t);
+        },
+        0.0,
+        &[2.0, 0.0],
+        t_end,
+        1e-14,
+    )
+    .unwrap()
+}

@@ -95,9 +95,7 @@ impl<'a> EnergyPreservingStepper<'a> {
             settings,
             h,
             s,
-            a: (0..s * s)
-                .map(|e| scheme.a_positions[(e / s, e % s)])
-                .collect(),
+            a: scheme.a_row_major(),
             b: scheme.b.clone(),
             vars,
             node_out: vec![0.0; rule.quadrature * tapes.gradient.n_outputs()],

@@ -91,9 +91,7 @@ impl<'a> GaussStepper<'a> {
             settings,
             h,
             s,
-            a: (0..s * s)
-                .map(|e| scheme.a_positions[(e / s, e % s)])
-                .collect(),
+            a: scheme.a_row_major(),
             b: scheme.b.clone(),
             vars,
             stage_out: vec![0.0; s * model.stage.n_outputs()],

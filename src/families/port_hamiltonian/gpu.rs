@@ -60,9 +60,8 @@ impl GpuKernel for PortHamiltonianPlan {
 
     /// h, A (row-major), b, the Newton tolerance, two NaNs.
     fn constants(&self) -> Vec<f64> {
-        let s = self.scheme.stages;
         let mut values = vec![self.grid.h];
-        values.extend((0..s * s).map(|e| self.scheme.a_positions[(e / s, e % s)]));
+        values.extend(self.scheme.a_row_major());
         values.extend_from_slice(&self.scheme.b);
         values.push(self.newton.tolerance);
         values.extend([f64::NAN; 2]);

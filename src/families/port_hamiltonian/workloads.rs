@@ -130,6 +130,10 @@ impl BenchWorkload for PendulumChainWorkload {
         )
     }
 
+    fn hand_written(&self) -> Option<&'static str> {
+        Some("the model written by hand, std sin/cos")
+    }
+
     /// The chain written by hand in Rust ([`super::hand_written`]), for 1 to 8 degrees of
     /// freedom.
     fn time_hand_written(
