@@ -467,7 +467,7 @@ fn method_family_must_match_the_system() {
             &e,
             &[
                 "scheme.family",
-                &format!("{family} is a collocation scheme"),
+                &format!("{family} integrates linear-ph"),
                 "contact systems take splitting or herglotz",
             ],
         );

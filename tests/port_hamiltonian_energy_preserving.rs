@@ -400,7 +400,7 @@ fn bad_settings_are_refused_naming_the_key() {
     common::assert_mentions(
         &e,
         &[
-            "energy-preserving runs kind = \"port-hamiltonian\" models",
+            "energy-preserving integrates port-hamiltonian systems",
             "a linear-ph system takes gauss, lobatto-iiia or lobatto-pair",
         ],
     );
@@ -415,7 +415,7 @@ fn bad_settings_are_refused_naming_the_key() {
     common::assert_mentions(
         &e,
         &[
-            "energy-preserving is a collocation scheme for port-hamiltonian systems",
+            "energy-preserving integrates port-hamiltonian systems",
             "contact systems take splitting or herglotz",
         ],
     );

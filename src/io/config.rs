@@ -138,6 +138,20 @@ impl MethodFamily {
         }
     }
 
+    /// The systems the method integrates, for the errors of a family that does not take it.
+    pub fn integrates(self) -> &'static str {
+        match self {
+            MethodFamily::Gauss => "linear-ph, mechanical and port-hamiltonian systems",
+            MethodFamily::LobattoIiia | MethodFamily::LobattoPair => {
+                "linear-ph and mechanical systems"
+            }
+            MethodFamily::Splitting | MethodFamily::Herglotz => "contact systems",
+            MethodFamily::EnergyPreserving => {
+                "port-hamiltonian systems (H written as an expression; with a quadratic H it is gauss)"
+            }
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             MethodFamily::Splitting => "splitting",

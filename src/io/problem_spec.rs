@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
-use super::config::{MethodFamily, SchemeSpec, deserialize_section, parse_with_overrides};
+use super::config::{SchemeSpec, deserialize_section, parse_with_overrides};
 use super::resources::available_memory;
 use crate::bounded_read::{DATA_FILE_CAP, read_capped, read_config_text};
 use crate::error::{Error, Result};
@@ -188,16 +188,12 @@ impl SpecContext {
     /// `[scheme]` as a collocation scheme the gradient supports.
     pub(crate) fn scheme(&self, spec: &SchemeSpec) -> Result<Scheme> {
         let family = spec.family.collocation().ok_or_else(|| {
-            let runs = if spec.family == MethodFamily::EnergyPreserving {
-                "runs port-hamiltonian models written as expressions"
-            } else {
-                "integrates contact systems"
-            };
             Error::invalid(
                 "scheme.family",
                 format!(
-                    "{} {runs}; gradients take gauss or lobatto-iiia",
-                    spec.family.name()
+                    "{} integrates {}; gradients take gauss or lobatto-iiia",
+                    spec.family.name(),
+                    spec.family.integrates()
                 ),
             )
         })?;

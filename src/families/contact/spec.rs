@@ -276,18 +276,13 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
             }
             ContactMethod::Herglotz
         }
-        MethodFamily::EnergyPreserving => {
-            return Err(Error::invalid(
-                "scheme.family",
-                "energy-preserving is a collocation scheme for port-hamiltonian systems; contact systems take splitting or herglotz",
-            ));
-        }
         other => {
             return Err(Error::invalid(
                 "scheme.family",
                 format!(
-                    "{} is a collocation scheme for linear-ph and mechanical systems; contact systems take splitting or herglotz",
-                    other.name()
+                    "{} integrates {}; contact systems take splitting or herglotz",
+                    other.name(),
+                    other.integrates()
                 ),
             ));
         }

@@ -8,7 +8,7 @@ use super::spec::{LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_me
 use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind, SystemSpec};
 use crate::io::Config;
-use crate::io::config::{MethodFamily, SchemeChoice};
+use crate::io::config::SchemeChoice;
 use crate::tableau::{Scheme, SchemeFamily};
 
 /// A [`Config`] read as a linear-PH run.
@@ -70,16 +70,13 @@ impl LinearPhConfig for Config {
 /// a composition or missing stages.
 fn collocation(config: &Config) -> Result<(SchemeFamily, usize)> {
     let family = config.scheme.family.collocation().ok_or_else(|| {
-        let method = config.scheme.family.name();
-        let runs = if config.scheme.family == MethodFamily::EnergyPreserving {
-            "runs kind = \"port-hamiltonian\" models (H written as an expression); with a quadratic H it is gauss"
-        } else {
-            "integrates contact systems"
-        };
+        let method = config.scheme.family;
         Error::invalid(
             "scheme.family",
             format!(
-                "{method} {runs}; a {} system takes gauss, lobatto-iiia or lobatto-pair",
+                "{} integrates {}; a {} system takes gauss, lobatto-iiia or lobatto-pair",
+                method.name(),
+                method.integrates(),
                 config.system.kind()
             ),
         )
