@@ -263,7 +263,10 @@ fn study_values_are_named_as_study_values() {
     // A study step that does not divide t_end is blamed on it by study_plan.
     use harbor::linear_ph::LinearPhConfig;
     let config = common::example("oscillator_pulse.toml", &["study.h=[0.1, 0.07]"]);
-    let choice = config.study.schemes[0];
+    let choice = harbor::io::config::SchemeChoice {
+        family: harbor::io::config::MethodFamily::Gauss,
+        stages: 2,
+    };
     assert!(config.study_plan(choice, 0).is_ok());
     let e = config.study_plan(choice, 1).unwrap_err().to_string();
     assert_mentions(&e, &["study.h[1]", "whole number"]);

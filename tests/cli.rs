@@ -185,7 +185,7 @@ fn study_writes_table_csv_and_plot() {
     .stdout;
     let stdout = String::from_utf8(stdout).unwrap();
     assert!(
-        stdout.contains("exact ΔH_tot = -3.24108107492456"),
+        stdout.contains("ΔH_tot of the exact reference flow = -3.24108107492456"),
         "{stdout}"
     );
     let points = std::fs::read_to_string(out.join("energy_order.csv")).unwrap();

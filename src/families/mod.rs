@@ -19,6 +19,7 @@ use crate::io::Config;
 use crate::io::config::deserialize_section;
 use crate::kernels::Family;
 use crate::plan::Recording;
+use crate::study::energy_order::EnergyOrderSubject;
 
 /// A `[system]` kind's spec: the family's config section, turned into the plan of a run,
 /// with what `harbor keys` lists for configs of this kind.
@@ -36,6 +37,15 @@ pub trait SystemKind {
     /// The plan of the configured run, exactly as configured (`[scheme]`, `[[input]]`,
     /// `[ensemble]`, `[output]` of `config`).
     fn run_plan(&self, config: &Config) -> Result<RunPlan>;
+
+    /// What `harbor study energy-order` needs of this kind (schemes, a reference of the
+    /// continuous system, one point's run); `None` where the kind has no such study.
+    fn energy_order<'c>(
+        &self,
+        _config: &'c Config,
+    ) -> Option<Result<Box<dyn EnergyOrderSubject + 'c>>> {
+        None
+    }
 }
 
 /// What `harbor keys` needs of one `[system]` kind.
@@ -209,6 +219,26 @@ macro_rules! registry {
                 match self {
                     $(SystemSpec::$variant(spec) => spec.run_plan(config),)*
                 }
+            }
+
+            /// The energy-order study of the configured system; an error naming the kind
+            /// where it has none.
+            pub fn energy_order<'c>(
+                &self,
+                config: &'c Config,
+            ) -> Result<Box<dyn EnergyOrderSubject + 'c>> {
+                let subject = match self {
+                    $(SystemSpec::$variant(spec) => spec.energy_order(config),)*
+                };
+                subject.unwrap_or_else(|| {
+                    Err(Error::invalid(
+                        "system.kind",
+                        format!(
+                            "is {}, which has no energy-order study (harbor study energy-order needs a reference of the continuous energy balance)",
+                            self.kind()
+                        ),
+                    ))
+                })
             }
 
             /// `rest` (the table without `kind`) as the spec of `kind`; `None` for an

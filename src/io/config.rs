@@ -106,7 +106,9 @@ pub struct SchemeSpec {
 }
 
 /// `scheme.family`: a collocation family (linear PH) or a contact method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MethodFamily {
     /// Gauss–Legendre collocation on the whole state, s = 1…8.
@@ -135,6 +137,15 @@ impl MethodFamily {
             MethodFamily::Splitting | MethodFamily::Herglotz | MethodFamily::EnergyPreserving => {
                 None
             }
+        }
+    }
+
+    /// The stage counts harbor supports, for the methods that have them (collocation and
+    /// energy-preserving: s Gauss nodes); `None` for splitting and Herglotz.
+    pub fn stage_range(self) -> Option<std::ops::RangeInclusive<usize>> {
+        match self {
+            MethodFamily::EnergyPreserving => Some(SchemeFamily::Gauss.stage_range()),
+            other => other.collocation().map(SchemeFamily::stage_range),
         }
     }
 

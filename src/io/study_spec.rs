@@ -4,6 +4,8 @@
 //! ```toml
 //! [study]
 //! schemes = [{ family = "gauss", stages = 2 }, { family = "lobatto-pair", stages = 3 }]
+//!                       # default: the family's (gauss 1–3 and lobatto-pair 3–4 for
+//!                       # linear systems; gauss and energy-preserving 1–3 for nonlinear PH)
 //! h = [0.1, 0.05, 0.025]
 //! fit_floor = 1e-13     # errors at or below are left out of the slope fit
 //! fit_decades = 1.0     # the fit uses the finest points within this many decades of h
@@ -12,8 +14,8 @@
 use serde::Deserialize;
 
 use crate::error::{Error, Num, Result};
+use crate::io::config::MethodFamily;
 use crate::plan::step_count;
-use crate::tableau::SchemeFamily;
 
 /// One scheme of a study.
 #[derive(
@@ -21,8 +23,9 @@ use crate::tableau::SchemeFamily;
 )]
 #[serde(deny_unknown_fields)]
 pub struct SchemeChoice {
-    /// The collocation family.
-    pub family: SchemeFamily,
+    /// The method family (`gauss`, `lobatto-iiia`, `lobatto-pair`, `energy-preserving`:
+    /// whichever the system's kind integrates).
+    pub family: MethodFamily,
     /// Its number of stages s.
     pub stages: usize,
 }
@@ -31,9 +34,10 @@ pub struct SchemeChoice {
 #[derive(Debug, Clone, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StudySpec {
-    /// The schemes compared, `{ family, stages }` each.
-    #[serde(default = "default_study_schemes")]
-    pub schemes: Vec<SchemeChoice>,
+    /// The schemes compared, `{ family, stages }` each; absent: the system kind's default
+    /// set.
+    #[serde(default)]
+    pub schemes: Option<Vec<SchemeChoice>>,
     /// The step sizes swept (at least two, each dividing scheme.t_end).
     #[serde(default = "default_study_steps")]
     pub h: Vec<f64>,
@@ -54,18 +58,6 @@ fn default_fit_decades() -> f64 {
     1.0
 }
 
-fn default_study_schemes() -> Vec<SchemeChoice> {
-    let gauss = (1..=3).map(|stages| SchemeChoice {
-        family: SchemeFamily::Gauss,
-        stages,
-    });
-    let pair = (3..=4).map(|stages| SchemeChoice {
-        family: SchemeFamily::LobattoPair,
-        stages,
-    });
-    gauss.chain(pair).collect()
-}
-
 /// Step sizes spanning [0.005, 0.5] that divide 2, 8, 10 and 18 (the pulse edges and the
 /// end times of the paper's experiments).
 fn default_study_steps() -> Vec<f64> {
@@ -78,7 +70,8 @@ impl StudySpec {
     /// range, each step size finite and > 0, a finite fit floor ≥ 0 and fit window > 0.
     /// Whether a step size divides `scheme.t_end` is checked by [`StudySpec::step_count`].
     pub fn check(&self) -> Result<()> {
-        if self.schemes.is_empty() {
+        let schemes = self.schemes.as_deref().unwrap_or_default();
+        if self.schemes.is_some() && schemes.is_empty() {
             return Err(Error::invalid(
                 "study.schemes",
                 "is empty; list at least one scheme",
@@ -93,8 +86,8 @@ impl StudySpec {
                 ),
             ));
         }
-        for (i, choice) in self.schemes.iter().enumerate() {
-            if let Some(first) = self.schemes[..i].iter().position(|c| c == choice) {
+        for (i, choice) in schemes.iter().enumerate() {
+            if let Some(first) = schemes[..i].iter().position(|c| c == choice) {
                 return Err(Error::invalid(
                     format!("study.schemes[{i}]"),
                     format!(
@@ -104,7 +97,15 @@ impl StudySpec {
                     ),
                 ));
             }
-            let range = choice.family.stage_range();
+            let Some(range) = choice.family.stage_range() else {
+                return Err(Error::invalid(
+                    format!("study.schemes[{i}].family"),
+                    format!(
+                        "{} has no stage count to sweep; energy-order studies compare gauss, lobatto-iiia, lobatto-pair or energy-preserving schemes",
+                        choice.family.name()
+                    ),
+                ));
+            };
             if !range.contains(&choice.stages) {
                 return Err(Error::invalid(
                     format!("study.schemes[{i}].stages"),
@@ -171,7 +172,7 @@ impl StudySpec {
 impl Default for StudySpec {
     fn default() -> Self {
         StudySpec {
-            schemes: default_study_schemes(),
+            schemes: None,
             h: default_study_steps(),
             fit_floor: default_fit_floor(),
             fit_decades: default_fit_decades(),

@@ -81,16 +81,13 @@ pub fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) 
     let target = OutputTarget::prepare(out)?;
     // The whole sweep is checked and its work bounded before any of it runs.
     let prepared = energy_order::prepare(&config)?;
-    let estimate = &prepared.estimate;
     eprintln!(
-        "energy-order runs on the CPU in f64 (reference path, no GPU): {} point(s) of {} scheme(s) × {} step size(s), {} scheme steps in all; exact reference flow: {} quadrature nodes (‖(J − R)Q‖_∞ = {:.3e}, f_max = {:.3e} Hz)",
-        estimate.points,
-        config.study.schemes.len(),
+        "energy-order runs on the CPU in f64 (reference path, no GPU): {} point(s) of {} scheme(s) × {} step size(s), {} scheme steps in all; {}",
+        prepared.points(),
+        prepared.schemes.len(),
         config.study.h.len(),
-        estimate.sweep_steps,
-        prepared.reference_nodes,
-        estimate.drift_norm,
-        estimate.max_frequency
+        prepared.sweep_steps,
+        prepared.describe_reference()
     );
     let progress = LateProgress::new(prepared.total_work());
     let study = prepared.run(&mut |p| progress.update(p.done, p.stage))?;
@@ -139,7 +136,7 @@ impl LateProgress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
-                "{bar:40} {percent:>3}% {human_pos}/{human_len} work units (reference nodes, then scheme steps), eta {eta} — {msg}",
+                "{bar:40} {percent:>3}% {human_pos}/{human_len} work units (reference, then scheme steps), eta {eta} — {msg}",
             )
             .expect("the template is valid"),
         );

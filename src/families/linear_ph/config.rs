@@ -2,6 +2,7 @@
 //! scheme of `[scheme]`, the ensemble of `[ensemble]`, and the plan they make
 //! ([`LinearPhConfig`]); the registry reaches them through [`SystemKind`].
 
+use super::energy_order::LinearEnergyOrder;
 use super::ensemble::{DrawnLinearPhEnsemble, LinearPhEnsembleSpec};
 use super::plan::{LinearPhMember, LinearPhPlan};
 use super::spec::{LinearPhSpec, MechanicalSpec, build_linear_ph_member, build_mechanical_member};
@@ -9,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind, SystemSpec};
 use crate::io::Config;
 use crate::io::config::SchemeChoice;
+use crate::study::energy_order::EnergyOrderSubject;
 use crate::tableau::{Scheme, SchemeFamily};
 
 /// A [`Config`] read as a linear-PH run.
@@ -57,7 +59,18 @@ impl LinearPhConfig for Config {
 
     fn study_plan(&self, choice: SchemeChoice, index: usize) -> Result<LinearPhPlan> {
         self.study.step_count(index, self.scheme.t_end)?;
-        self.plan_with(choice.family, choice.stages, self.study.h[index])
+        let family = choice.family.collocation().ok_or_else(|| {
+            Error::invalid(
+                "study.schemes",
+                format!(
+                    "{} integrates {}; a {} system is studied with gauss, lobatto-iiia or lobatto-pair",
+                    choice.family.name(),
+                    choice.family.integrates(),
+                    self.system.kind()
+                ),
+            )
+        })?;
+        self.plan_with(family, choice.stages, self.study.h[index])
     }
 
     fn plan(&self) -> Result<LinearPhPlan> {
@@ -128,6 +141,13 @@ impl SystemKind for LinearPhSpec {
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {
         linear_ph_run_plan(config)
     }
+
+    fn energy_order<'c>(
+        &self,
+        config: &'c Config,
+    ) -> Option<Result<Box<dyn EnergyOrderSubject + 'c>>> {
+        Some(LinearEnergyOrder::new(config).map(|s| Box::new(s) as Box<dyn EnergyOrderSubject>))
+    }
 }
 
 impl SystemKind for MechanicalSpec {
@@ -136,5 +156,12 @@ impl SystemKind for MechanicalSpec {
 
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {
         linear_ph_run_plan(config)
+    }
+
+    fn energy_order<'c>(
+        &self,
+        config: &'c Config,
+    ) -> Option<Result<Box<dyn EnergyOrderSubject + 'c>>> {
+        Some(LinearEnergyOrder::new(config).map(|s| Box::new(s) as Box<dyn EnergyOrderSubject>))
     }
 }

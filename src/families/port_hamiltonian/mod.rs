@@ -12,8 +12,10 @@
 //! bit for bit the reference's results) and its `harbor bench` workload ([`workloads`])
 //! with the benchmark's baseline, the workload's model written by hand ([`hand_written`]).
 //! Gauss runs on the GPU, the twin, the fast engine and the reference; the
-//! energy-preserving scheme on the reference.
+//! energy-preserving scheme on the reference. `harbor study energy-order` measures the
+//! orders of both against a reference of the continuous system ([`energy_order`]).
 
+pub mod energy_order;
 pub mod energy_preserving_step;
 pub mod fast;
 pub mod gauss_step;

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::energy_order::PortHamiltonianEnergyOrder;
 use super::gauss_step::NewtonSettings;
 use super::method::PortHamiltonianMethod;
 use super::model::{Entry, ModelText};
@@ -32,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind};
 use crate::io::Config;
 use crate::io::config::MethodFamily;
+use crate::study::energy_order::EnergyOrderSubject;
 
 /// A matrix entry: a number or an expression in the states and parameters.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
@@ -305,12 +307,19 @@ impl PortHamiltonianConfig for Config {
 impl SystemKind for PortHamiltonianSpec {
     type Ensemble = PortHamiltonianEnsembleSpec;
     const STARTER: &'static str = include_str!("../../../examples/starters/port-hamiltonian.toml");
-    /// `[study]` configures the linear-PH studies.
-    const UNREAD_SECTIONS: &'static [&'static str] = &["study"];
-
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {
         Ok(RunPlan::PortHamiltonian(Box::new(plan_from_config(
             config,
         )?)))
+    }
+
+    fn energy_order<'c>(
+        &self,
+        config: &'c Config,
+    ) -> Option<Result<Box<dyn EnergyOrderSubject + 'c>>> {
+        Some(
+            PortHamiltonianEnergyOrder::new(self, config)
+                .map(|s| Box::new(s) as Box<dyn EnergyOrderSubject>),
+        )
     }
 }

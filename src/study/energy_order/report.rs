@@ -12,35 +12,37 @@ impl EnergyOrderStudy {
     /// The table printed by the command: one row per point, then the fitted slopes.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "CPU f64 reference path; exact ΔH_tot = {:.15e}\n\n",
-            self.reference_energy_change
+            "CPU f64 reference path; ΔH_tot of the {} = {:.15e}\n\n",
+            self.reference, self.reference_energy_change
         );
         out += &format!(
-            "{:<16} {:>8} {:>7} {:>12} {:>12} {:>4}\n",
-            "scheme", "h", "steps", "|ε̃| supplied", "|ε̄| stored", "fit"
+            "{:<20} {:>8} {:>7} {:>12} {:>12} {:>12} {:>4}\n",
+            "scheme", "h", "steps", "|ε̃| supplied", "|ε̄| stored", "δx state", "fit"
         );
         for p in &self.points {
             out += &format!(
-                "{:<16} {:>8} {:>7} {:>12.3e} {:>12.3e} {:>4}\n",
+                "{:<20} {:>8} {:>7} {:>12.3e} {:>12.3e} {:>12.3e} {:>4}\n",
                 p.scheme,
                 p.h,
                 p.steps,
                 p.supplied_error.abs(),
                 p.stored_error.abs(),
+                p.state_error,
                 if p.fitted { "yes" } else { "no" }
             );
         }
         out += &format!(
-            "\n{:<16} {:>6} {:>15} {:>13} {:>7} {:>16}\n",
-            "scheme", "order", "slope supplied", "slope stored", "points", "h range"
+            "\n{:<20} {:>6} {:>15} {:>13} {:>12} {:>7} {:>16}\n",
+            "scheme", "order", "slope supplied", "slope stored", "slope state", "points", "h range"
         );
         for f in &self.fits {
             out += &format!(
-                "{:<16} {:>6} {:>15.3} {:>13.3} {:>7} {:>16}\n",
+                "{:<20} {:>6} {:>15.3} {:>13.3} {:>12.3} {:>7} {:>16}\n",
                 f.scheme,
                 f.expected_order,
                 f.supplied_slope,
                 f.stored_slope,
+                f.state_slope,
                 f.points,
                 format!("[{}, {}]", f.h_min, f.h_max)
             );
@@ -51,11 +53,11 @@ impl EnergyOrderStudy {
     /// CSV of the points.
     pub fn points_csv(&self) -> String {
         let mut out = String::from(
-            "scheme,order,h,steps,supplied_total,stored_total,supplied_rel_error,stored_rel_error,fitted\n",
+            "scheme,order,h,steps,supplied_total,stored_total,supplied_rel_error,stored_rel_error,state_rel_error,fitted\n",
         );
         for p in &self.points {
             out += &format!(
-                "{},{},{},{},{:.17e},{:.17e},{:.17e},{:.17e},{}\n",
+                "{},{},{},{},{:.17e},{:.17e},{:.17e},{:.17e},{:.17e},{}\n",
                 p.scheme,
                 p.order,
                 p.h,
@@ -64,6 +66,7 @@ impl EnergyOrderStudy {
                 p.stored_total,
                 p.supplied_error,
                 p.stored_error,
+                p.state_error,
                 p.fitted
             );
         }
@@ -72,15 +75,17 @@ impl EnergyOrderStudy {
 
     /// CSV of the fitted slopes.
     pub fn fits_csv(&self) -> String {
-        let mut out =
-            String::from("scheme,expected_order,supplied_slope,stored_slope,points,h_min,h_max\n");
+        let mut out = String::from(
+            "scheme,expected_order,supplied_slope,stored_slope,state_slope,points,h_min,h_max\n",
+        );
         for f in &self.fits {
             out += &format!(
-                "{},{},{:.6},{:.6},{},{},{}\n",
+                "{},{},{:.6},{:.6},{:.6},{},{},{}\n",
                 f.scheme,
                 f.expected_order,
                 f.supplied_slope,
                 f.stored_slope,
+                f.state_slope,
                 f.points,
                 f.h_min,
                 f.h_max
