@@ -41,7 +41,9 @@
 //! GPU tests, fail rather than skip without an adapter), `HARBOR_FUZZ_ONLY` (case or
 //! scenario indices to replay), `HARBOR_FUZZ_BINARY` (run a copy of the binary, so that a
 //! rebuild during a long campaign does not swap it), `HARBOR_FUZZ_TIMEOUT_S` (default 20),
-//! `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5).
+//! `HARBOR_FUZZ_SIZE_TIMEOUT_S` (default 5), `HARBOR_FUZZ_EXAMPLES` (only the examples
+//! whose file name contains one of these comma-separated words, for a targeted campaign:
+//! `pendulum,lotka,ph_` for the port-Hamiltonian models of `fuzz/port_hamiltonian.rs`).
 //! The counts per outcome, command, class, mutation kind and example are printed and
 //! written to `target/tmp/fuzz_configs_report.txt` (the commit window's to
 //! `target/tmp/fuzz_commit_report.txt`).

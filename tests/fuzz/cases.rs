@@ -73,6 +73,7 @@ impl Subcommand {
 pub enum Family {
     LinearPh,
     Contact,
+    PortHamiltonian,
 }
 
 /// An example config, parsed.
@@ -106,6 +107,8 @@ impl Example {
                     .unwrap_or(V::str(""));
                 let family = if kind == V::str("contact") {
                     Family::Contact
+                } else if kind == V::str("port-hamiltonian") {
+                    Family::PortHamiltonian
                 } else {
                     Family::LinearPh
                 };
@@ -1181,11 +1184,24 @@ impl Gen {
                     self.contact_scheme();
                 }
             }
+            Family::PortHamiltonian => {
+                let (system, m) = self.port_hamiltonian_system();
+                self.doc.set_key("system", system);
+                let inputs: Vec<V> = (0..m).map(|_| self.signal()).collect();
+                self.doc.remove_key("input");
+                if !inputs.is_empty() {
+                    self.doc.set_key("input", V::Arr(inputs));
+                }
+                if self.family != Family::PortHamiltonian {
+                    self.port_hamiltonian_scheme();
+                }
+            }
         }
         if self.doc.get_key("ensemble").is_some() {
             let e = match family {
                 Family::LinearPh => self.linear_ensemble(),
                 Family::Contact => self.contact_ensemble(),
+                Family::PortHamiltonian => self.port_hamiltonian_ensemble(),
             };
             self.doc.set_key("ensemble", e);
         }
@@ -1199,6 +1215,7 @@ impl Gen {
                 match self.family {
                     Family::LinearPh => self.collocation_scheme(),
                     Family::Contact => self.contact_scheme(),
+                    Family::PortHamiltonian => self.port_hamiltonian_scheme(),
                 }
                 let scheme = self.doc.get_key("scheme").cloned().unwrap_or(V::table());
                 self.note("scheme-variant", doc::inline_text(&scheme));
@@ -1206,10 +1223,8 @@ impl Gen {
             2 | 3 => {
                 let family = if self.rng.random_bool(0.8) {
                     self.family
-                } else if self.family == Family::LinearPh {
-                    Family::Contact
                 } else {
-                    Family::LinearPh
+                    self.pick(&[Family::LinearPh, Family::Contact, Family::PortHamiltonian])
                 };
                 let mechanical = self.rng.random_bool(0.4);
                 self.regenerate_system(family, mechanical);
@@ -1236,6 +1251,21 @@ impl Gen {
                         let d = self.damping();
                         self.doc.set(&[key("system"), key("damping")], d);
                     }
+                    Family::PortHamiltonian => {
+                        // Half of the time an expression of the model instead.
+                        if self.rng.random_bool(0.5) {
+                            self.port_hamiltonian_expression();
+                            return;
+                        }
+                        let m = match self.doc.get(&[key("system"), key("G"), Seg::Idx(0)]) {
+                            Some(V::Arr(row)) => row.len(),
+                            _ => 0,
+                        };
+                        let inputs: Vec<V> = (0..m).map(|_| self.signal()).collect();
+                        if !inputs.is_empty() {
+                            self.doc.set_key("input", V::Arr(inputs));
+                        }
+                    }
                 }
                 self.note("signals", "random input signals or damping".into());
             }
@@ -1243,6 +1273,7 @@ impl Gen {
                 let e = match self.family {
                     Family::LinearPh => self.linear_ensemble(),
                     Family::Contact => self.contact_ensemble(),
+                    Family::PortHamiltonian => self.port_hamiltonian_ensemble(),
                 };
                 self.doc.set_key("ensemble", e);
                 self.note("ensemble-regen", "random ensemble".into());
@@ -1859,7 +1890,7 @@ impl Gen {
             signal.set_key("outside", V::str(outside));
         }
         let place = match self.family {
-            Family::LinearPh => {
+            Family::LinearPh | Family::PortHamiltonian => {
                 let inputs = match self.doc.get_key("input") {
                     Some(V::Arr(items)) if !items.is_empty() => items.len(),
                     _ => 0,
@@ -1925,6 +1956,7 @@ impl Gen {
             10f64.powf(self.rng.random_range(100.0..308.0))
         };
         let what = match self.family {
+            Family::PortHamiltonian => self.port_hamiltonian_nonfinite(huge),
             Family::LinearPh => match self.rng.random_range(0..5) {
                 0 => {
                     let signal = V::tab(vec![

@@ -30,7 +30,7 @@ const BAD_TEXT: [&str; 16] = [
 
 impl Gen {
     /// A random valid expression of the names, nested at most `depth` deep.
-    fn expression_of(&mut self, names: &[String], depth: u32) -> String {
+    pub(super) fn expression_of(&mut self, names: &[String], depth: u32) -> String {
         if depth == 0 || self.rng.random_bool(0.3) {
             return if self.rng.random_bool(0.6) {
                 self.pick(names)

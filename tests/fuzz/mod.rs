@@ -10,6 +10,7 @@ pub mod endless;
 pub mod expressions;
 pub mod model_cases;
 pub mod narrowing;
+pub mod port_hamiltonian;
 pub mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -127,9 +128,33 @@ pub fn binary() -> PathBuf {
     )
 }
 
+/// The examples the cases start from: all of `examples/`, or those whose file name
+/// contains one of the comma-separated words of `HARBOR_FUZZ_EXAMPLES` (a targeted
+/// campaign, e.g. `HARBOR_FUZZ_EXAMPLES=pendulum,lotka,ph_`); a filter that matches none
+/// is an error.
+fn examples_of_interest() -> Vec<Example> {
+    let all = Example::load_all();
+    let Some(filter) = std::env::var("HARBOR_FUZZ_EXAMPLES")
+        .ok()
+        .filter(|f| !f.trim().is_empty())
+    else {
+        return all;
+    };
+    let words: Vec<&str> = filter.split(',').map(str::trim).collect();
+    let chosen: Vec<Example> = all
+        .into_iter()
+        .filter(|e| words.iter().any(|w| e.name.contains(w)))
+        .collect();
+    assert!(
+        !chosen.is_empty(),
+        "HARBOR_FUZZ_EXAMPLES={filter:?} matches no example"
+    );
+    chosen
+}
+
 /// Runs the fuzzer; panics with a report when any case fails.
 pub fn fuzz(settings: &Settings) {
-    let examples = Example::load_all();
+    let examples = examples_of_interest();
     let bin = binary();
     let root = tempfile::Builder::new()
         .prefix("harbor-fuzz-")
