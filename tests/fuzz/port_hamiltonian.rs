@@ -97,12 +97,13 @@ impl Gen {
     /// then a broken diagonal or a pair that is not negated.
     fn skew_entries(&mut self, n: usize, names: &[String]) -> Vec<Vec<Entry>> {
         let mut j = vec![vec![Entry::Number(0.0); n]; n];
-        for r in 0..n {
-            for c in r + 1..n {
-                let e = self.entry(names);
-                j[c][r] = e.negated();
-                j[r][c] = e;
-            }
+        let pairs: Vec<(usize, usize)> = (0..n)
+            .flat_map(|r| (r + 1..n).map(move |c| (r, c)))
+            .collect();
+        for (r, c) in pairs {
+            let e = self.entry(names);
+            j[c][r] = e.negated();
+            j[r][c] = e;
         }
         if self.rng.random_bool(0.1) {
             let (r, c) = (self.rng.random_range(0..n), self.rng.random_range(0..n));
