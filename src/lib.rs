@@ -84,4 +84,4 @@ pub mod study;
 pub mod tableau;
 
 pub use error::{Error, Result};
-pub use families::{contact, linear_ph, port_hamiltonian};
+pub use families::{contact, linear_ph, port_hamiltonian, variational};

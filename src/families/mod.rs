@@ -13,6 +13,7 @@
 pub mod contact;
 pub mod linear_ph;
 pub mod port_hamiltonian;
+pub mod variational;
 
 use crate::error::{Error, Result};
 use crate::io::Config;
@@ -26,6 +27,9 @@ use crate::study::energy_order::EnergyOrderSubject;
 pub trait SystemKind {
     /// The `[ensemble]` table of this kind (members drawn around the system).
     type Ensemble: schemars::JsonSchema;
+    /// The `[problem]` table of this kind, or [`NoProblem`] for kinds that pose none (a
+    /// `[problem]` section is then refused).
+    type Problem: schemars::JsonSchema;
 
     /// The starter config (`harbor keys --starter`): a small run that works, with every
     /// section and a comment on each key.
@@ -48,6 +52,10 @@ pub trait SystemKind {
     }
 }
 
+/// The `[problem]` of a kind that reads none: the section is refused.
+#[derive(Debug, Clone, Copy, schemars::JsonSchema)]
+pub struct NoProblem {}
+
 /// What `harbor keys` needs of one `[system]` kind.
 #[derive(Debug, Clone, Copy)]
 pub struct KindKeys {
@@ -55,6 +63,8 @@ pub struct KindKeys {
     pub kind: &'static str,
     /// The schema name of its `[ensemble]` table.
     pub ensemble: fn() -> std::borrow::Cow<'static, str>,
+    /// The schema name of its `[problem]` table; `None` for kinds that read none.
+    pub problem: fn() -> Option<std::borrow::Cow<'static, str>>,
     /// [`SystemKind::STARTER`].
     pub starter: &'static str,
     /// [`SystemKind::UNREAD_SECTIONS`].
@@ -186,6 +196,15 @@ macro_rules! registry {
             $($variant($spec),)*
         }
 
+        /// `[problem]` of a simulate config, whose keys depend on the `[system]` kind
+        /// ([`SystemKind::Problem`]).
+        #[derive(schemars::JsonSchema)]
+        #[schemars(untagged)]
+        #[expect(dead_code, reason = "describes the accepted tables; never built")]
+        pub(crate) enum ProblemTable {
+            $($variant(<$spec as SystemKind>::Problem),)*
+        }
+
         /// `[ensemble]` of a simulate config, whose keys depend on the `[system]` kind
         /// ([`SystemKind::Ensemble`]); `harbor keys` keeps the one of its kind.
         #[derive(schemars::JsonSchema)]
@@ -203,6 +222,7 @@ macro_rules! registry {
             pub const KEYS: &[KindKeys] = &[$(KindKeys {
                 kind: $kind,
                 ensemble: <<$spec as SystemKind>::Ensemble as schemars::JsonSchema>::schema_name,
+                problem: problem_schema::<<$spec as SystemKind>::Problem>,
                 starter: <$spec as SystemKind>::STARTER,
                 unread_sections: <$spec as SystemKind>::UNREAD_SECTIONS,
             }),*];
@@ -214,8 +234,21 @@ macro_rules! registry {
                 }
             }
 
-            /// The plan of the configured run.
+            /// The plan of the configured run; a `[problem]` section is refused for kinds
+            /// that read none.
             pub fn run_plan(&self, config: &Config) -> Result<RunPlan> {
+                let reads = match self {
+                    $(SystemSpec::$variant(_) => problem_schema::<<$spec as SystemKind>::Problem>().is_some(),)*
+                };
+                if config.problem.is_some() && !reads {
+                    return Err(Error::invalid(
+                        "problem",
+                        format!(
+                            "{} systems pose no [problem] (initial and boundary values of variational systems are given there); remove the section",
+                            self.kind()
+                        ),
+                    ));
+                }
                 match self {
                     $(SystemSpec::$variant(spec) => spec.run_plan(config),)*
                 }
@@ -258,18 +291,26 @@ registry! {
         LinearPh(linear_ph::LinearPhPlan),
         Contact(contact::ContactPlan),
         PortHamiltonian(port_hamiltonian::PortHamiltonianPlan),
+        Variational(variational::VariationalPlan),
     }
     kinds {
         "linear-ph" => LinearPh(linear_ph::spec::LinearPhSpec),
         "mechanical" => Mechanical(linear_ph::spec::MechanicalSpec),
         "contact" => Contact(contact::ContactSystemSpec),
         "port-hamiltonian" => PortHamiltonian(port_hamiltonian::PortHamiltonianSpec),
+        "variational" => Variational(variational::VariationalSpec),
     }
     workloads {
         LinearPhChain(linear_ph::workloads::ChainWorkload),
         ContactChain(contact::workloads::ChainWorkload),
         PortHamiltonianChain(port_hamiltonian::workloads::PendulumChainWorkload),
     }
+}
+
+/// The schema name of a kind's `[problem]` table; `None` for [`NoProblem`].
+fn problem_schema<P: schemars::JsonSchema>() -> Option<std::borrow::Cow<'static, str>> {
+    let name = P::schema_name();
+    (name != <NoProblem as schemars::JsonSchema>::schema_name()).then_some(name)
 }
 
 impl SystemSpec {

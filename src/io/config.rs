@@ -59,6 +59,11 @@ pub(crate) struct ConfigFile {
     /// The schemes and step sizes of `harbor study energy-order`.
     #[serde(default)]
     study: StudySpec,
+    /// The problem posed to the system, for kinds that pose one (initial or boundary
+    /// values of a variational system); its keys depend on the `[system]` kind.
+    #[serde(default)]
+    #[schemars(with = "Option<crate::families::ProblemTable>")]
+    problem: Option<toml::Table>,
 }
 
 /// A whole configuration.
@@ -74,6 +79,9 @@ pub struct Config {
     pub ensemble: Option<toml::Table>,
     /// Parameters of `harbor study`; defaults reproduce Kotyczka & Lefèvre Fig. 3/5.
     pub study: StudySpec,
+    /// The problem posed to the system (kinds that read one: its
+    /// [`SystemKind::Problem`](crate::families::SystemKind::Problem)).
+    pub problem: Option<toml::Table>,
     /// Where the config came from, for error messages.
     pub origin: String,
     /// Directory that relative paths (CSV inputs) are resolved against.
@@ -125,6 +133,8 @@ pub enum MethodFamily {
     /// the efforts are projections of ∇H along the step, so the energy balance is exact for
     /// polynomial H.
     EnergyPreserving,
+    /// A discrete Lagrangian (variational systems): the rule is `[problem] rule`.
+    Variational,
 }
 
 impl MethodFamily {
@@ -134,9 +144,10 @@ impl MethodFamily {
             MethodFamily::Gauss => Some(SchemeFamily::Gauss),
             MethodFamily::LobattoIiia => Some(SchemeFamily::LobattoIiia),
             MethodFamily::LobattoPair => Some(SchemeFamily::LobattoPair),
-            MethodFamily::Splitting | MethodFamily::Herglotz | MethodFamily::EnergyPreserving => {
-                None
-            }
+            MethodFamily::Splitting
+            | MethodFamily::Herglotz
+            | MethodFamily::EnergyPreserving
+            | MethodFamily::Variational => None,
         }
     }
 
@@ -160,6 +171,9 @@ impl MethodFamily {
             MethodFamily::EnergyPreserving => {
                 "port-hamiltonian systems (H written as an expression; with a quadratic H it is gauss)"
             }
+            MethodFamily::Variational => {
+                "variational systems (a Lagrangian written as an expression)"
+            }
         }
     }
 
@@ -168,6 +182,7 @@ impl MethodFamily {
             MethodFamily::Splitting => "splitting",
             MethodFamily::Herglotz => "herglotz",
             MethodFamily::EnergyPreserving => "energy-preserving",
+            MethodFamily::Variational => "variational",
             other => other.collocation().map_or("", SchemeFamily::name),
         }
     }
@@ -262,6 +277,7 @@ impl Config {
             output: file.output,
             ensemble: file.ensemble,
             study: file.study,
+            problem: file.problem,
             origin: origin.to_string(),
             base_dir: PathBuf::new(),
         })
@@ -273,6 +289,16 @@ impl Config {
             .as_ref()
             .map(|table| {
                 deserialize_section(toml::Value::Table(table.clone()), "ensemble", &self.origin)
+            })
+            .transpose()
+    }
+
+    /// `[problem]` as the family's spec type `T`; `None` when the section is absent.
+    pub(crate) fn problem_spec<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>> {
+        self.problem
+            .as_ref()
+            .map(|table| {
+                deserialize_section(toml::Value::Table(table.clone()), "problem", &self.origin)
             })
             .transpose()
     }

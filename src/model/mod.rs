@@ -1,7 +1,9 @@
 //! The systems harbor integrates and the input signals that drive them.
 
+pub mod draw;
 pub mod input;
 pub mod sampled;
 pub mod validate;
 
+pub use draw::Draw;
 pub use input::{Signal, SignalSpec};

@@ -312,6 +312,7 @@ impl ContactConfig for Config {
 
 impl SystemKind for ContactSystemSpec {
     type Ensemble = ContactEnsembleSpec;
+    type Problem = crate::families::NoProblem;
     const STARTER: &'static str = include_str!("../../../examples/starters/contact.toml");
     /// Contact systems carry their forcing in `[system]` (no `[[input]]`), and `[study]`
     /// configures the linear-PH studies.

@@ -136,6 +136,7 @@ fn linear_ph_run_plan(config: &Config) -> Result<RunPlan> {
 
 impl SystemKind for LinearPhSpec {
     type Ensemble = LinearPhEnsembleSpec;
+    type Problem = crate::families::NoProblem;
     const STARTER: &'static str = include_str!("../../../examples/starters/linear-ph.toml");
 
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {
@@ -152,6 +153,7 @@ impl SystemKind for LinearPhSpec {
 
 impl SystemKind for MechanicalSpec {
     type Ensemble = LinearPhEnsembleSpec;
+    type Problem = crate::families::NoProblem;
     const STARTER: &'static str = include_str!("../../../examples/starters/mechanical.toml");
 
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {

@@ -10,9 +10,8 @@
 
 use std::sync::Arc;
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 use super::gauss_step::NewtonSettings;
 use super::method::PortHamiltonianMethod;
@@ -189,10 +188,10 @@ impl PortHamiltonianPlan {
         rng.set_stream(index as u64);
         let mut member = self.nominal.clone();
         for v in &mut member.x0 {
-            *v = draw(spec.x0, *v, &mut rng);
+            *v = spec.x0.sample(*v, &mut rng);
         }
         for (v, d) in member.parameters.iter_mut().zip(&self.draws) {
-            *v = draw(*d, *v, &mut rng);
+            *v = d.sample(*v, &mut rng);
         }
         self.check_member(&format!("member[{index}]"), &member)?;
         Ok(member)
@@ -290,19 +289,6 @@ fn draws_of(model: &ExpressionModel, spec: &PortHamiltonianEnsembleSpec) -> Resu
         .iter()
         .map(|(name, _)| spec.parameters.get(name).copied().unwrap_or_default())
         .collect())
-}
-
-/// One value drawn by `d` around `nominal`: two numbers from `rng` whatever the draw.
-fn draw(d: Draw, nominal: f64, rng: &mut ChaCha8Rng) -> f64 {
-    let normal: f64 = StandardNormal.sample(rng);
-    let unit: f64 = rng.random();
-    match d {
-        Draw::Fixed => nominal,
-        Draw::Perturb { sigma } => nominal + sigma * normal,
-        Draw::Uniform { low, high } => low + (high - low) * unit,
-        Draw::Normal { mean, std } => mean + std * normal,
-        Draw::Lognormal { mu, sigma } => (mu + sigma * normal).exp(),
-    }
 }
 
 /// Trajectory samples of x (n), the `energy` channel and the `outputs` channel (s × m) as

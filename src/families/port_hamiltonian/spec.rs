@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind};
 use crate::io::Config;
 use crate::io::config::MethodFamily;
+pub use crate::model::Draw;
 use crate::study::energy_order::EnergyOrderSubject;
 
 /// A matrix entry: a number or an expression in the states and parameters.
@@ -113,72 +114,6 @@ impl Default for NewtonSpec {
         NewtonSpec {
             tolerance: default_tolerance(),
             max_iterations: default_iterations(),
-        }
-    }
-}
-
-/// How one value varies across members.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, schemars::JsonSchema, Default)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Draw {
-    /// The nominal value for every member.
-    #[default]
-    Fixed,
-    /// The nominal value plus σ ξ, ξ standard normal.
-    Perturb {
-        /// σ ≥ 0.
-        sigma: f64,
-    },
-    /// Uniform on [low, high), replacing the nominal value.
-    Uniform {
-        /// Lower end of the interval.
-        low: f64,
-        /// Upper end of the interval, ≥ low.
-        high: f64,
-    },
-    /// Normal with `mean` and standard deviation `std`, replacing the nominal value.
-    Normal {
-        /// The mean.
-        mean: f64,
-        /// The standard deviation, ≥ 0.
-        std: f64,
-    },
-    /// exp(μ + σ ξ), ξ standard normal, replacing the nominal value (positive).
-    Lognormal {
-        /// μ, the mean of the logarithm.
-        mu: f64,
-        /// σ ≥ 0, the standard deviation of the logarithm.
-        sigma: f64,
-    },
-}
-
-impl Draw {
-    /// Checks the draw's numbers; `field` names it in errors.
-    pub fn check(&self, field: &str) -> Result<()> {
-        let bad = |what: &str| Err(Error::invalid(field, what.to_string()));
-        match *self {
-            Draw::Fixed => Ok(()),
-            Draw::Perturb { sigma } | Draw::Lognormal { sigma, .. }
-                if !(sigma.is_finite() && sigma >= 0.0) =>
-            {
-                bad(&format!("sigma must be finite and ≥ 0, got {sigma}"))
-            }
-            Draw::Lognormal { mu, .. } if !mu.is_finite() => {
-                bad(&format!("mu must be finite, got {mu}"))
-            }
-            Draw::Uniform { low, high }
-                if !(low.is_finite() && high.is_finite() && low <= high) =>
-            {
-                bad(&format!(
-                    "needs finite low ≤ high, got low = {low}, high = {high}"
-                ))
-            }
-            Draw::Normal { mean, std } if !(mean.is_finite() && std.is_finite() && std >= 0.0) => {
-                bad(&format!(
-                    "needs a finite mean and std ≥ 0, got mean = {mean}, std = {std}"
-                ))
-            }
-            _ => Ok(()),
         }
     }
 }
@@ -306,6 +241,7 @@ impl PortHamiltonianConfig for Config {
 
 impl SystemKind for PortHamiltonianSpec {
     type Ensemble = PortHamiltonianEnsembleSpec;
+    type Problem = crate::families::NoProblem;
     const STARTER: &'static str = include_str!("../../../examples/starters/port-hamiltonian.toml");
     fn run_plan(&self, config: &Config) -> Result<RunPlan> {
         Ok(RunPlan::PortHamiltonian(Box::new(plan_from_config(

@@ -156,6 +156,21 @@ fn narrow_simulate(keys: &KindKeys, schema: &mut Schema) {
             table.insert("description".into(), description);
         }
     }
+    match (keys.problem)() {
+        Some(problem) => {
+            if let Some(Value::Object(table)) = properties.get_mut("problem") {
+                let description = table.get("description").cloned();
+                table.clear();
+                table.insert("$ref".into(), format!("#/$defs/{problem}").into());
+                if let Some(description) = description {
+                    table.insert("description".into(), description);
+                }
+            }
+        }
+        None => {
+            properties.remove("problem");
+        }
+    }
     for section in keys.unread_sections {
         properties.remove(*section);
     }

@@ -1,0 +1,272 @@
+//! The terms of the discrete equations, evaluated from the model's tapes by the rule's
+//! chain rule ([`super::rule`]): for one discrete Lagrangian on the window
+//! (q_k, …, q_{k+r}) with window multipliers λ_k,
+//!
+//! ```text
+//!   g_i = ∂L_d/∂q_{k+i} + h (∂φ_w/∂q_{k+i})ᵀ λ_k,
+//!   H_ij = ∂²L_d/∂q_{k+i}∂q_{k+j} + h Σ_j λ_kj ∂²φ_wj/∂q_{k+i}∂q_{k+j},
+//! ```
+//!
+//! with φ_w(z_c) at the rule's constraint jet z_c; and for one grid point with multipliers
+//! μ_k of the holonomic constraints, φ_h(q_k, t_k), its Jacobian and Σ_j μ_kj ∇²φ_hj.
+
+use super::model::LagrangianModel;
+use super::rule::{DiscreteRule, Evaluation};
+
+/// Reusable buffers for evaluating one model's tapes.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    vars: Vec<f64>,
+    outputs: Vec<f64>,
+    tape: Vec<f64>,
+    z: Vec<f64>,
+}
+
+/// One window's terms (w = r + 1 points of d coordinates; n = w·d).
+#[derive(Debug, Clone, Default)]
+pub struct WindowTerms {
+    /// g, n values: the augmented gradient by point then coordinate.
+    pub gradient: Vec<f64>,
+    /// H, n × n row-major.
+    pub hessian: Vec<f64>,
+    /// φ_w (c_w).
+    pub constraints: Vec<f64>,
+    /// ∂φ_w/∂(q_k … q_{k+r}), c_w × n row-major.
+    pub constraint_jacobian: Vec<f64>,
+}
+
+/// One point's holonomic terms.
+#[derive(Debug, Clone, Default)]
+pub struct PointTerms {
+    /// φ_h (c_h).
+    pub constraints: Vec<f64>,
+    /// ∂φ_h/∂q, c_h × d.
+    pub jacobian: Vec<f64>,
+    /// Σ_j μ_j ∇²φ_hj, d × d.
+    pub hessian: Vec<f64>,
+}
+
+impl Scratch {
+    /// Loads [z, t, θ] into the variables.
+    fn load(&mut self, model: &LagrangianModel, t: f64, parameters: &[f64]) {
+        let m = model.jet();
+        self.vars.resize(model.vars(), 0.0);
+        self.vars[..m].copy_from_slice(&self.z[..m]);
+        self.vars[m] = t;
+        self.vars[m + 1..].copy_from_slice(parameters);
+    }
+
+    /// The window terms of the points base + offsets[i] (r + 1 slices of d; see
+    /// [`DiscreteRule::jet`]) at t_k with multipliers `lambda`.
+    #[expect(clippy::too_many_arguments, reason = "a window's data and its output")]
+    pub fn window(
+        &mut self,
+        model: &LagrangianModel,
+        rule: &DiscreteRule,
+        parameters: &[f64],
+        t_k: f64,
+        base: &[f64],
+        offsets: &[&[f64]],
+        lambda: &[f64],
+        out: &mut WindowTerms,
+    ) {
+        let d = model.d();
+        let m = model.jet();
+        let w = offsets.len();
+        let n = w * d;
+        let h = rule.h;
+        out.gradient.clear();
+        out.gradient.resize(n, 0.0);
+        out.hessian.clear();
+        out.hessian.resize(n * n, 0.0);
+        self.z.resize(m, 0.0);
+        for evaluation in &rule.evaluations {
+            DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+            self.load(model, t_k + evaluation.time * h, parameters);
+            self.outputs.resize(model.lagrangian.n_outputs(), 0.0);
+            model
+                .lagrangian
+                .eval(&self.vars, &mut self.outputs, &mut self.tape);
+            let grad = &self.outputs[1..1 + m];
+            let hess = &self.outputs[1 + m..1 + m + m * m];
+            let scale = h * evaluation.weight;
+            chain(
+                evaluation,
+                d,
+                scale,
+                grad,
+                hess,
+                &mut out.gradient,
+                &mut out.hessian,
+            );
+        }
+        let cw = model.window_count();
+        out.constraints.clear();
+        out.constraint_jacobian.clear();
+        if cw == 0 {
+            return;
+        }
+        let evaluation = &rule.constraint_point;
+        DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+        self.load(model, t_k + evaluation.time * h, parameters);
+        self.outputs.resize(model.window.n_outputs(), 0.0);
+        model
+            .window
+            .eval(&self.vars, &mut self.outputs, &mut self.tape);
+        out.constraints.extend_from_slice(&self.outputs[..cw]);
+        out.constraint_jacobian.resize(cw * n, 0.0);
+        for j in 0..cw {
+            let grad = &self.outputs[cw + j * m..cw + (j + 1) * m];
+            let base = cw + cw * m + j * m * m;
+            let hess = &self.outputs[base..base + m * m];
+            // The Jacobian row of constraint j, and h λ_j times its Hessian into H.
+            let mut row = vec![0.0; n];
+            chain_gradient(evaluation, d, 1.0, grad, &mut row);
+            out.constraint_jacobian[j * n..(j + 1) * n].copy_from_slice(&row);
+            let weight = h * lambda[j];
+            for (g, r) in out.gradient.iter_mut().zip(&row) {
+                *g += weight * r;
+            }
+            if weight != 0.0 {
+                chain_hessian(evaluation, d, weight, hess, &mut out.hessian);
+            }
+        }
+    }
+
+    /// The holonomic terms of point q at time t with multipliers `mu`.
+    pub fn point(
+        &mut self,
+        model: &LagrangianModel,
+        parameters: &[f64],
+        t: f64,
+        q: &[f64],
+        mu: &[f64],
+        out: &mut PointTerms,
+    ) {
+        let d = model.d();
+        let ch = model.holonomic_count();
+        out.constraints.clear();
+        out.jacobian.clear();
+        out.hessian.clear();
+        out.hessian.resize(d * d, 0.0);
+        if ch == 0 {
+            return;
+        }
+        self.z.clear();
+        self.z.resize(model.jet(), 0.0);
+        self.z[..d].copy_from_slice(q);
+        self.load(model, t, parameters);
+        self.outputs.resize(model.holonomic.n_outputs(), 0.0);
+        model
+            .holonomic
+            .eval(&self.vars, &mut self.outputs, &mut self.tape);
+        out.constraints.extend_from_slice(&self.outputs[..ch]);
+        out.jacobian
+            .extend_from_slice(&self.outputs[ch..ch + ch * d]);
+        let base = ch + ch * d;
+        for (j, &weight) in mu.iter().enumerate() {
+            let hess = &self.outputs[base + j * d * d..base + (j + 1) * d * d];
+            for (o, v) in out.hessian.iter_mut().zip(hess) {
+                *o += weight * v;
+            }
+        }
+    }
+
+    /// E = q̇ · ∂L/∂q̇ − L at the rule's constraint jet of the window base + offsets
+    /// (order 1; NaN for order 2).
+    pub fn energy(
+        &mut self,
+        model: &LagrangianModel,
+        rule: &DiscreteRule,
+        parameters: &[f64],
+        t_k: f64,
+        base: &[f64],
+        offsets: &[&[f64]],
+    ) -> f64 {
+        let Some(tape) = &model.energy else {
+            return f64::NAN;
+        };
+        let evaluation = &rule.constraint_point;
+        self.z.resize(model.jet(), 0.0);
+        DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+        self.load(model, t_k + evaluation.time * rule.h, parameters);
+        let mut e = [0.0];
+        tape.eval(&self.vars, &mut e, &mut self.tape);
+        e[0]
+    }
+
+    /// ξ(q) (d values) into `out`; false when the model names no symmetry.
+    pub fn generator(
+        &mut self,
+        model: &LagrangianModel,
+        parameters: &[f64],
+        q: &[f64],
+        out: &mut Vec<f64>,
+    ) -> bool {
+        let Some(tape) = &model.symmetry else {
+            return false;
+        };
+        self.z.clear();
+        self.z.resize(model.jet(), 0.0);
+        self.z[..q.len()].copy_from_slice(q);
+        self.load(model, 0.0, parameters);
+        out.resize(q.len(), 0.0);
+        tape.eval(&self.vars, out, &mut self.tape);
+        true
+    }
+}
+
+/// g_(i,c) += s Σ_b a[i][b] ∇_b L_c.
+fn chain_gradient(evaluation: &Evaluation, d: usize, scale: f64, grad: &[f64], out: &mut [f64]) {
+    for (i, coefficients) in evaluation.coefficients.iter().enumerate() {
+        for (b, &a) in coefficients.iter().enumerate() {
+            if a == 0.0 {
+                continue;
+            }
+            for c in 0..d {
+                out[i * d + c] += scale * a * grad[b * d + c];
+            }
+        }
+    }
+}
+
+/// H_(i,c),(j,c') += s Σ_{b,b'} a[i][b] a[j][b'] ∇²_{(b,c),(b',c')} L.
+fn chain_hessian(evaluation: &Evaluation, d: usize, scale: f64, hess: &[f64], out: &mut [f64]) {
+    let w = evaluation.coefficients.len();
+    let n = w * d;
+    let m = hess.len().isqrt();
+    for i in 0..w {
+        for j in 0..w {
+            for (b, &a) in evaluation.coefficients[i].iter().enumerate() {
+                if a == 0.0 {
+                    continue;
+                }
+                for (b2, &a2) in evaluation.coefficients[j].iter().enumerate() {
+                    if a2 == 0.0 {
+                        continue;
+                    }
+                    let f = scale * a * a2;
+                    for c in 0..d {
+                        for c2 in 0..d {
+                            out[(i * d + c) * n + j * d + c2] +=
+                                f * hess[(b * d + c) * m + b2 * d + c2];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn chain(
+    evaluation: &Evaluation,
+    d: usize,
+    scale: f64,
+    grad: &[f64],
+    hess: &[f64],
+    gradient: &mut [f64],
+    hessian: &mut [f64],
+) {
+    chain_gradient(evaluation, d, scale, grad, gradient);
+    chain_hessian(evaluation, d, scale, hess, hessian);
+}

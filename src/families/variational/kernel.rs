@@ -1,0 +1,379 @@
+//! The variational family as the engine runs it: members, records and the reference solves
+//! (marching for initial values, [`super::ivp`]; one banded Newton solve for boundary
+//! values, [`super::bvp`]), member by member on all cores. It has no GPU kernel yet.
+
+use super::bvp::{BoundarySolver, SolveFailure};
+use super::ivp::{Marcher, StepFailure};
+use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
+use crate::error::Result;
+use crate::kernels::family::{Absent, Family};
+use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
+
+/// Status codes in `totals.status`.
+pub mod status {
+    pub const OK: f64 = 0.0;
+    pub const NO_CONVERGENCE: f64 = 1.0;
+    pub const SINGULAR: f64 = 2.0;
+    pub const NOT_FINITE: f64 = 3.0;
+}
+
+/// Running first, last and largest change of a conserved quantity.
+#[derive(Debug, Clone, Copy)]
+struct Drift {
+    first: f64,
+    last: f64,
+    max_change: f64,
+}
+
+impl Drift {
+    fn new() -> Self {
+        Drift {
+            first: f64::NAN,
+            last: f64::NAN,
+            max_change: 0.0,
+        }
+    }
+
+    fn add(&mut self, value: f64) {
+        if self.first.is_nan() {
+            self.first = value;
+        }
+        self.last = value;
+        self.max_change = self.max_change.max((value - self.first).abs());
+    }
+
+    fn totals(&self) -> [f64; 3] {
+        [self.first, self.last, self.max_change]
+    }
+}
+
+impl VariationalPlan {
+    /// Index of a channel by name.
+    fn channel(&self, name: &str) -> Option<usize> {
+        self.record_spec()
+            .channels
+            .iter()
+            .position(|c| c.name == name)
+    }
+
+    fn initial_value(&self, member: &VariationalMember, q0: &[f64], qd0: &[f64]) -> MemberResult {
+        let model = &self.model;
+        let d = model.d();
+        let h = self.grid.h;
+        let mut marcher = Marcher::new(model, &self.rule, &member.parameters, self.newton);
+        let records = self.grid.record_points();
+        let mut result = MemberResult::with_capacity(self.record_spec(), records.len());
+        let (path, multipliers, energy_channel, momentum_channel) = (
+            self.channel("path"),
+            self.channel("multipliers"),
+            self.channel("energy"),
+            self.channel("momentum"),
+        );
+        let mut q = q0.to_vec();
+        let mut p = marcher.initial_momentum(q0, qd0, 0.0);
+        let mut xi = Vec::new();
+        let mut momentum = Drift::new();
+        let mut energy = Drift::new();
+        if let Some(c) = path {
+            result.channels[c].extend_from_slice(&q);
+        }
+        if marcher.generator(&q, &mut xi) {
+            let j0: f64 = p.iter().zip(&xi).map(|(a, b)| a * b).sum();
+            momentum.add(j0);
+            if let Some(c) = momentum_channel {
+                result.channels[c].push(j0);
+            }
+        }
+        // q is kept as a compensated sum (q + carry) of its increments.
+        let mut carry = vec![0.0; d];
+        let mut guess: Vec<f64> = qd0.iter().map(|v| h * v).collect();
+        let (mut status, mut failed_step, mut iterations) = (status::OK, 0usize, 0usize);
+        let mut constraint_residual = marcher.point_residual(&q, 0.0);
+        let mut equation_residual = 0.0_f64;
+        let mut next_record = records.iter().copied().peekable();
+        let mut last_multipliers = vec![f64::NAN; model.window_count() + model.holonomic_count()];
+        let mut step_energy = f64::NAN;
+        for k in 0..self.grid.steps {
+            let t_k = k as f64 * h;
+            if status == status::OK {
+                match marcher.step(t_k, &q, &p, &guess) {
+                    Ok(step) => {
+                        iterations += step.iterations;
+                        constraint_residual = constraint_residual.max(step.residual);
+                        equation_residual = equation_residual.max(step.equation_residual);
+                        step_energy = marcher.energy(t_k, &q, &step.next);
+                        energy.add(step_energy);
+                        for c in 0..d {
+                            // Kahan: q ← q + Δ with the rounding kept in carry.
+                            let y = step.next[c] - carry[c];
+                            let t = q[c] + y;
+                            carry[c] = (t - q[c]) - y;
+                            q[c] = t;
+                        }
+                        guess = step.next;
+                        p = step.momentum;
+                        last_multipliers = step.multipliers;
+                        if marcher.generator(&q, &mut xi) {
+                            momentum.add(p.iter().zip(&xi).map(|(a, b)| a * b).sum());
+                        }
+                    }
+                    Err(failure) => {
+                        status = match failure {
+                            StepFailure::NoConvergence => status::NO_CONVERGENCE,
+                            StepFailure::Singular => status::SINGULAR,
+                            StepFailure::NotFinite => status::NOT_FINITE,
+                        };
+                        failed_step = k + 1;
+                        result.nonfinite_step = Some(k as u64 + 1);
+                        q.iter_mut().for_each(|v| *v = f64::NAN);
+                        last_multipliers.iter_mut().for_each(|v| *v = f64::NAN);
+                        step_energy = f64::NAN;
+                    }
+                }
+            }
+            if next_record.peek() == Some(&(k + 1)) {
+                next_record.next();
+                if let Some(c) = path {
+                    result.channels[c].extend_from_slice(&q);
+                }
+                if let Some(c) = multipliers {
+                    result.channels[c].extend_from_slice(&last_multipliers);
+                }
+                if let Some(c) = energy_channel {
+                    result.channels[c].push(step_energy);
+                }
+                if let Some(c) = momentum_channel {
+                    let value = if status == status::OK {
+                        momentum.last
+                    } else {
+                        f64::NAN
+                    };
+                    result.channels[c].push(value);
+                }
+            }
+        }
+        debug_assert_eq!(q.len(), d);
+        result.final_state = q;
+        result.totals = vec![
+            status,
+            failed_step as f64,
+            iterations as f64,
+            constraint_residual,
+            equation_residual,
+        ];
+        if energy_channel.is_some() {
+            result.totals.extend(energy.totals());
+        }
+        if momentum_channel.is_some() {
+            result.totals.extend(momentum.totals());
+        }
+        result
+    }
+
+    fn boundary_value(
+        &self,
+        member: &VariationalMember,
+        data: &super::bvp::BoundaryData,
+    ) -> MemberResult {
+        let model = &self.model;
+        let d = model.d();
+        let h = self.grid.h;
+        let solver = BoundarySolver {
+            model,
+            rule: &self.rule,
+            steps: self.grid.steps,
+            newton: self.newton,
+        };
+        let records = self.grid.record_points();
+        let mut result = MemberResult::with_capacity(self.record_spec(), records.len());
+        let (path, multipliers, energy_channel) = (
+            self.channel("path"),
+            self.channel("multipliers"),
+            self.channel("energy"),
+        );
+        let c = model.window_count() + model.holonomic_count();
+        let mut totals = vec![status::OK, 0.0, 0.0, 0.0, 0.0];
+        let mut energy = Drift::new();
+        match solver.solve(data, &member.parameters) {
+            Ok(solution) => {
+                totals[2] = solution.iterations as f64;
+                totals[3] = solution.constraint_residual;
+                totals[4] = solution.equation_residual;
+                let mut marcher = Marcher::new(model, &self.rule, &member.parameters, self.newton);
+                let energies: Vec<f64> = if energy_channel.is_some() {
+                    (0..self.grid.steps)
+                        .map(|k| {
+                            let delta: Vec<f64> = solution.path[k + 1]
+                                .iter()
+                                .zip(&solution.path[k])
+                                .map(|(a, b)| a - b)
+                                .collect();
+                            marcher.energy(k as f64 * h, &solution.path[k], &delta)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                energies.iter().for_each(|&e| energy.add(e));
+                let push = |k: usize, result: &mut MemberResult| {
+                    if let Some(ch) = path {
+                        result.channels[ch].extend_from_slice(&solution.path[k]);
+                    }
+                    if let Some(ch) = multipliers {
+                        result.channels[ch].extend_from_slice(&solution.multipliers[k]);
+                    }
+                    if k > 0
+                        && let Some(ch) = energy_channel
+                    {
+                        result.channels[ch].push(energies[k - 1]);
+                    }
+                };
+                push(0, &mut result);
+                for &k in &records {
+                    push(k, &mut result);
+                }
+                result.final_state = solution.path[self.grid.steps].clone();
+            }
+            Err(failure) => {
+                let (code, iterations) = match failure {
+                    SolveFailure::NoConvergence { iterations, .. } => {
+                        (status::NO_CONVERGENCE, iterations)
+                    }
+                    SolveFailure::Singular { iteration } => (status::SINGULAR, iteration),
+                    SolveFailure::NotFinite { iteration } => (status::NOT_FINITE, iteration),
+                };
+                totals[0] = code;
+                totals[1] = 1.0;
+                totals[2] = iterations as f64;
+                totals[3] = f64::NAN;
+                totals[4] = f64::NAN;
+                result.nonfinite_step = Some(1);
+                let nan = vec![f64::NAN; d];
+                for _ in 0..=records.len() {
+                    if let Some(ch) = path {
+                        result.channels[ch].extend_from_slice(&nan);
+                    }
+                    if let Some(ch) = multipliers {
+                        result.channels[ch].extend(std::iter::repeat_n(f64::NAN, c));
+                    }
+                }
+                if let Some(ch) = energy_channel {
+                    result.channels[ch].extend(std::iter::repeat_n(f64::NAN, records.len()));
+                }
+                result.final_state = nan;
+            }
+        }
+        result.totals = totals;
+        if energy_channel.is_some() {
+            result.totals.extend(energy.totals());
+        }
+        result
+    }
+}
+
+impl Family for VariationalPlan {
+    type Member = VariationalMember;
+    type Kernel = Absent<VariationalMember>;
+    type Fast = Absent<VariationalMember>;
+
+    fn name(&self) -> &'static str {
+        "variational"
+    }
+
+    fn method_label(&self) -> String {
+        format!(
+            "{} ({})",
+            self.rule.name.name(),
+            if self.is_boundary_value() {
+                "boundary-value"
+            } else {
+                "initial-value"
+            }
+        )
+    }
+
+    fn grid(&self) -> &StepGrid {
+        &self.grid
+    }
+
+    fn member_count(&self) -> usize {
+        VariationalPlan::member_count(self)
+    }
+
+    fn states(&self) -> usize {
+        self.model.d()
+    }
+
+    fn with_member_count(&self, count: usize) -> Result<Self> {
+        let mut plan = self.clone();
+        if let Some(spec) = &mut plan.ensemble {
+            spec.members = count;
+        }
+        Ok(plan)
+    }
+
+    fn member(&self, index: usize) -> Result<VariationalMember> {
+        VariationalPlan::member(self, index)
+    }
+
+    fn record_spec(&self) -> &RecordSpec {
+        VariationalPlan::record_spec(self)
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        let model = &self.model;
+        let serde_json::Value::Object(map) = serde_json::json!({
+            "scheme": {
+                "label": self.method_label(),
+                "family": "variational",
+                "rule": self.rule.name.name(),
+                "problem": if self.is_boundary_value() { "boundary-value" } else { "initial-value" },
+                "newton": {
+                    "tolerance": self.newton.tolerance,
+                    "max_iterations": self.newton.max_iterations,
+                },
+            },
+            "order": model.order,
+            "coordinates": model.coordinates,
+            "parameters": model.parameters.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            "constraints": {
+                "holonomic": model.holonomic_indices.iter().map(|&i| &model.constraints[i]).collect::<Vec<_>>(),
+                "higher_order": model.window_indices.iter().map(|&i| &model.constraints[i]).collect::<Vec<_>>(),
+            },
+            "status_codes": { "0": "ok", "1": "Newton did not converge", "2": "singular Newton matrix (the problem is not regular there)", "3": "not finite" },
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        map
+    }
+
+    /// The path's first row (q_0 is known for both kinds of problem).
+    fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
+        let q0 = match &member.problem {
+            MemberProblem::InitialValue { q0, .. } => q0,
+            MemberProblem::BoundaryValue(data) => &data.start_q,
+        };
+        if let Some(c) = self.channel("path") {
+            out.channels[c].extend_from_slice(q0);
+        }
+    }
+
+    fn reference(&self, member: &VariationalMember) -> Result<MemberResult> {
+        Ok(match &member.problem {
+            MemberProblem::InitialValue { q0, qd0 } => self.initial_value(member, q0, qd0),
+            MemberProblem::BoundaryValue(data) => self.boundary_value(member, data),
+        })
+    }
+
+    fn shared_stream(&self) -> &SharedStream {
+        self.stream()
+    }
+
+    fn gpu_kernel(&self) -> Option<&Absent<VariationalMember>> {
+        None
+    }
+
+    fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {
+        None
+    }
+}

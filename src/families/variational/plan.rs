@@ -1,0 +1,484 @@
+//! The plan of a variational run: the compiled model, the rule at the step size, the grid,
+//! the problem (initial or boundary values) and the members drawn around it, each checked
+//! before any work.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::bvp::BoundaryData;
+use super::discrete::{PointTerms, Scratch};
+use super::model::{LagrangianModel, LagrangianText};
+use super::rule::{DiscreteRule, RuleName};
+use super::solve::{NewtonSettings, project};
+use super::spec::{ProblemSpec, VariationalEnsembleSpec, VariationalSpec};
+use crate::error::{Error, Num, Result};
+use crate::model::Draw;
+use crate::plan::{Channel, RecordSpec, SharedStream, StepGrid};
+
+/// A member's problem data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MemberProblem {
+    InitialValue { q0: Vec<f64>, qd0: Vec<f64> },
+    BoundaryValue(BoundaryData),
+}
+
+/// One member: parameter values (in the model's order) and its problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariationalMember {
+    pub parameters: Vec<f64>,
+    pub problem: MemberProblem,
+}
+
+/// Everything a backend needs to run a variational ensemble.
+#[derive(Debug, Clone)]
+pub struct VariationalPlan {
+    pub model: Arc<LagrangianModel>,
+    pub rule: DiscreteRule,
+    pub grid: StepGrid,
+    pub nominal: VariationalMember,
+    pub ensemble: Option<VariationalEnsembleSpec>,
+    draws: Vec<Draw>,
+    pub newton: NewtonSettings,
+    records: RecordSpec,
+    stream: SharedStream,
+}
+
+/// Relative tolerance of the checks that data satisfies the holonomic constraints.
+pub const CONSISTENCY_TOLERANCE: f64 = 1e-10;
+
+impl VariationalPlan {
+    /// Compiles the model and checks the problem against it and the grid.
+    pub fn new(
+        spec: &VariationalSpec,
+        problem: &ProblemSpec,
+        h: f64,
+        t_end: f64,
+        ensemble: Option<VariationalEnsembleSpec>,
+        record_every: usize,
+        newton: NewtonSettings,
+    ) -> Result<Self> {
+        let text = LagrangianText {
+            coordinates: spec.coordinates.clone(),
+            order: spec.order,
+            parameters: spec
+                .parameters
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            lagrangian: spec.lagrangian.clone(),
+            constraints: spec.constraints.clone(),
+            symmetry: spec.symmetry.clone(),
+        };
+        let model = LagrangianModel::compile("system", &text)?;
+        let grid = StepGrid::new(h, t_end, record_every)?;
+        let rule_name = match problem {
+            ProblemSpec::InitialValue { rule, .. } | ProblemSpec::BoundaryValue { rule, .. } => {
+                rule.unwrap_or_else(|| RuleName::default_for(model.order))
+            }
+        };
+        if rule_name.lagrangian_order() != model.order {
+            return Err(Error::invalid(
+                "problem.rule",
+                format!(
+                    "{} discretizes Lagrangians of order {}, but system.order is {}",
+                    rule_name.name(),
+                    rule_name.lagrangian_order(),
+                    model.order
+                ),
+            ));
+        }
+        let rule = DiscreteRule::new(rule_name, h);
+        let d = model.d();
+        let vector = |field: &str, v: &[f64]| -> Result<Vec<f64>> {
+            if v.len() != d {
+                return Err(Error::invalid(
+                    field,
+                    format!("has {} entries, the model has d = {d} coordinates", v.len()),
+                ));
+            }
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(Error::invalid(field, format!("must be finite, got {bad}")));
+            }
+            Ok(v.to_vec())
+        };
+        let member_problem = match problem {
+            ProblemSpec::InitialValue { q0, qd0, .. } => {
+                if model.order != 1 {
+                    return Err(Error::invalid(
+                        "problem.kind",
+                        "initial-value problems march first-order Lagrangians; a second-order Lagrangian (system.order = 2) is posed as a boundary-value problem",
+                    ));
+                }
+                MemberProblem::InitialValue {
+                    q0: vector("problem.q0", q0)?,
+                    qd0: vector("problem.qd0", qd0)?,
+                }
+            }
+            ProblemSpec::BoundaryValue {
+                start, end, knots, ..
+            } => {
+                let velocity = |field: &str, qd: &Option<Vec<f64>>| -> Result<Vec<f64>> {
+                    match (model.order, qd) {
+                        (2, Some(v)) => vector(field, v),
+                        (2, None) => Err(Error::invalid(
+                            field,
+                            "is required: a second-order Lagrangian's path is clamped by q and q̇ at both ends",
+                        )),
+                        (_, Some(_)) => Err(Error::invalid(
+                            field,
+                            "applies to second-order Lagrangians; a first-order path is fixed by q at both ends",
+                        )),
+                        (_, None) => Ok(Vec::new()),
+                    }
+                };
+                let mut placed: Vec<(usize, Vec<f64>)> = Vec::new();
+                for (i, knot) in knots.iter().enumerate() {
+                    let field = format!("problem.knots[{i}]");
+                    let ratio = knot.t / h;
+                    let k = ratio.round();
+                    if !(knot.t.is_finite() && (ratio - k).abs() <= 1e-9 * ratio.abs().max(1.0)) {
+                        return Err(Error::invalid(
+                            format!("{field}.t"),
+                            format!(
+                                "{} is not a grid point: t / h = {} is not a whole number (h = {h})",
+                                Num(knot.t),
+                                Num(ratio)
+                            ),
+                        ));
+                    }
+                    let k = k as i64;
+                    if k <= 0 || k >= grid.steps as i64 {
+                        return Err(Error::invalid(
+                            format!("{field}.t"),
+                            format!(
+                                "{} is not inside (0, t_end = {t_end}): the ends are given by problem.start and problem.end",
+                                Num(knot.t)
+                            ),
+                        ));
+                    }
+                    if let Some(j) = placed.iter().position(|(p, _)| *p == k as usize) {
+                        return Err(Error::invalid(
+                            format!("{field}.t"),
+                            format!("{} repeats problem.knots[{j}]", Num(knot.t)),
+                        ));
+                    }
+                    placed.push((k as usize, vector(&format!("{field}.q"), &knot.q)?));
+                }
+                placed.sort_by_key(|(k, _)| *k);
+                MemberProblem::BoundaryValue(BoundaryData {
+                    start_q: vector("problem.start.q", &start.q)?,
+                    start_qd: velocity("problem.start.qd", &start.qd)?,
+                    end_q: vector("problem.end.q", &end.q)?,
+                    end_qd: velocity("problem.end.qd", &end.qd)?,
+                    knots: placed,
+                })
+            }
+        };
+        let draws = match &ensemble {
+            Some(spec) => draws_of(&model, spec)?,
+            None => vec![Draw::Fixed; model.parameters.len()],
+        };
+        let nominal = VariationalMember {
+            parameters: model.parameters.iter().map(|(_, v)| *v).collect(),
+            problem: member_problem,
+        };
+        let records = record_spec(&model, &nominal.problem);
+        let plan = VariationalPlan {
+            model: Arc::new(model),
+            rule,
+            grid,
+            nominal,
+            ensemble,
+            draws,
+            newton,
+            records,
+            stream: SharedStream::sample(&[], 0, h, 0, |_, _| {}),
+        };
+        plan.check_member("problem", &plan.nominal)?;
+        Ok(plan)
+    }
+
+    pub fn member_count(&self) -> usize {
+        self.ensemble.as_ref().map_or(1, |e| e.members)
+    }
+
+    /// Member `index`: the nominal problem with its draws from stream `index` of the seed:
+    /// the parameters, then q0 and qd0 (initial value) or every knot's entries
+    /// (boundary value; projected back onto the holonomic constraints).
+    pub fn member(&self, index: usize) -> Result<VariationalMember> {
+        let Some(spec) = &self.ensemble else {
+            return Ok(self.nominal.clone());
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+        rng.set_stream(index as u64);
+        let mut member = self.nominal.clone();
+        for (v, d) in member.parameters.iter_mut().zip(&self.draws) {
+            *v = d.sample(*v, &mut rng);
+        }
+        match &mut member.problem {
+            MemberProblem::InitialValue { q0, qd0 } => {
+                for v in q0.iter_mut() {
+                    *v = spec.q0.sample(*v, &mut rng);
+                }
+                for v in qd0.iter_mut() {
+                    *v = spec.qd0.sample(*v, &mut rng);
+                }
+            }
+            MemberProblem::BoundaryValue(data) => {
+                let mut scratch = Scratch::default();
+                for (k, q) in &mut data.knots {
+                    for v in q.iter_mut() {
+                        *v = spec.knots.sample(*v, &mut rng);
+                    }
+                    if spec.knots != Draw::Fixed {
+                        let t = *k as f64 * self.grid.h;
+                        project(&mut scratch, &self.model, &member.parameters, t, q);
+                    }
+                }
+            }
+        }
+        self.check_member(&format!("member[{index}]"), &member)?;
+        Ok(member)
+    }
+
+    /// A member's numbers are finite and its prescribed points satisfy the holonomic
+    /// constraints (and, for clamped ends, their velocities are tangent to them).
+    fn check_member(&self, prefix: &str, member: &VariationalMember) -> Result<()> {
+        let model = &self.model;
+        if let Some(((name, _), value)) = model
+            .parameters
+            .iter()
+            .zip(&member.parameters)
+            .find(|(_, v)| !v.is_finite())
+        {
+            return Err(Error::invalid(
+                format!("{prefix}.parameters.{name}"),
+                format!("must be finite, got {value}"),
+            ));
+        }
+        let mut points: Vec<(String, f64, &[f64], Option<&[f64]>)> = Vec::new();
+        match &member.problem {
+            MemberProblem::InitialValue { q0, qd0 } => {
+                points.push((format!("{prefix}.q0"), 0.0, q0, Some(qd0)));
+            }
+            MemberProblem::BoundaryValue(data) => {
+                let qd = |v: &[f64]| (!v.is_empty()).then(|| v.to_vec());
+                let (start_qd, end_qd) = (qd(&data.start_qd), qd(&data.end_qd));
+                points.push((format!("{prefix}.start.q"), 0.0, &data.start_q, None));
+                points.push((
+                    format!("{prefix}.end.q"),
+                    self.grid.steps as f64 * self.grid.h,
+                    &data.end_q,
+                    None,
+                ));
+                for (i, (k, q)) in data.knots.iter().enumerate() {
+                    points.push((
+                        format!("{prefix}.knots[{i}].q"),
+                        *k as f64 * self.grid.h,
+                        q,
+                        None,
+                    ));
+                }
+                // Clamped velocities are checked against their points below.
+                if let (Some(a), Some(b)) = (start_qd, end_qd) {
+                    let t_end = self.grid.steps as f64 * self.grid.h;
+                    self.check_tangent(
+                        &format!("{prefix}.start.qd"),
+                        member,
+                        0.0,
+                        &data.start_q,
+                        &a,
+                    )?;
+                    self.check_tangent(
+                        &format!("{prefix}.end.qd"),
+                        member,
+                        t_end,
+                        &data.end_q,
+                        &b,
+                    )?;
+                }
+            }
+        }
+        let mut scratch = Scratch::default();
+        let mut terms = PointTerms::default();
+        let zeros = vec![0.0; model.holonomic_count()];
+        for (field, t, q, qd) in points {
+            if let Some(bad) = q.iter().find(|v| !v.is_finite()) {
+                return Err(Error::invalid(field, format!("must be finite, got {bad}")));
+            }
+            scratch.point(model, &member.parameters, t, q, &zeros, &mut terms);
+            let scale = q.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            for (j, &phi) in terms.constraints.iter().enumerate() {
+                if !(phi.abs() <= CONSISTENCY_TOLERANCE * scale * scale) {
+                    return Err(Error::invalid(
+                        field,
+                        format!(
+                            "violates system.constraints[{}] = {:?}: φ = {} (inconsistent data: the constraint must hold to {CONSISTENCY_TOLERANCE:e} relative)",
+                            model.holonomic_indices[j],
+                            model.constraints[model.holonomic_indices[j]],
+                            Num(phi)
+                        ),
+                    ));
+                }
+            }
+            if let Some(qd) = qd {
+                let field = field.replace(".q0", ".qd0");
+                self.check_tangent(&field, member, t, q, qd)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// ∇φ_h(q) · q̇ = 0 to [`CONSISTENCY_TOLERANCE`] relative.
+    fn check_tangent(
+        &self,
+        field: &str,
+        member: &VariationalMember,
+        t: f64,
+        q: &[f64],
+        qd: &[f64],
+    ) -> Result<()> {
+        let model = &self.model;
+        let d = model.d();
+        if let Some(bad) = qd.iter().find(|v| !v.is_finite()) {
+            return Err(Error::invalid(field, format!("must be finite, got {bad}")));
+        }
+        let mut scratch = Scratch::default();
+        let mut terms = PointTerms::default();
+        let zeros = vec![0.0; model.holonomic_count()];
+        scratch.point(model, &member.parameters, t, q, &zeros, &mut terms);
+        for j in 0..model.holonomic_count() {
+            let row = &terms.jacobian[j * d..(j + 1) * d];
+            let rate: f64 = row.iter().zip(qd).map(|(a, b)| a * b).sum();
+            let scale: f64 = row.iter().zip(qd).map(|(a, b)| (a * b).abs()).sum();
+            if !(rate.abs() <= CONSISTENCY_TOLERANCE * scale.max(1e-300)) && rate != 0.0 {
+                return Err(Error::invalid(
+                    field,
+                    format!(
+                        "is not tangent to system.constraints[{}]: ∇φ · q̇ = {} (inconsistent data)",
+                        model.holonomic_indices[j],
+                        Num(rate)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn record_spec(&self) -> &RecordSpec {
+        &self.records
+    }
+
+    pub fn stream(&self) -> &SharedStream {
+        &self.stream
+    }
+
+    /// Whether the plan solves boundary-value problems.
+    pub fn is_boundary_value(&self) -> bool {
+        matches!(self.nominal.problem, MemberProblem::BoundaryValue(_))
+    }
+}
+
+/// Each parameter's draw in the model's order; a draw of an unknown parameter is an error
+/// naming it.
+fn draws_of(model: &LagrangianModel, spec: &VariationalEnsembleSpec) -> Result<Vec<Draw>> {
+    if spec.members == 0 {
+        return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+    }
+    spec.q0.check("ensemble.q0")?;
+    spec.qd0.check("ensemble.qd0")?;
+    spec.knots.check("ensemble.knots")?;
+    for (name, d) in &spec.parameters {
+        if !model.parameters.iter().any(|(known, _)| known == name) {
+            let names: Vec<&str> = model.parameters.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::invalid(
+                format!("ensemble.parameters.{name}"),
+                format!(
+                    "is not a parameter of the model; its parameters are {}",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
+        d.check(&format!("ensemble.parameters.{name}"))?;
+    }
+    Ok(model
+        .parameters
+        .iter()
+        .map(|(name, _)| spec.parameters.get(name).copied().unwrap_or_default())
+        .collect())
+}
+
+/// The totals of every member, in order, then the energy's (order 1) and the momentum's
+/// (a symmetry, initial-value problems).
+pub const TOTALS: [&str; 5] = [
+    "status",
+    "failed_step",
+    "newton_iterations",
+    "constraint_residual_max",
+    "equation_residual_max",
+];
+
+/// The energy totals (first-order Lagrangians).
+pub const ENERGY_TOTALS: [&str; 3] = ["energy_first", "energy_last", "energy_max_abs_change"];
+
+/// The momentum-map totals (a symmetry named, initial-value problems).
+pub const MOMENTUM_TOTALS: [&str; 3] =
+    ["momentum_first", "momentum_last", "momentum_max_abs_change"];
+
+/// The channels: `path` (d, from t = 0), `multipliers` (λ then μ, where there are
+/// constraints: per point for boundary values, per step for initial values), `energy`
+/// (order 1: of the step ending at the record point) and `momentum` (from t = 0).
+fn record_spec(model: &LagrangianModel, problem: &MemberProblem) -> RecordSpec {
+    let boundary = matches!(problem, MemberProblem::BoundaryValue(_));
+    let mut channels = vec![Channel {
+        name: "path",
+        shape: vec![model.d()],
+        at_start: true,
+        description: "the discrete path q_k at the record points (from t = 0)".into(),
+    }];
+    let c = model.window_count() + model.holonomic_count();
+    if c > 0 {
+        channels.push(Channel {
+            name: "multipliers",
+            shape: vec![c],
+            at_start: boundary,
+            description: if boundary {
+                "per point: λ of the discrete Lagrangian at the point (higher-order constraints), then μ of the holonomic constraints (0 at prescribed points)".into()
+            } else {
+                "per record point: λ then μ of the step that ends there".into()
+            },
+        });
+    }
+    let mut totals = TOTALS.to_vec();
+    if model.energy.is_some() {
+        channels.push(Channel {
+            name: "energy",
+            shape: vec![],
+            at_start: false,
+            description: "E = q̇ · ∂L/∂q̇ − L at the rule's midpoint jet of the step ending at the record point".into(),
+        });
+        totals.extend(ENERGY_TOTALS);
+    }
+    if model.symmetry.is_some() && !boundary {
+        channels.push(Channel {
+            name: "momentum",
+            shape: vec![],
+            at_start: true,
+            description: "the discrete momentum map J_k = p_k · ξ(q_k)".into(),
+        });
+        totals.extend(MOMENTUM_TOTALS);
+    }
+    RecordSpec {
+        state_width: model.d(),
+        trajectory: false,
+        channels,
+        totals,
+        totals_group: "variational",
+    }
+}
