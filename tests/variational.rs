@@ -1,0 +1,368 @@
+//! The variational family (seed 002): discrete paths against the continuous solutions they
+//! approximate — the clamped cubic spline through knots, the clamped beam under load, a
+//! forced oscillator — at second order; splines on the sphere on the constraint and
+//! through their knots to round-off; the discrete angular momentum of a central potential
+//! conserved over 10⁵ steps with bounded energy error; members that depend only on (seed,
+//! i); and bad problems refused naming the field.
+
+mod common;
+
+use harbor::backend::Backend;
+use harbor::io::Config;
+use harbor::kernels::{CpuPath, Family};
+use harbor::plan::MemberResult;
+use harbor::variational::{VariationalPlan, plan_from_config};
+
+fn config_text(text: &str, overrides: &[&str]) -> Result<Config, String> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Config::from_str_with(text, &overrides, "test").map_err(|e| e.to_string())
+}
+
+/// The example's text without its `[ensemble]` section.
+fn example_text(name: &str) -> String {
+    let text = std::fs::read_to_string(common::example_path(name)).unwrap();
+    match text.split_once("[ensemble]") {
+        Some((head, _)) => head.to_string(),
+        None => text,
+    }
+}
+
+fn plan(text: &str, overrides: &[&str]) -> VariationalPlan {
+    plan_from_config(&config_text(text, overrides).unwrap()).unwrap()
+}
+
+fn refusal(text: &str, overrides: &[&str]) -> String {
+    match config_text(text, overrides) {
+        Err(e) => e,
+        Ok(config) => match plan_from_config(&config) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{overrides:?} was accepted"),
+        },
+    }
+}
+
+fn run(plan: &VariationalPlan) -> Vec<MemberResult> {
+    Backend::Cpu(CpuPath::Reference).run(plan).unwrap().members
+}
+
+/// A channel of a member, by name.
+fn channel<'a>(plan: &VariationalPlan, member: &'a MemberResult, name: &str) -> &'a [f64] {
+    let index = plan
+        .record_spec()
+        .channels
+        .iter()
+        .position(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no channel {name}"));
+    &member.channels[index]
+}
+
+/// A total of a member, by name.
+fn total(plan: &VariationalPlan, member: &MemberResult, name: &str) -> f64 {
+    let index = plan
+        .record_spec()
+        .totals
+        .iter()
+        .position(|t| *t == name)
+        .unwrap_or_else(|| panic!("no total {name}"));
+    member.totals[index]
+}
+
+/// log2 of successive error ratios under halving h.
+fn orders(errors: &[f64]) -> Vec<f64> {
+    errors.windows(2).map(|e| (e[0] / e[1]).log2()).collect()
+}
+
+/// The clamped cubic spline through (t_i, y_i) with end slopes s0, s1, evaluated at `t`:
+/// an independent construction from the moments M_i = S''(t_i) (the tridiagonal system of
+/// continuity of S' at the knots and the clamped ends).
+fn clamped_spline(knots: &[(f64, f64)], s0: f64, s1: f64, t: f64) -> f64 {
+    let n = knots.len() - 1;
+    let h: Vec<f64> = (0..n).map(|i| knots[i + 1].0 - knots[i].0).collect();
+    let y: Vec<f64> = knots.iter().map(|k| k.1).collect();
+    let mut a = nalgebra::DMatrix::<f64>::zeros(n + 1, n + 1);
+    let mut b = nalgebra::DVector::<f64>::zeros(n + 1);
+    a[(0, 0)] = 2.0 * h[0];
+    a[(0, 1)] = h[0];
+    b[0] = 6.0 * ((y[1] - y[0]) / h[0] - s0);
+    for i in 1..n {
+        a[(i, i - 1)] = h[i - 1];
+        a[(i, i)] = 2.0 * (h[i - 1] + h[i]);
+        a[(i, i + 1)] = h[i];
+        b[i] = 6.0 * ((y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1]);
+    }
+    a[(n, n - 1)] = h[n - 1];
+    a[(n, n)] = 2.0 * h[n - 1];
+    b[n] = 6.0 * (s1 - (y[n] - y[n - 1]) / h[n - 1]);
+    let m = a.lu().solve(&b).unwrap();
+    let i = (0..n).find(|&i| t <= knots[i + 1].0).unwrap_or(n - 1);
+    let (t0, t1, hi) = (knots[i].0, knots[i + 1].0, h[i]);
+    m[i] * (t1 - t).powi(3) / (6.0 * hi)
+        + m[i + 1] * (t - t0).powi(3) / (6.0 * hi)
+        + (y[i] / hi - m[i] * hi / 6.0) * (t1 - t)
+        + (y[i + 1] / hi - m[i + 1] * hi / 6.0) * (t - t0)
+}
+
+#[test]
+fn the_euclidean_spline_converges_to_the_clamped_cubic_spline_at_second_order() {
+    let text = example_text("variational_cubic_spline.toml");
+    // x: (0, 0) → 0.5 → 0.6 → 1 with slopes 1, 0; y: 0 → −0.2 → 0.9 → 1, slopes 0, 1.
+    let x_knots = [(0.0, 0.0), (0.25, 0.5), (0.75, 0.6), (1.0, 1.0)];
+    let y_knots = [(0.0, 0.0), (0.25, -0.2), (0.75, 0.9), (1.0, 1.0)];
+    let mut errors = Vec::new();
+    for h in [0.05, 0.025, 0.0125, 0.00625] {
+        let plan = plan(&text, &[&format!("scheme.h={h}")]);
+        let member = &run(&plan)[0];
+        assert_eq!(total(&plan, member, "status"), 0.0);
+        let path = channel(&plan, member, "path");
+        let mut error = 0.0_f64;
+        for (k, q) in path.chunks(2).enumerate() {
+            let t = k as f64 * h;
+            error = error
+                .max((q[0] - clamped_spline(&x_knots, 1.0, 0.0, t)).abs())
+                .max((q[1] - clamped_spline(&y_knots, 0.0, 1.0, t)).abs());
+        }
+        // The knots are hit exactly.
+        assert_eq!(&path[2 * (0.25 / h).round() as usize..][..2], &[0.5, -0.2]);
+        errors.push(error);
+    }
+    let orders = orders(&errors);
+    eprintln!("spline errors {errors:?}, orders {orders:.3?}");
+    let last = *orders.last().unwrap();
+    assert!((last - 2.0).abs() <= 0.3, "order {last:.3}");
+}
+
+#[test]
+fn the_clamped_beam_converges_to_its_exact_deflection_at_second_order() {
+    let text = example_text("variational_beam.toml");
+    let (mu, rho, l) = (2.0, 3.0, 1.0);
+    let exact = |s: f64| rho * s * s * (l - s) * (l - s) / (24.0 * mu);
+    let mut errors = Vec::new();
+    for h in [0.05, 0.025, 0.0125, 0.00625] {
+        let plan = plan(&text, &[&format!("scheme.h={h}")]);
+        let member = &run(&plan)[0];
+        let path = channel(&plan, member, "path");
+        let error = path
+            .iter()
+            .enumerate()
+            .map(|(k, y)| (y - exact(k as f64 * h)).abs())
+            .fold(0.0_f64, f64::max);
+        errors.push(error);
+    }
+    let orders = orders(&errors);
+    eprintln!("beam errors {errors:?}, orders {orders:.3?}");
+    assert!(orders.iter().all(|&o| o >= 1.9), "orders {orders:.3?}");
+}
+
+#[test]
+fn the_midpoint_rule_converges_at_second_order_on_the_forced_oscillator() {
+    let text = example_text("variational_forced_oscillator.toml");
+    let (omega, f, big_omega, t_end) = (1.0_f64, 0.5, 0.7_f64, 20.0);
+    let particular = f / (omega * omega - big_omega * big_omega);
+    let exact = (1.0 - particular) * (omega * t_end).cos() + particular * (big_omega * t_end).cos();
+    let mut errors = Vec::new();
+    for h in [0.04, 0.02, 0.01, 0.005] {
+        let plan = plan(&text, &[&format!("scheme.h={h}")]);
+        let member = &run(&plan)[0];
+        errors.push((member.final_state[0] - exact).abs());
+    }
+    let orders = orders(&errors);
+    eprintln!("forced oscillator errors {errors:?}, orders {orders:.3?}");
+    assert!(
+        orders.iter().all(|&o| (o - 2.0).abs() <= 0.3),
+        "orders {orders:.3?}"
+    );
+}
+
+/// 10⁵ steps of an eccentric orbit: J = x p_y − y p_x conserved to ≤ 1e-12 relative; the
+/// energy error oscillates without drift (its largest deviation over the whole run is no
+/// larger than over the first tenth, up to 10 %).
+#[test]
+fn the_central_potential_conserves_angular_momentum_over_1e5_steps() {
+    let text = example_text("variational_central_potential.toml");
+    let plan = plan(&text, &["scheme.t_end=1000.0", "output.every=10"]);
+    assert_eq!(plan.grid().steps, 100_000);
+    let member = &run(&plan)[0];
+    let j0 = total(&plan, member, "momentum_first");
+    let drift = total(&plan, member, "momentum_max_abs_change");
+    eprintln!("J0 = {j0}, max |J − J0| = {drift:e}");
+    assert!(drift <= 1e-12 * j0.abs(), "momentum drift {drift:e}");
+    let energy = channel(&plan, member, "energy");
+    let e0 = total(&plan, member, "energy_first");
+    let deviation = |values: &[f64]| values.iter().fold(0.0_f64, |m, e| m.max((e - e0).abs()));
+    let (early, whole) = (deviation(&energy[..energy.len() / 10]), deviation(energy));
+    eprintln!("energy deviation: first tenth {early:e}, whole run {whole:e}");
+    assert!(
+        whole <= 1.1 * early && whole < 1e-3 * e0.abs(),
+        "energy drifts: {early:e} → {whole:e}"
+    );
+}
+
+#[test]
+fn sphere_splines_stay_on_the_sphere_and_hit_their_knots() {
+    let text =
+        std::fs::read_to_string(common::example_path("variational_sphere_spline.toml")).unwrap();
+    let plan = plan(&text, &["ensemble.members=64"]);
+    let members = run(&plan);
+    for (i, member) in members.iter().enumerate() {
+        assert_eq!(total(&plan, member, "status"), 0.0, "member {i}");
+        assert!(
+            total(&plan, member, "constraint_residual_max") <= 1e-12,
+            "member {i}"
+        );
+        assert!(
+            total(&plan, member, "equation_residual_max") <= 1e-10,
+            "member {i}"
+        );
+        let path = channel(&plan, member, "path");
+        for q in path.chunks(3) {
+            let radius2 = q.iter().map(|v| v * v).sum::<f64>();
+            assert!(
+                (radius2 - 1.0).abs() <= 1e-12,
+                "member {i}: |q|² = {radius2}"
+            );
+        }
+        let drawn = plan.member(i).unwrap();
+        let harbor::variational::MemberProblem::BoundaryValue(data) = &drawn.problem else {
+            unreachable!()
+        };
+        let (k, knot) = &data.knots[0];
+        let hit = &path[3 * k..3 * k + 3];
+        let miss = hit
+            .iter()
+            .zip(knot)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(miss <= 1e-12, "member {i}: knot missed by {miss:e}");
+        let knot_radius2: f64 = knot.iter().map(|v| v * v).sum();
+        assert!(
+            (knot_radius2 - 1.0).abs() <= 1e-14,
+            "drawn knots are projected"
+        );
+    }
+    // The drawn knots differ between members.
+    assert_ne!(plan.member(0).unwrap(), plan.member(1).unwrap());
+    // Member i depends only on (seed, i).
+    let small = plan_from_config(&config_text(&text, &["ensemble.members=4"]).unwrap()).unwrap();
+    assert_eq!(small.member(3).unwrap(), plan.member(3).unwrap());
+}
+
+#[test]
+fn bad_problems_are_refused_naming_the_field() {
+    let sphere =
+        std::fs::read_to_string(common::example_path("variational_sphere_spline.toml")).unwrap();
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["problem.knots=[{t = 0.505, q = [0.6, 0.8, 0.0]}]"],
+            &["problem.knots[0].t", "not a grid point"],
+        ),
+        (
+            &["problem.knots=[{t = 0.5, q = [0.6, 0.9, 0.0]}]"],
+            &[
+                "problem.knots[0].q",
+                "violates system.constraints[0]",
+                "inconsistent",
+            ],
+        ),
+        (
+            &["problem.start={q = [1.0, 0.0, 0.0], qd = [1.0, 1.0, 0.0]}"],
+            &["problem.start.qd", "not tangent"],
+        ),
+        (
+            &["problem.start={q = [1.0, 0.0, 0.0]}"],
+            &["problem.start.qd", "required"],
+        ),
+        (
+            &["problem.rule='midpoint'"],
+            &["problem.rule", "order 1", "system.order is 2"],
+        ),
+        (
+            &["problem={kind = 'initial-value', q0 = [1.0, 0.0, 0.0], qd0 = [0.0, 1.0, 0.0]}"],
+            &["problem.kind", "boundary-value"],
+        ),
+        (
+            &["system.lagrangian='xdd^2 + qq'"],
+            &["system.lagrangian", "qq"],
+        ),
+        (
+            &["scheme.family='gauss'"],
+            &["scheme.family", "variational"],
+        ),
+    ];
+    for (set, parts) in cases {
+        let e = refusal(&sphere, set);
+        common::assert_mentions(&e, parts);
+    }
+    // A [problem] in a config of another kind.
+    let e = common::simulate_fails_with(
+        &common::example_path("pendulum_damped_forced.toml"),
+        &["problem={kind = 'initial-value'}"],
+    );
+    common::assert_mentions(&e, &["problem", "remove the section"]);
+    // A missing [problem].
+    let text = example_text("variational_beam.toml");
+    let without = text.split_once("[problem]").unwrap().0.to_string()
+        + text
+            .split_once("[scheme]")
+            .map(|(_, s)| format!("[scheme]{s}"))
+            .unwrap()
+            .as_str();
+    common::assert_mentions(&refusal(&without, &[]), &["problem", "is missing"]);
+}
+
+/// A Lagrangian that is a total derivative (L = x ẋ) has a discrete Lagrangian with
+/// D₁D₂L_d = 0: the Newton matrix is singular, and the member is flagged (status 2 at
+/// step 1) rather than given a made-up path.
+#[test]
+fn a_degenerate_lagrangian_is_flagged_as_singular() {
+    let text = example_text("variational_forced_oscillator.toml");
+    let plan = plan(&text, &["system.lagrangian='x*xd'"]);
+    let member = &run(&plan)[0];
+    assert_eq!(total(&plan, member, "status"), 2.0);
+    assert_eq!(total(&plan, member, "failed_step"), 1.0);
+    assert_eq!(member.nonfinite_step, Some(1));
+}
+
+/// `harbor simulate` writes path.npy (members × points × d), multipliers.npy and the
+/// totals under `variational` in summary.json.
+#[test]
+fn simulate_writes_the_path_and_the_multipliers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let config = common::example_path("variational_sphere_spline.toml");
+    let output = common::run_harbor(&[
+        "simulate",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "ensemble.members=3",
+        "--set",
+        "scheme.h=0.05",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let header = |name: &str| {
+        let bytes = std::fs::read(out.join(name)).unwrap();
+        String::from_utf8_lossy(&bytes[..128]).into_owned()
+    };
+    assert!(
+        header("path.npy").contains("'shape': (3, 21, 3)"),
+        "{}",
+        header("path.npy")
+    );
+    assert!(
+        header("multipliers.npy").contains("'shape': (3, 21, 1)"),
+        "{}",
+        header("multipliers.npy")
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let text = summary.to_string();
+    assert!(
+        text.contains("constraint_residual_max") && text.contains("newton_iterations"),
+        "{text}"
+    );
+}
