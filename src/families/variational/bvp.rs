@@ -417,6 +417,11 @@ impl BoundarySolver<'_> {
                 for i in o + d..layout.offsets[s + 1] {
                     x[i] -= delta[i];
                 }
+                // Prescribed points satisfy their linear rows up to the solve's round-off:
+                // they are set exactly.
+                if let Some(value) = &layout.fixed[s] {
+                    x[o..o + d].copy_from_slice(value);
+                }
             }
             last_change = change;
             if change <= self.newton.tolerance * scale {

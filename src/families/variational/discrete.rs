@@ -195,6 +195,41 @@ impl Scratch {
         e[0]
     }
 
+    /// The window's discrete Lagrangian L_d = h Σ_e w_e L(z_e) and the observables at its
+    /// constraint jet (into `observables`).
+    #[expect(clippy::too_many_arguments, reason = "a window's data and its outputs")]
+    pub fn lagrangian_and_observables(
+        &mut self,
+        model: &LagrangianModel,
+        rule: &DiscreteRule,
+        parameters: &[f64],
+        t_k: f64,
+        base: &[f64],
+        offsets: &[&[f64]],
+        observables: &mut Vec<f64>,
+    ) -> f64 {
+        let h = rule.h;
+        self.z.resize(model.jet(), 0.0);
+        let mut sum = 0.0;
+        for evaluation in &rule.evaluations {
+            DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+            self.load(model, t_k + evaluation.time * h, parameters);
+            self.outputs.resize(model.lagrangian.n_outputs(), 0.0);
+            model
+                .lagrangian
+                .eval(&self.vars, &mut self.outputs, &mut self.tape);
+            sum += evaluation.weight * self.outputs[0];
+        }
+        let evaluation = &rule.constraint_point;
+        DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+        self.load(model, t_k + evaluation.time * h, parameters);
+        observables.resize(model.observables.n_outputs(), 0.0);
+        model
+            .observables
+            .eval(&self.vars, observables, &mut self.tape);
+        h * sum
+    }
+
     /// ξ(q) (d values) into `out`; false when the model names no symmetry.
     pub fn generator(
         &mut self,

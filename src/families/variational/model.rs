@@ -15,7 +15,9 @@
 //! one pool ([`crate::expr`]), sharing subexpressions: the Lagrangian tape gives
 //! [L, ∇_z L, ∇²_z L]; the holonomic tape [φ_h, ∂φ_h/∂q, ∂²φ_h/∂q²]; the window tape
 //! [φ_w, ∂φ_w/∂z, ∂²φ_w/∂z²]; the energy tape E = q̇ · ∂L/∂q̇ − L (order 1); the symmetry
-//! tape the generator ξ(q) of a one-parameter symmetry, whose momentum map is p · ξ(q).
+//! tape the generator ξ(q) of a one-parameter symmetry, whose momentum map is p · ξ(q);
+//! the observables tape the user's named expressions (a control, a force) recorded along
+//! the path.
 //! All tapes read the variables [z, t, θ].
 
 use crate::error::{Error, Result};
@@ -33,6 +35,8 @@ pub struct LagrangianText {
     pub constraints: Vec<String>,
     /// ξ(q), one expression per coordinate, for the momentum map p · ξ(q).
     pub symmetry: Option<Vec<String>>,
+    /// Named expressions recorded along the path (a control, a force), in name order.
+    pub observables: Vec<(String, String)>,
 }
 
 /// The compiled model.
@@ -59,6 +63,10 @@ pub struct LagrangianModel {
     pub time_dependent: bool,
     /// Outputs ξ(q) (d).
     pub symmetry: Option<Tape>,
+    /// The observables' names.
+    pub observable_names: Vec<String>,
+    /// Outputs the observables at [z, t, θ].
+    pub observables: Tape,
 }
 
 impl LagrangianModel {
@@ -167,7 +175,16 @@ impl LagrangianModel {
                 Some(Tape::new(&pool, vars, &ids))
             }
         };
+        let mut observable_ids = Vec::with_capacity(text.observables.len());
+        for (name, expression) in &text.observables {
+            let id = parse(&mut pool, expression, &all).map_err(|e| {
+                Error::invalid(format!("{prefix}.observables.{name}"), e.to_string())
+            })?;
+            observable_ids.push(id);
+        }
         Ok(LagrangianModel {
+            observable_names: text.observables.iter().map(|(n, _)| n.clone()).collect(),
+            observables: Tape::new(&pool, vars, &observable_ids),
             coordinates: text.coordinates.clone(),
             order: text.order,
             parameters: text.parameters.clone(),

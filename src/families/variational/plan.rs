@@ -70,6 +70,11 @@ impl VariationalPlan {
             lagrangian: spec.lagrangian.clone(),
             constraints: spec.constraints.clone(),
             symmetry: spec.symmetry.clone(),
+            observables: spec
+                .observables
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         };
         let model = LagrangianModel::compile("system", &text)?;
         let grid = StepGrid::new(h, t_end, record_every)?;
@@ -415,7 +420,9 @@ fn draws_of(model: &LagrangianModel, spec: &VariationalEnsembleSpec) -> Result<V
 }
 
 /// The totals of every member, in order, then the energy's (order 1) and the momentum's
-/// (a symmetry, initial-value problems).
+/// (a symmetry, initial-value problems); boundary-value problems add `action`, the discrete
+/// action Σ_j w_j L_d(window j), with w_j = 1 except ½ for the two windows centred on the
+/// ends of an order-2 path (so that it approximates ∫ L dt at second order).
 pub const TOTALS: [&str; 5] = [
     "status",
     "failed_step",
@@ -455,7 +462,29 @@ fn record_spec(model: &LagrangianModel, problem: &MemberProblem) -> RecordSpec {
             },
         });
     }
+    if boundary && model.observables.n_outputs() > 0 {
+        // Order 2: the window centred at each point, from t = 0; order 1: the step ending at
+        // each record point.
+        let centred = model.order == 2;
+        channels.push(Channel {
+            name: "observables",
+            shape: vec![model.observables.n_outputs()],
+            at_start: centred,
+            description: format!(
+                "{} at the {} (system.observables, in name order)",
+                model.observable_names.join(", "),
+                if centred {
+                    "discrete Lagrangian centred at each record point"
+                } else {
+                    "midpoint jet of the step ending at each record point"
+                }
+            ),
+        });
+    }
     let mut totals = TOTALS.to_vec();
+    if boundary {
+        totals.push("action");
+    }
     if model.energy.is_some() {
         channels.push(Channel {
             name: "energy",

@@ -10,6 +10,7 @@
 //! lagrangian = "(xdd^2 + ydd^2 + zdd^2)/2"
 //! constraints = ["x^2 + y^2 + z^2 - r^2"]  # holonomic (q, t only) or higher-order
 //! symmetry = ["-y", "x", "0"]             # optional: ξ(q), momentum map p · ξ(q)
+//! observables = { speed = "sqrt(xd^2 + yd^2 + zd^2)" }   # optional, recorded per point
 //! newton = { tolerance = 1e-13, max_iterations = 50 }
 //!
 //! [problem]
@@ -68,6 +69,10 @@ pub struct VariationalSpec {
     /// coordinate): the momentum map p · ξ(q) is recorded.
     #[serde(default)]
     pub symmetry: Option<Vec<String>>,
+    /// Named expressions (in the same names as the Lagrangian) recorded along the path at
+    /// each discrete Lagrangian's constraint jet: a control, a force, a curvature.
+    #[serde(default)]
+    pub observables: BTreeMap<String, String>,
     /// Newton's settings for every solve.
     #[serde(default)]
     pub newton: NewtonSpec,
