@@ -214,7 +214,7 @@ fn an_unknown_kind_is_refused_with_the_kinds() {
     let error = ConfigKind::by_name("linear_ph").unwrap_err().to_string();
     assert_eq!(
         error,
-        "kind: unknown config kind \"linear_ph\"; expected one of linear-ph, mechanical, contact, port-hamiltonian, gradient, identify"
+        "kind: unknown config kind \"linear_ph\"; expected one of linear-ph, mechanical, contact, port-hamiltonian, variational, gradient, identify"
     );
 }
 

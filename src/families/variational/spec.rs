@@ -116,6 +116,7 @@ impl Default for NewtonSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndSpec {
+    /// The position q at the end (one value per coordinate).
     pub q: Vec<f64>,
     /// The velocity (order 2 only).
     #[serde(default)]
@@ -126,7 +127,9 @@ pub struct EndSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KnotSpec {
+    /// The time of the knot: a grid point strictly inside (0, t_end).
     pub t: f64,
+    /// The position the path passes through (one value per coordinate).
     pub q: Vec<f64>,
 }
 
@@ -136,7 +139,10 @@ pub struct KnotSpec {
 pub enum ProblemSpec {
     /// March the discrete Euler–Lagrange equations from q(0), q̇(0) (order 1).
     InitialValue {
+        /// q(0), one value per coordinate (on the holonomic constraints).
         q0: Vec<f64>,
+        /// q̇(0), one value per coordinate (tangent to the holonomic constraints); the
+        /// discrete path starts from the momentum p(0) = ∂L/∂q̇(q(0), q̇(0), 0).
         qd0: Vec<f64>,
         /// The discrete Lagrangian (default: midpoint).
         #[serde(default)]
@@ -144,8 +150,12 @@ pub enum ProblemSpec {
     },
     /// The whole path between two ends, through the knots, by one Newton solve.
     BoundaryValue {
+        /// The path's start at t = 0: q, and q̇ for order 2.
         start: EndSpec,
+        /// The path's end at t_end: q, and q̇ for order 2.
         end: EndSpec,
+        /// Interpolation points on grid points inside (0, t_end); each replaces the
+        /// Euler–Lagrange equation there.
         #[serde(default)]
         knots: Vec<KnotSpec>,
         /// The discrete Lagrangian (default: midpoint for order 1, central for order 2).
