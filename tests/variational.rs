@@ -250,7 +250,15 @@ fn sphere_splines_stay_on_the_sphere_and_hit_their_knots() {
 fn bad_problems_are_refused_naming_the_field() {
     let sphere =
         std::fs::read_to_string(common::example_path("variational_sphere_spline.toml")).unwrap();
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 9] = [
+        (
+            &["scheme.h=1e-7"],
+            &[
+                "scheme.h",
+                "boundary-value solve over 10000000 steps",
+                "MAX_SOLVE_BYTES",
+            ],
+        ),
         (
             &["problem.knots=[{t = 0.505, q = [0.6, 0.8, 0.0]}]"],
             &["problem.knots[0].t", "not a grid point"],

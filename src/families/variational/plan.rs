@@ -45,6 +45,20 @@ pub struct VariationalPlan {
     stream: SharedStream,
 }
 
+/// The most memory one boundary-value solve may take (its banded Newton matrix, vectors
+/// and the returned path); the CPU path runs one solve per thread.
+pub const MAX_SOLVE_BYTES: u64 = 256 << 20;
+
+/// Bytes a boundary-value solve of `steps` steps takes, bounded above: P = N + 3 point
+/// slots of B = d + c unknowns, a band of at most 3 (2r + 2) B + 1 entries per row plus six
+/// vectors, and the path and multipliers returned per point.
+pub fn solve_bytes(model: &LagrangianModel, steps: usize) -> u64 {
+    let points = steps as u64 + 3;
+    let block = (model.d() + model.holonomic_count() + model.window_count()) as u64;
+    let band = 3 * (2 * model.order as u64 + 2) * block + 1;
+    8 * points * block * (band + 6) + points * (3 * 24 + 8 * (model.d() as u64 + block))
+}
+
 /// Relative tolerance of the checks that data satisfies the holonomic constraints.
 pub const CONSISTENCY_TOLERANCE: f64 = 1e-10;
 
@@ -172,6 +186,18 @@ impl VariationalPlan {
                     placed.push((k as usize, vector(&format!("{field}.q"), &knot.q)?));
                 }
                 placed.sort_by_key(|(k, _)| *k);
+                let bytes = solve_bytes(&model, grid.steps);
+                if bytes > MAX_SOLVE_BYTES {
+                    return Err(Error::invalid(
+                        "scheme.h",
+                        format!(
+                            "a boundary-value solve over {} steps would take up to {} (the banded Newton system of the whole path), above the cap of {} per member (variational::plan::MAX_SOLVE_BYTES); use a larger h or a shorter t_end",
+                            grid.steps,
+                            crate::plan::budget::format_bytes(bytes),
+                            crate::plan::budget::format_bytes(MAX_SOLVE_BYTES)
+                        ),
+                    ));
+                }
                 MemberProblem::BoundaryValue(BoundaryData {
                     start_q: vector("problem.start.q", &start.q)?,
                     start_qd: velocity("problem.start.qd", &start.qd)?,
