@@ -331,7 +331,7 @@ fn a_degenerate_lagrangian_is_flagged_as_singular() {
 }
 
 /// `harbor simulate` writes path.npy (members × points × d), multipliers.npy and the
-/// totals under `variational` in summary.json.
+/// totals under `variational` in summary.json; `harbor plot` draws the paths.
 #[test]
 fn simulate_writes_the_path_and_the_multipliers() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@ pub mod npy_stream;
 pub mod output;
 pub mod output_target;
 pub mod overrides;
+pub mod path_plot;
 pub mod plot;
 pub mod problem_spec;
 pub mod resources;

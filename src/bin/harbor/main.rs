@@ -37,6 +37,7 @@ mod identify;
 mod interrupt;
 mod keys;
 mod notices;
+mod plot;
 mod progress;
 mod runtime_dir;
 mod simulate;
@@ -106,6 +107,20 @@ enum Command {
         keep_nonfinite: bool,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
+    },
+    /// Plot the paths of a `simulate` run directory (path.npy or trajectory.npy with
+    /// times.npy): the coordinates of the first members against t, and the path in the
+    /// plane (two coordinates) or projected orthographically (three or more, with the
+    /// sphere's silhouette when the path lies on one). Writes an SVG.
+    Plot {
+        /// The run directory written by `harbor simulate`.
+        dir: PathBuf,
+        /// The SVG file to write (default: <dir>/path.svg).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// How many members to draw (the first ones).
+        #[arg(long, default_value_t = 4)]
+        members: usize,
     },
     /// Write a linear-PH config's members (J, R, Q, B, x0), stage inputs, one-step
     /// operators Δ and scheme.json as NPY files, for programs outside harbor.
@@ -397,6 +412,7 @@ fn main() -> ExitCode {
             max_operator_gib,
             json.as_deref(),
         ),
+        Command::Plot { dir, out, members } => plot::plot_paths(&dir, out.as_deref(), members),
         Command::Study {
             study:
                 Study::PrecisionDrift {

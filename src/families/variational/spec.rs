@@ -85,6 +85,7 @@ fn one() -> usize {
 /// `system.newton`.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "VariationalNewtonSpec")]
 pub struct NewtonSpec {
     /// Stop when the update's largest entry is at most this times max(1, ‖q‖_∞) (default
     /// 1e-13).

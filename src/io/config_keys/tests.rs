@@ -21,6 +21,7 @@ use crate::io::study_spec::StudySpec;
 use crate::linear_ph::LinearPhEnsembleSpec;
 use crate::model::SignalSpec;
 use crate::port_hamiltonian::spec::{NewtonSpec, PortHamiltonianEnsembleSpec, PortHamiltonianSpec};
+use crate::variational::spec::{VariationalEnsembleSpec, VariationalSpec};
 
 /// Parses `table` as `T` and shows the result (value or error) for comparison.
 fn parsed<T: DeserializeOwned + std::fmt::Debug>(table: toml::Value) -> String {
@@ -63,6 +64,12 @@ fn parsers() -> BTreeMap<&'static str, fn(toml::Value) -> String> {
             parsed::<PortHamiltonianEnsembleSpec>,
         ),
         ("NewtonSpec", parsed::<NewtonSpec>),
+        ("VariationalSpec", parsed::<VariationalSpec>),
+        ("VariationalEnsembleSpec", parsed::<VariationalEnsembleSpec>),
+        (
+            "VariationalNewtonSpec",
+            parsed::<crate::families::variational::spec::NewtonSpec>,
+        ),
         ("DataSpec", parsed::<DataSpec>),
         ("NoiseSpec", parsed::<NoiseSpec>),
         ("RandomModelSpec", parsed::<RandomModelSpec>),
