@@ -1,6 +1,7 @@
 //! The variational family as the engine runs it: members, records and the reference solves
 //! (marching for initial values, [`super::ivp`]; one banded Newton solve for boundary
-//! values, [`super::bvp`]), member by member on all cores. It has no GPU kernel yet.
+//! values, [`super::bvp`]), member by member on all cores; its GPU kernel marches
+//! initial-value problems ([`super::gpu`]).
 
 use super::bvp::{BoundarySolver, SolveFailure};
 use super::ivp::{Marcher, StepFailure};
@@ -375,7 +376,7 @@ impl VariationalPlan {
 
 impl Family for VariationalPlan {
     type Member = VariationalMember;
-    type Kernel = Absent<VariationalMember>;
+    type Kernel = VariationalPlan;
     type Fast = Absent<VariationalMember>;
 
     fn name(&self) -> &'static str {
@@ -449,7 +450,8 @@ impl Family for VariationalPlan {
         map
     }
 
-    /// The path's first row (q_0 is known for both kinds of problem).
+    /// The path's first row (q_0 is known for both kinds of problem) and, for initial
+    /// values with a symmetry, the momentum map's J_0.
     fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
         let q0 = match &member.problem {
             MemberProblem::InitialValue { q0, .. } => q0,
@@ -457,6 +459,11 @@ impl Family for VariationalPlan {
         };
         if let Some(c) = self.channel("path") {
             out.channels[c].extend_from_slice(q0);
+        }
+        if let Some(c) = self.channel("momentum")
+            && let Some(j0) = self.start(member).and_then(|start| start.momentum_map)
+        {
+            out.channels[c].push(j0);
         }
     }
 
@@ -471,8 +478,9 @@ impl Family for VariationalPlan {
         self.stream()
     }
 
-    fn gpu_kernel(&self) -> Option<&Absent<VariationalMember>> {
-        None
+    /// The kernel; its variants refuse boundary-value plans naming `--backend`.
+    fn gpu_kernel(&self) -> Option<&VariationalPlan> {
+        Some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {

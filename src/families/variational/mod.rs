@@ -13,7 +13,10 @@
 //! - [`bvp`]: boundary-value problems, the whole path by Newton on the banded system
 //!   ([`banded`]), with clamped ends and interpolation knots;
 //! - [`spec`], [`plan`], [`kernel`]: the config sections, the plan and members, and the
-//!   family as the engine runs it (CPU, all cores).
+//!   family as the engine runs it (CPU, all cores);
+//! - [`gpu`], [`shape`], [`twin`]: the GPU kernel of initial-value problems
+//!   (`shaders/variational/step.wgsl`, the model's tapes and the rule generated into it),
+//!   its variants and its CPU twin.
 //!
 //! # The discrete equations
 //!
@@ -53,13 +56,16 @@
 pub mod banded;
 pub mod bvp;
 pub mod discrete;
+pub mod gpu;
 pub mod ivp;
 pub mod kernel;
 pub mod model;
 pub mod plan;
 pub mod rule;
+pub mod shape;
 pub mod solve;
 pub mod spec;
+pub mod twin;
 
 pub use model::{LagrangianModel, LagrangianText};
 pub use plan::{MemberProblem, VariationalMember, VariationalPlan};
