@@ -31,6 +31,9 @@ pub fn npy_shape(path: &Path) -> Result<Vec<usize>> {
         .collect()
 }
 
+/// A map from a state to the plane of the plot.
+type Projection = Box<dyn Fn(&[f64]) -> (f64, f64)>;
+
 /// Paths of members: `paths[member][point]` is the state at `times[point]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Paths {
@@ -118,27 +121,26 @@ impl Paths {
             series: against_time,
         }];
         if width >= 2 {
-            let (project, x_label, y_label): (Box<dyn Fn(&[f64]) -> (f64, f64)>, String, String) =
-                if width == 2 {
-                    (Box::new(|q: &[f64]| (q[0], q[1])), name(0), name(1))
-                } else {
-                    let (az, el) = (35f64.to_radians(), 25f64.to_radians());
-                    (
-                        Box::new(move |q: &[f64]| {
-                            let x = -az.sin() * q[0] + az.cos() * q[1];
-                            let y = -el.sin() * az.cos() * q[0] - el.sin() * az.sin() * q[1]
-                                + el.cos() * q[2];
-                            (x, y)
-                        }),
-                        format!(
-                            "projection (azimuth 35°, elevation 25°) of {}, {}, {}",
-                            name(0),
-                            name(1),
-                            name(2)
-                        ),
-                        String::new(),
-                    )
-                };
+            let (project, x_label, y_label): (Projection, String, String) = if width == 2 {
+                (Box::new(|q: &[f64]| (q[0], q[1])), name(0), name(1))
+            } else {
+                let (az, el) = (35f64.to_radians(), 25f64.to_radians());
+                (
+                    Box::new(move |q: &[f64]| {
+                        let x = -az.sin() * q[0] + az.cos() * q[1];
+                        let y = -el.sin() * az.cos() * q[0] - el.sin() * az.sin() * q[1]
+                            + el.cos() * q[2];
+                        (x, y)
+                    }),
+                    format!(
+                        "projection (azimuth 35°, elevation 25°) of {}, {}, {}",
+                        name(0),
+                        name(1),
+                        name(2)
+                    ),
+                    String::new(),
+                )
+            };
             let mut series: Vec<Series> = self
                 .paths
                 .iter()

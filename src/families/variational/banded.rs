@@ -117,8 +117,8 @@ impl Banded {
         for k in (0..n).rev() {
             let end = (k + upper).min(n - 1);
             let mut sum = b[k];
-            for j in k + 1..=end {
-                sum -= self.get(k, j) * b[j];
+            for (j, &x) in b.iter().enumerate().take(end + 1).skip(k + 1) {
+                sum -= self.get(k, j) * x;
             }
             b[k] = sum / self.get(k, k);
         }

@@ -56,7 +56,7 @@ impl Scratch {
         self.vars[m + 1..].copy_from_slice(parameters);
     }
 
-    /// The window terms of the points base + offsets[i] (r + 1 slices of d; see
+    /// The window terms of the points base + offsets\[i\] (r + 1 slices of d; see
     /// [`DiscreteRule::jet`]) at t_k with multipliers `lambda`.
     #[expect(clippy::too_many_arguments, reason = "a window's data and its output")]
     pub fn window(
@@ -115,7 +115,7 @@ impl Scratch {
             .eval(&self.vars, &mut self.outputs, &mut self.tape);
         out.constraints.extend_from_slice(&self.outputs[..cw]);
         out.constraint_jacobian.resize(cw * n, 0.0);
-        for j in 0..cw {
+        for (j, &multiplier) in lambda.iter().enumerate().take(cw) {
             let grad = &self.outputs[cw + j * m..cw + (j + 1) * m];
             let base = cw + cw * m + j * m * m;
             let hess = &self.outputs[base..base + m * m];
@@ -123,7 +123,7 @@ impl Scratch {
             let mut row = vec![0.0; n];
             chain_gradient(evaluation, d, 1.0, grad, &mut row);
             out.constraint_jacobian[j * n..(j + 1) * n].copy_from_slice(&row);
-            let weight = h * lambda[j];
+            let weight = h * multiplier;
             for (g, r) in out.gradient.iter_mut().zip(&row) {
                 *g += weight * r;
             }

@@ -59,6 +59,9 @@ pub fn solve_bytes(model: &LagrangianModel, steps: usize) -> u64 {
     8 * points * block * (band + 6) + points * (3 * 24 + 8 * (model.d() as u64 + block))
 }
 
+/// A prescribed point of a problem, as checked: its field, time, q and (initial values) q̇.
+type PrescribedPoint<'a> = (String, f64, &'a [f64], Option<&'a [f64]>);
+
 /// Relative tolerance of the checks that data satisfies the holonomic constraints.
 pub const CONSISTENCY_TOLERANCE: f64 = 1e-10;
 
@@ -289,7 +292,7 @@ impl VariationalPlan {
                 format!("must be finite, got {value}"),
             ));
         }
-        let mut points: Vec<(String, f64, &[f64], Option<&[f64]>)> = Vec::new();
+        let mut points: Vec<PrescribedPoint> = Vec::new();
         match &member.problem {
             MemberProblem::InitialValue { q0, qd0 } => {
                 points.push((format!("{prefix}.q0"), 0.0, q0, Some(qd0)));
@@ -342,7 +345,8 @@ impl VariationalPlan {
             scratch.point(model, &member.parameters, t, q, &zeros, &mut terms);
             let scale = q.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
             for (j, &phi) in terms.constraints.iter().enumerate() {
-                if !(phi.abs() <= CONSISTENCY_TOLERANCE * scale * scale) {
+                let consistent = phi.abs() <= CONSISTENCY_TOLERANCE * scale * scale;
+                if !consistent {
                     return Err(Error::invalid(
                         field,
                         format!(
@@ -384,7 +388,8 @@ impl VariationalPlan {
             let row = &terms.jacobian[j * d..(j + 1) * d];
             let rate: f64 = row.iter().zip(qd).map(|(a, b)| a * b).sum();
             let scale: f64 = row.iter().zip(qd).map(|(a, b)| (a * b).abs()).sum();
-            if !(rate.abs() <= CONSISTENCY_TOLERANCE * scale.max(1e-300)) && rate != 0.0 {
+            let tangent = rate == 0.0 || rate.abs() <= CONSISTENCY_TOLERANCE * scale.max(1e-300);
+            if !tangent {
                 return Err(Error::invalid(
                     field,
                     format!(

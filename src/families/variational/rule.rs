@@ -6,7 +6,7 @@
 //!   L_d = h Σ_e w_e L(z_e, t_k + τ_e h),   z_e = Σ_i a_e[i] ⊗ q_{k+i},
 //! ```
 //!
-//! where a_e[i] holds one coefficient per jet block (q, q̇, q̈). Then, exactly,
+//! where a_e\[i\] holds one coefficient per jet block (q, q̇, q̈). Then, exactly,
 //!
 //! ```text
 //!   ∂L_d/∂q_{k+i} = h Σ_e w_e Σ_b a_e[i][b] ∇_b L(z_e),
@@ -72,7 +72,7 @@ pub struct Evaluation {
     pub weight: f64,
     /// τ_e: the time is t_k + τ_e h.
     pub time: f64,
-    /// a_e[i][b]: point i of the window, jet block b.
+    /// a_e\[i\]\[b\]: point i of the window, jet block b.
     pub coefficients: Vec<Vec<f64>>,
 }
 
@@ -134,14 +134,14 @@ impl DiscreteRule {
         }
     }
 
-    /// The jet z = Σ_i a[i] ⊗ q_i of `evaluation` over the window's points q_i = base +
-    /// offsets[i] (each of d coordinates), written into `z` ((r + 1)·d values), as
+    /// The jet z = Σ_i a\[i\] ⊗ q_i of `evaluation` over the window's points q_i = base +
+    /// offsets\[i\] (each of d coordinates), written into `z` ((r + 1)·d values), as
     ///
     /// ```text
     ///   z_b = (Σ_i a[i][b]) base + Σ_i a[i][b] offsets[i],
     /// ```
     ///
-    /// where Σ_i a[i][b] is 1 for the position block and exactly 0 for the derivative
+    /// where Σ_i a\[i\]\[b\] is 1 for the position block and exactly 0 for the derivative
     /// blocks: differences of the points are formed from the offsets, so a marcher that
     /// keeps the increments q_{k+1} − q_k as its unknowns loses no digits to cancellation
     /// in the difference quotients.
