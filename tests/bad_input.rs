@@ -110,7 +110,7 @@ fn unknown_config_keys() {
         &[
             "system.kind",
             "unknown kind \"electrical\"",
-            "expected linear-ph, mechanical, contact or port-hamiltonian",
+            "expected linear-ph, mechanical, contact, port-hamiltonian or variational",
         ],
     );
 }

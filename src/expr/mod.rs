@@ -68,6 +68,7 @@ pub mod atan;
 mod derivative;
 mod error;
 pub mod functions;
+mod names;
 mod parse;
 mod pool;
 mod tape;
@@ -77,6 +78,7 @@ pub mod wgsl;
 
 pub use error::{ExprError, ExprErrorKind};
 pub use functions::Func;
+pub use names::check_variable_name;
 pub use parse::{MAX_DEPTH, parse};
 pub use pool::{ExprPool, Id, Node};
 pub use tape::{Instr, Tape};

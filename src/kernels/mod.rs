@@ -3,6 +3,7 @@
 //! backends run.
 
 pub mod abi;
+pub mod dense_lu;
 pub mod energy_sums;
 pub mod family;
 pub mod lanes;

@@ -8,6 +8,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
 
 /// How one value varies across members.
@@ -91,4 +93,34 @@ impl Draw {
             Draw::Lognormal { mu, sigma } => (mu + sigma * normal).exp(),
         }
     }
+}
+
+/// The draws of a model's named parameters, in the model's order (`parameters`: names with
+/// nominal values), from `[ensemble] parameters` (`draws`); a draw of a name the model does
+/// not have, or with bad numbers, is an error naming `ensemble.parameters.<name>`.
+pub fn parameter_draws(
+    parameters: &[(String, f64)],
+    draws: &BTreeMap<String, Draw>,
+) -> Result<Vec<Draw>> {
+    for (name, d) in draws {
+        if !parameters.iter().any(|(known, _)| known == name) {
+            let names: Vec<&str> = parameters.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::invalid(
+                format!("ensemble.parameters.{name}"),
+                format!(
+                    "is not a parameter of system.parameters ({})",
+                    if names.is_empty() {
+                        "it has none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
+        d.check(&format!("ensemble.parameters.{name}"))?;
+    }
+    Ok(parameters
+        .iter()
+        .map(|(name, _)| draws.get(name).copied().unwrap_or_default())
+        .collect())
 }

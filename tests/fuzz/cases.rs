@@ -74,6 +74,7 @@ pub enum Family {
     LinearPh,
     Contact,
     PortHamiltonian,
+    Variational,
 }
 
 /// An example config, parsed.
@@ -109,6 +110,8 @@ impl Example {
                     Family::Contact
                 } else if kind == V::str("port-hamiltonian") {
                     Family::PortHamiltonian
+                } else if kind == V::str("variational") {
+                    Family::Variational
                 } else {
                     Family::LinearPh
                 };
@@ -1159,6 +1162,9 @@ impl Gen {
 
     /// Replaces the system by a random one of `family`, with a matching scheme and inputs.
     fn regenerate_system(&mut self, family: Family, mechanical: bool) {
+        if family != Family::Variational {
+            self.doc.remove_key("problem");
+        }
         match family {
             Family::LinearPh => {
                 let (system, m) = if mechanical {
@@ -1196,12 +1202,20 @@ impl Gen {
                     self.port_hamiltonian_scheme();
                 }
             }
+            Family::Variational => {
+                let (system, problem) = self.variational_system();
+                self.doc.set_key("system", system);
+                self.doc.set_key("problem", problem);
+                self.doc.remove_key("input");
+                self.variational_scheme();
+            }
         }
         if self.doc.get_key("ensemble").is_some() {
             let e = match family {
                 Family::LinearPh => self.linear_ensemble(),
                 Family::Contact => self.contact_ensemble(),
                 Family::PortHamiltonian => self.port_hamiltonian_ensemble(),
+                Family::Variational => self.variational_ensemble(),
             };
             self.doc.set_key("ensemble", e);
         }
@@ -1216,6 +1230,7 @@ impl Gen {
                     Family::LinearPh => self.collocation_scheme(),
                     Family::Contact => self.contact_scheme(),
                     Family::PortHamiltonian => self.port_hamiltonian_scheme(),
+                    Family::Variational => self.variational_scheme(),
                 }
                 let scheme = self.doc.get_key("scheme").cloned().unwrap_or(V::table());
                 self.note("scheme-variant", doc::inline_text(&scheme));
@@ -1224,7 +1239,12 @@ impl Gen {
                 let family = if self.rng.random_bool(0.8) {
                     self.family
                 } else {
-                    self.pick(&[Family::LinearPh, Family::Contact, Family::PortHamiltonian])
+                    self.pick(&[
+                        Family::LinearPh,
+                        Family::Contact,
+                        Family::PortHamiltonian,
+                        Family::Variational,
+                    ])
                 };
                 let mechanical = self.rng.random_bool(0.4);
                 self.regenerate_system(family, mechanical);
@@ -1266,6 +1286,11 @@ impl Gen {
                             self.doc.set_key("input", V::Arr(inputs));
                         }
                     }
+                    Family::Variational => {
+                        // A new problem for a new Lagrangian.
+                        self.regenerate_system(Family::Variational, false);
+                        return;
+                    }
                 }
                 self.note("signals", "random input signals or damping".into());
             }
@@ -1274,6 +1299,7 @@ impl Gen {
                     Family::LinearPh => self.linear_ensemble(),
                     Family::Contact => self.contact_ensemble(),
                     Family::PortHamiltonian => self.port_hamiltonian_ensemble(),
+                    Family::Variational => self.variational_ensemble(),
                 };
                 self.doc.set_key("ensemble", e);
                 self.note("ensemble-regen", "random ensemble".into());
@@ -1890,7 +1916,7 @@ impl Gen {
             signal.set_key("outside", V::str(outside));
         }
         let place = match self.family {
-            Family::LinearPh | Family::PortHamiltonian => {
+            Family::LinearPh | Family::PortHamiltonian | Family::Variational => {
                 let inputs = match self.doc.get_key("input") {
                     Some(V::Arr(items)) if !items.is_empty() => items.len(),
                     _ => 0,
@@ -1957,6 +1983,7 @@ impl Gen {
         };
         let what = match self.family {
             Family::PortHamiltonian => self.port_hamiltonian_nonfinite(huge),
+            Family::Variational => self.variational_nonfinite(huge),
             Family::LinearPh => match self.rng.random_range(0..5) {
                 0 => {
                     let signal = V::tab(vec![

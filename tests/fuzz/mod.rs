@@ -12,6 +12,7 @@ pub mod model_cases;
 pub mod narrowing;
 pub mod port_hamiltonian;
 pub mod run;
+pub mod variational;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -267,28 +267,7 @@ fn draws_of(model: &ExpressionModel, spec: &PortHamiltonianEnsembleSpec) -> Resu
         return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
     }
     spec.x0.check("ensemble.x0")?;
-    for (name, d) in &spec.parameters {
-        if !model.parameters.iter().any(|(known, _)| known == name) {
-            let names: Vec<&str> = model.parameters.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(Error::invalid(
-                format!("ensemble.parameters.{name}"),
-                format!(
-                    "is not a parameter of system.parameters ({})",
-                    if names.is_empty() {
-                        "it has none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ),
-            ));
-        }
-        d.check(&format!("ensemble.parameters.{name}"))?;
-    }
-    Ok(model
-        .parameters
-        .iter()
-        .map(|(name, _)| spec.parameters.get(name).copied().unwrap_or_default())
-        .collect())
+    crate::model::draw::parameter_draws(&model.parameters, &spec.parameters)
 }
 
 /// Trajectory samples of x (n), the `energy` channel and the `outputs` channel (s × m) as

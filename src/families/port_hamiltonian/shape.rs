@@ -224,7 +224,7 @@ impl PortHamiltonianShape {
                 ),
                 (
                     "port_hamiltonian_solver",
-                    Cow::Owned(solver_module(self.unknowns())),
+                    Cow::Owned(crate::kernels::dense_lu::wgsl_module(self.unknowns())),
                 ),
             ],
             constants: vec![
@@ -260,102 +260,4 @@ impl PortHamiltonianShape {
             step_multiple: 1,
         }
     }
-}
-
-/// The Newton solver of a kernel with `unknowns` = s·n unknowns as straight-line WGSL (the
-/// generated module `port_hamiltonian_solver`): `factorise()` and `solve() -> bool` on the
-/// kernel's private `matrix` (NS × NS, row-major), `rhs` and `pivot`, in nalgebra's order —
-/// for each column the first row of largest |entry| pivots, a zero pivot column is skipped,
-/// rows are swapped whole, the multipliers below the pivot are scaled by its reciprocal
-/// and the rows below updated; the solve applies the swaps in order, then forward
-/// substitution with L's unit diagonal and back substitution with U, false at a zero
-/// diagonal. Written out for the triangular index ranges (no loops: llvmpipe truncates an
-/// invocation's loops after 65535 passes, and a looped factorisation takes about (s·n)³/3
-/// of them per Newton iteration), every array index a constant: the swap with the pivot's
-/// row is written once per candidate row, as selects (a dynamically indexed private array is slow to
-/// compile and to run on some drivers).
-pub fn solver_module(unknowns: usize) -> String {
-    let d = unknowns;
-    let at = |r: usize, c: usize| r * d + c;
-    let mut lines =
-        vec!["// ---- Newton solver (src/families/port_hamiltonian/shape.rs)".to_string()];
-    lines.push("fn factorise() {".into());
-    for col in 0..d {
-        lines.push(format!("    // column {col}"));
-        lines.push("    {".into());
-        lines.push(format!("    var p = {col}u;"));
-        lines.push(format!("    var diagonal = matrix[{}];", at(col, col)));
-        lines.push("    var largest = abs(diagonal);".into());
-        for r in col + 1..d {
-            let e = at(r, col);
-            lines.push(format!(
-                "    if (abs(matrix[{e}]) > largest) {{ diagonal = matrix[{e}]; largest = abs(diagonal); p = {r}u; }}"
-            ));
-        }
-        lines.push(format!("    pivot[{col}] = {col}u;"));
-        lines.push("    if (diagonal != real(0.0)) {".into());
-        if col + 1 < d {
-            lines.push(format!("        pivot[{col}] = p;"));
-            for r in col + 1..d {
-                lines.push(format!("        let swap{r} = p == {r}u;"));
-                for c in 0..d {
-                    let (top, other) = (at(col, c), at(r, c));
-                    lines.push(format!(
-                        "        let top{r}_{c} = matrix[{top}]; let other{r}_{c} = matrix[{other}]; matrix[{top}] = select(top{r}_{c}, other{r}_{c}, swap{r}); matrix[{other}] = select(other{r}_{c}, top{r}_{c}, swap{r});"
-                    ));
-                }
-            }
-            lines.push("        let inverse = real(1.0) / diagonal;".into());
-            for r in col + 1..d {
-                let e = at(r, col);
-                lines.push(format!("        matrix[{e}] = matrix[{e}] * inverse;"));
-            }
-            for c in col + 1..d {
-                lines.push(format!("        let above{c} = matrix[{}];", at(col, c)));
-                for r in col + 1..d {
-                    let (e, l) = (at(r, c), at(r, col));
-                    lines.push(format!(
-                        "        matrix[{e}] = matrix[{e}] - above{c} * matrix[{l}];"
-                    ));
-                }
-            }
-        }
-        lines.push("    }".into());
-        lines.push("    }".into());
-    }
-    lines.push("}".into());
-    lines.push(String::new());
-    lines.push("fn solve() -> bool {".into());
-    for i in 0..d {
-        for r in i + 1..d {
-            lines.push(format!(
-                "    if (pivot[{i}] == {r}u) {{ let held = rhs[{i}]; rhs[{i}] = rhs[{r}]; rhs[{r}] = held; }}"
-            ));
-        }
-    }
-    for i in 0..d {
-        for r in i + 1..d {
-            lines.push(format!(
-                "    rhs[{r}] = rhs[{r}] - rhs[{i}] * matrix[{}];",
-                at(r, i)
-            ));
-        }
-    }
-    lines.push("    var regular = true;".into());
-    for i in (0..d).rev() {
-        let e = at(i, i);
-        lines.push(format!(
-            "    regular = regular && matrix[{e}] != real(0.0);"
-        ));
-        lines.push(format!("    rhs[{i}] = rhs[{i}] / matrix[{e}];"));
-        for r in 0..i {
-            lines.push(format!(
-                "    rhs[{r}] = rhs[{r}] - rhs[{i}] * matrix[{}];",
-                at(r, i)
-            ));
-        }
-    }
-    lines.push("    return regular;".into());
-    lines.push("}".into());
-    lines.join("\n") + "\n"
 }

@@ -16,6 +16,7 @@
 use super::shape::PortHamiltonianShape;
 use crate::compensated::kahan_add;
 use crate::expr::Tape;
+use crate::kernels::dense_lu;
 use crate::kernels::energy_sums::EnergySums;
 use crate::kernels::{KernelSource, TwinBindings};
 
@@ -69,70 +70,15 @@ impl Invocation<'_> {
         finite
     }
 
-    /// `factorise`: Gaussian elimination with partial pivoting in place, in nalgebra's
-    /// order (the first row of largest |entry| pivots; a zero pivot column is skipped).
+    /// `factorise`: [`dense_lu::factorise`] of the Newton matrix.
     fn factorise(&mut self) {
-        let d = self.rhs.len();
-        let a = &mut self.matrix;
-        for col in 0..d {
-            let mut p = col;
-            let mut largest = a[col * d + col].abs();
-            for r in col + 1..d {
-                let value = a[r * d + col].abs();
-                if value > largest {
-                    largest = value;
-                    p = r;
-                }
-            }
-            let diagonal = a[p * d + col];
-            self.pivot[col] = col;
-            if diagonal == 0.0 {
-                continue;
-            }
-            if p != col {
-                self.pivot[col] = p;
-                for c in 0..d {
-                    a.swap(col * d + c, p * d + c);
-                }
-            }
-            let inverse = 1.0 / diagonal;
-            for r in col + 1..d {
-                a[r * d + col] *= inverse;
-            }
-            for c in col + 1..d {
-                let above = a[col * d + c];
-                for r in col + 1..d {
-                    a[r * d + c] -= above * a[r * d + col];
-                }
-            }
-        }
+        dense_lu::factorise(&mut self.matrix, &mut self.pivot);
     }
 
-    /// `solve`: the update from the factorisation, in place in `rhs`; false at a zero
+    /// `solve`: [`dense_lu::solve`], the update in place in `rhs`; false at a zero
     /// diagonal of U.
     fn solve(&mut self) -> bool {
-        let d = self.rhs.len();
-        let (a, b) = (&self.matrix, &mut self.rhs);
-        for i in 0..d {
-            b.swap(i, self.pivot[i]);
-        }
-        for i in 0..d {
-            let coefficient = b[i];
-            for r in i + 1..d {
-                b[r] -= coefficient * a[r * d + i];
-            }
-        }
-        let mut regular = true;
-        for i in (0..d).rev() {
-            let diagonal = a[i * d + i];
-            regular = regular && diagonal != 0.0;
-            let coefficient = b[i] / diagonal;
-            b[i] = coefficient;
-            for r in 0..i {
-                b[r] -= coefficient * a[r * d + i];
-            }
-        }
-        regular
+        dense_lu::solve(&self.matrix, &self.pivot, &mut self.rhs)
     }
 
     /// `solve_stages`: Newton for the stage equations from x; true on convergence, with

@@ -235,25 +235,7 @@ fn variable_names(prefix: &str, text: &LagrangianText) -> Result<Vec<String>> {
         } else {
             format!("{prefix}.parameters.{name}")
         };
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(Error::invalid(
-                field,
-                format!(
-                    "{name:?} is not a name: use ASCII letters, digits and _, not starting with a digit"
-                ),
-            ));
-        }
-        if crate::expr::Func::from_name(name).is_some() {
-            return Err(Error::invalid(
-                field,
-                format!("{name:?} is a function's name; choose another"),
-            ));
-        }
+        crate::expr::check_variable_name(&field, name)?;
         if let Some(first) = names[..index].iter().position(|n| n == name) {
             return Err(Error::invalid(
                 field,

@@ -426,28 +426,7 @@ fn draws_of(model: &LagrangianModel, spec: &VariationalEnsembleSpec) -> Result<V
     spec.q0.check("ensemble.q0")?;
     spec.qd0.check("ensemble.qd0")?;
     spec.knots.check("ensemble.knots")?;
-    for (name, d) in &spec.parameters {
-        if !model.parameters.iter().any(|(known, _)| known == name) {
-            let names: Vec<&str> = model.parameters.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(Error::invalid(
-                format!("ensemble.parameters.{name}"),
-                format!(
-                    "is not a parameter of the model; its parameters are {}",
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ),
-            ));
-        }
-        d.check(&format!("ensemble.parameters.{name}"))?;
-    }
-    Ok(model
-        .parameters
-        .iter()
-        .map(|(name, _)| spec.parameters.get(name).copied().unwrap_or_default())
-        .collect())
+    crate::model::draw::parameter_draws(&model.parameters, &spec.parameters)
 }
 
 /// The totals of every member, in order, then the energy's (order 1) and the momentum's
