@@ -66,6 +66,7 @@ pub fn chunking(
         .params
         .entries()
         .max(kernel.state.entries())
+        .max(kernel.scratch)
         .max(2 * record_entries) as u64
         * size;
     let by_limit = (limits.binding_bytes / widest) as usize;
