@@ -154,7 +154,14 @@ impl BoundaryShape {
                 "vl_observables",
             ));
         }
-        module.push_str(&window_module(&rule, d, cw, model.jet(), observables, energy));
+        module.push_str(&window_module(
+            &rule,
+            d,
+            cw,
+            model.jet(),
+            observables,
+            energy,
+        ));
         if ch > 0 {
             module.push_str(
                 &solver_module(ch)
@@ -230,10 +237,7 @@ impl BoundaryShape {
         Layout::new("PARAM")
             .field("theta", self.parameters.max(1))
             .field("prescribed", self.prescribed() * self.d)
-            .field(
-                "velocities",
-                if self.order == 2 { 2 * self.d } else { 0 },
-            )
+            .field("velocities", if self.order == 2 { 2 * self.d } else { 0 })
     }
 
     pub fn state_layout(&self) -> Layout {
@@ -294,11 +298,9 @@ impl BoundaryShape {
                 }
                 out[(self.prescribed() - 1) * d..].copy_from_slice(&data.end_q);
             }
-            "velocities" => {
-                if self.order == 2 {
-                    out[..d].copy_from_slice(&data.start_qd);
-                    out[d..].copy_from_slice(&data.end_qd);
-                }
+            "velocities" if self.order == 2 => {
+                out[..d].copy_from_slice(&data.start_qd);
+                out[d..].copy_from_slice(&data.end_qd);
             }
             _ => {}
         }
@@ -337,7 +339,8 @@ impl BoundaryShape {
     fn flops(&self) -> usize {
         let n = self.unknowns();
         let wd = (self.order + 1) * self.d;
-        let iteration = 2 * n * self.kl * (self.kl + self.ku) + 2 * n * (2 * self.kl + self.ku)
+        let iteration = 2 * n * self.kl * (self.kl + self.ku)
+            + 2 * n * (2 * self.kl + self.ku)
             + self.windows() * 4 * wd * wd * self.rule.evaluations.len();
         COUNTED_NEWTON_ITERATIONS * iteration
     }
@@ -488,25 +491,26 @@ fn window_module(
     }
     jet(&mut out, "bjet_c", &rule.constraint_point);
     // chain_gradient into `target` with factor `scale` (an expression).
-    let gradient = |out: &mut String, evaluation: &Evaluation, scale: &str, target: &str, grad: usize| {
-        for (i, coefficients) in evaluation.coefficients.iter().enumerate() {
-            for (b, &a) in coefficients.iter().enumerate() {
-                if a == 0.0 {
-                    continue;
-                }
-                for c in 0..d {
-                    let g = i * d + c;
-                    writeln!(
-                        out,
-                        "    {target}[{g}] = {target}[{g}] + ({scale} * {}) * out[{}];",
-                        literal(a),
-                        grad + b * d + c
-                    )
-                    .unwrap();
+    let gradient =
+        |out: &mut String, evaluation: &Evaluation, scale: &str, target: &str, grad: usize| {
+            for (i, coefficients) in evaluation.coefficients.iter().enumerate() {
+                for (b, &a) in coefficients.iter().enumerate() {
+                    if a == 0.0 {
+                        continue;
+                    }
+                    for c in 0..d {
+                        let g = i * d + c;
+                        writeln!(
+                            out,
+                            "    {target}[{g}] = {target}[{g}] + ({scale} * {}) * out[{}];",
+                            literal(a),
+                            grad + b * d + c
+                        )
+                        .unwrap();
+                    }
                 }
             }
-        }
-    };
+        };
     let hessian = |out: &mut String, evaluation: &Evaluation, scale: &str, base: usize| {
         for i in 0..w {
             for j in 0..w {
@@ -544,7 +548,11 @@ fn window_module(
     };
     out.push_str("fn window_terms(t: real, h: real) {\n");
     writeln!(out, "    #for k in WD\n        g[k] = real(0.0);\n    #end").unwrap();
-    writeln!(out, "    #for k in WD2\n        hs[k] = real(0.0);\n    #end").unwrap();
+    writeln!(
+        out,
+        "    #for k in WD2\n        hs[k] = real(0.0);\n    #end"
+    )
+    .unwrap();
     for (e, evaluation) in rule.evaluations.iter().enumerate() {
         writeln!(
             out,
@@ -565,7 +573,11 @@ fn window_module(
                 "    con[{j}] = out[{j}];\n    {{\n    var row: array<real, WD>;"
             )
             .unwrap();
-            writeln!(out, "    #for k in WD\n        row[k] = real(0.0);\n    #end").unwrap();
+            writeln!(
+                out,
+                "    #for k in WD\n        row[k] = real(0.0);\n    #end"
+            )
+            .unwrap();
             gradient(&mut out, evaluation, "real(1.0)", "row", cw + j * m);
             writeln!(
                 out,

@@ -80,6 +80,10 @@ impl Invocation<'_> {
     }
 
     /// `assemble`.
+    #[expect(
+        clippy::needless_range_loop,
+        reason = "indexed as the kernel's unrolled loops index its private arrays"
+    )]
     fn assemble(&mut self, jacobian: bool) -> f64 {
         let sh = self.shape;
         let (d, cw, ch) = (sh.d, sh.cw, sh.ch);
@@ -349,7 +353,13 @@ impl Invocation<'_> {
                     })
                     .collect();
                 if sh.ch > 0 {
-                    project(&mut self.tools, self.model, &self.theta, k as f64 * h, &mut q);
+                    project(
+                        &mut self.tools,
+                        self.model,
+                        &self.theta,
+                        k as f64 * h,
+                        &mut q,
+                    );
                 }
                 q
             };
@@ -520,6 +530,10 @@ impl Invocation<'_> {
 }
 
 /// The twin of `main` in the boundary-value kernel for member `member`.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "indexed as the kernel's unrolled loops index its private arrays"
+)]
 pub fn variational_boundary_twin(
     shape: &BoundaryShape,
     model: &LagrangianModel,
@@ -656,7 +670,11 @@ pub fn variational_boundary_twin(
             records.set(base + field("multipliers") + e, pick(v));
         }
         if shape.energy {
-            let e = if solved { me.step_energy_at(k - 1) } else { nan };
+            let e = if solved {
+                me.step_energy_at(k - 1)
+            } else {
+                nan
+            };
             records.set(base + field("energy"), e);
         }
         if shape.observables > 0 {

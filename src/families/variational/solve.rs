@@ -73,6 +73,10 @@ pub fn project(
 /// row of largest |entry| pivots, a zero pivot column is skipped, rows are swapped whole,
 /// the multipliers scaled by the pivot's reciprocal; then the swaps, forward substitution
 /// with L's unit diagonal and back substitution with U. False at a zero diagonal of U.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "indexed as the kernels' generated solver indexes its arrays"
+)]
 pub fn lu_solve(a: &mut [f64], pivot: &mut [usize], b: &mut [f64]) -> bool {
     let n = b.len();
     for col in 0..n {
