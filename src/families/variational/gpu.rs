@@ -1,9 +1,9 @@
 //! The variational family's GPU kernel as the executor runs it ([`GpuKernel`]): the variant
-//! of the run's [`VariationalShape`] (initial-value problems; a boundary-value plan is
-//! refused naming `--backend`), the chunk's packing (θ per member; the state q_0, p_0 =
+//! of the run's [`VariationalShape`] (initial-value problems) or [`BoundaryShape`]
+//! (boundary-value problems, whole paths per invocation), the chunk's packing (θ per member; the state q_0, p_0 =
 //! ∂L/∂q̇(q_0, q̇_0, 0), the guess h q̇_0, |φ_h(q_0)| and the momentum map J_0 evaluated on
 //! the host as the reference starts from them), the decoding of records, final states and
-//! totals, and the CPU twin ([`variational_step_twin`]).
+//! totals, and the CPU twins ([`variational_step_twin`], [`variational_boundary_twin`]).
 
 use super::boundary::BoundaryShape;
 use super::boundary_twin::variational_boundary_twin;
