@@ -42,6 +42,7 @@ pub struct TwinChunk {
     params: Vec<f64>,
     state: StorageBuffer,
     records: StorageBuffer,
+    scratch: StorageBuffer,
     readback: [Mutex<Vec<f64>>; 2],
 }
 
@@ -88,6 +89,7 @@ impl ChunkDevice for TwinDevice {
             params: from_bytes(&prepared.params, Precision::F64),
             state: StorageBuffer::new(&from_bytes(&prepared.state, Precision::F64)),
             records: StorageBuffer::zeros(records),
+            scratch: StorageBuffer::zeros(prepared.kernel.scratch * prepared.count()),
             readback: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
         })
     }
@@ -108,6 +110,7 @@ impl ChunkDevice for TwinDevice {
             state: &chunk.state,
             records: &chunk.records,
             constants: &run.constants,
+            scratch: &chunk.scratch,
         };
         (0..params.members as usize)
             .into_par_iter()

@@ -24,7 +24,7 @@ pub struct Binding {
 }
 
 /// The engine's bindings, in binding-index order.
-pub const BINDINGS: [Binding; 6] = [
+pub const BINDINGS: [Binding; 7] = [
     // The dispatch's step range and strides (`Dispatch`).
     Binding {
         name: "dispatch",
@@ -54,6 +54,13 @@ pub const BINDINGS: [Binding; 6] = [
     Binding {
         name: "constants",
         access: Access::Read,
+    },
+    // Per-member scratch ([`crate::kernels::KernelSource::scratch`] reals per member,
+    // structure-of-arrays), persistent across the dispatches of a chunk, never uploaded
+    // or read back: working memory too large for an invocation's registers.
+    Binding {
+        name: "scratch",
+        access: Access::ReadWrite,
     },
 ];
 

@@ -60,6 +60,13 @@ pub struct KernelSource {
     pub constants_layout: Layout,
     /// Per-member parameters (the read-only `params` buffer).
     pub params: Layout,
+    /// Reals of per-member scratch (the `scratch` buffer, structure-of-arrays: entry e of
+    /// member i at e · members + i): the kernel's working memory beyond its registers, of a
+    /// size fixed by the plan (a banded Newton matrix of a whole path). It lives on the
+    /// device for a chunk's dispatches, zero at the chunk's start, and is never uploaded
+    /// or read back; the chunking counts it against the storage-binding limit like any
+    /// other per-member buffer. 0 for kernels that need none.
+    pub scratch: usize,
     /// Members per workgroup: the workgroup size when one invocation runs a member, 1 when
     /// the whole workgroup cooperates on one member.
     pub members_per_workgroup: u32,

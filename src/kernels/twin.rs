@@ -70,6 +70,9 @@ pub struct TwinBindings<'a> {
     pub records: &'a StorageBuffer,
     /// Run-wide constants (layout `CONST`).
     pub constants: &'a [f64],
+    /// Per-member scratch ([`crate::kernels::KernelSource::scratch`] reals per member),
+    /// persistent across the dispatches of a chunk.
+    pub scratch: &'a StorageBuffer,
 }
 
 impl TwinBindings<'_> {
@@ -116,6 +119,15 @@ impl<'a> TwinBindings<'a> {
     pub fn records_of(&self, member: usize) -> Strided<'a> {
         Strided {
             buffer: self.records,
+            members: self.members(),
+            member,
+        }
+    }
+
+    /// Member `member`'s entries of the scratch buffer.
+    pub fn scratch_of(&self, member: usize) -> Strided<'a> {
+        Strided {
+            buffer: self.scratch,
             members: self.members(),
             member,
         }

@@ -337,6 +337,7 @@ mod tests {
             flops_per_step: 1,
             bytes_per_step: 0,
             step_multiple: 1,
+            scratch: 0,
         };
         let e = assemble(&kernel, Precision::F64).unwrap_err().to_string();
         assert!(e.contains("must declare a `status` field"), "{e}");

@@ -66,6 +66,7 @@ pub fn chunking(
         .params
         .entries()
         .max(kernel.state.entries())
+        .max(kernel.scratch)
         .max(2 * record_entries) as u64
         * size;
     let by_limit = (limits.binding_bytes / widest) as usize;
@@ -120,7 +121,7 @@ pub fn chunking(
         let needed = multiple * kernel.loop_iterations_per_step.max(1);
         if needed > budget {
             return Err(Error::Gpu(format!(
-                "one segment of {} ({multiple} steps) runs {needed} loop iterations per invocation, more than the {budget} this adapter runs without silently truncating loops; use shorter segments (gradient.checkpoint_every) or --backend cpu",
+                "one segment of {} ({multiple} steps) runs {needed} loop iterations per invocation, more than the {budget} this adapter runs without silently truncating loops; use shorter segments (gradient.checkpoint_every), fewer steps per solve (a larger scheme.h) or --backend cpu",
                 kernel.name
             )));
         }

@@ -130,7 +130,7 @@ pub fn plan_chunks<D: ChunkDevice, F: Family>(
 }
 
 /// Device bytes of one chunk's buffers under `plan`: params, state, records, the two
-/// read-back buffers, the stream window, constants and dispatch parameters.
+/// read-back buffers, the stream window, constants, scratch and dispatch parameters.
 pub fn chunk_device_bytes<F: Family>(
     family: &F,
     bound: &KernelSource,
@@ -141,10 +141,11 @@ pub fn chunk_device_bytes<F: Family>(
     let members = plan.members_per_chunk as u64;
     let params = bound.params.entries() as u64 * members;
     let state = bound.state.entries() as u64 * members;
+    let scratch = bound.scratch.max(1) as u64 * members;
     let records = (plan.records_per_dispatch * bound.record.entries()) as u64 * members;
     let stream = (plan.steps_per_dispatch * family.shared_stream().width()) as u64;
     let constants = kernel_of(family).map_or(0, |kernel| kernel.constants().len()) as u64;
-    (params + state + records + 2 * records.max(state) + stream + constants) * size
+    (params + state + scratch + records + 2 * records.max(state) + stream + constants) * size
         + std::mem::size_of::<DispatchParams>() as u64
 }
 

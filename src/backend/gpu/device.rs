@@ -31,6 +31,8 @@ pub struct RunBuffers {
 /// records are decoded while the next window runs.
 pub struct ChunkBuffers {
     pub params: wgpu::Buffer,
+    /// Per-member scratch, on the device only (at least one real: no zero-sized buffers).
+    pub scratch: wgpu::Buffer,
     pub state: wgpu::Buffer,
     pub records: wgpu::Buffer,
     pub readback: [wgpu::Buffer; 2],
@@ -137,13 +139,20 @@ impl ChunkDevice for GpuContext {
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             )
         });
-        let resources: [(&str, &wgpu::Buffer); 6] = [
+        let scratch = buffer(
+            self,
+            "scratch",
+            (source.scratch * prepared.count()).max(1) as u64 * size,
+            storage,
+        );
+        let resources: [(&str, &wgpu::Buffer); 7] = [
             ("dispatch", &run.dispatch),
             ("params", &params),
             ("stream", &run.stream),
             ("state", &state),
             ("records", &records),
             ("constants", &run.constants),
+            ("scratch", &scratch),
         ];
         debug_assert_eq!(resources.len(), BINDINGS.len());
         let entries: Vec<wgpu::BindGroupEntry> = resources
@@ -166,6 +175,7 @@ impl ChunkDevice for GpuContext {
         let grid_x = (self.row_width(count, per_workgroup) / per_workgroup).max(1) as u32;
         Ok(ChunkBuffers {
             params,
+            scratch,
             state,
             records,
             readback,

@@ -221,6 +221,7 @@ impl ContactShape {
             // In f64 (8-byte reals).
             bytes_per_step: 8 * self.reals_per_step(),
             step_multiple: 1,
+            scratch: 0,
         }
     }
 

@@ -140,6 +140,7 @@ pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
             // segment's state written and read back.
             bytes_per_step: 8 * (2 * shape.stream_width() + 3 * n),
             step_multiple: shape.segment,
+            scratch: 0,
         })
     }
 }

@@ -294,6 +294,7 @@ impl LinearPhShape {
             // In f64; every buffer holds reals, so f32 moves half.
             bytes_per_step: self.bytes_per_step(Precision::F64),
             step_multiple: 1,
+            scratch: 0,
         }
     }
 }

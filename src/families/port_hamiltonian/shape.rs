@@ -258,6 +258,7 @@ impl PortHamiltonianShape {
             // The stream's s·m inputs per step, in f64; θ is copied once per dispatch.
             bytes_per_step: 8 * s * m,
             step_multiple: 1,
+            scratch: 0,
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The variational family's GPU kernel as the executor runs it ([`GpuKernel`]): the variant
-//! of the run's [`VariationalShape`] (initial-value problems; a boundary-value plan is
-//! refused naming `--backend`), the chunk's packing (θ per member; the state q_0, p_0 =
+//! of the run's [`VariationalShape`] (initial-value problems) or [`BoundaryShape`]
+//! (boundary-value problems, whole paths per invocation), the chunk's packing (θ per member; the state q_0, p_0 =
 //! ∂L/∂q̇(q_0, q̇_0, 0), the guess h q̇_0, |φ_h(q_0)| and the momentum map J_0 evaluated on
 //! the host as the reference starts from them), the decoding of records, final states and
-//! totals, and the CPU twin ([`variational_step_twin`]).
+//! totals, and the CPU twins ([`variational_step_twin`], [`variational_boundary_twin`]).
 
+use super::boundary::BoundaryShape;
+use super::boundary_twin::variational_boundary_twin;
 use super::ivp::Marcher;
 use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
 use super::shape::VariationalShape;
@@ -62,14 +64,80 @@ fn drift_of(value: f64) -> [f64; 3] {
     [first, value, 0.0_f64.max((value - first).abs())]
 }
 
+impl VariationalPlan {
+    /// The final state, the totals in the reference's order (the status code, the failed
+    /// step, the Newton iterations, the residuals, the action, the energy's drift) and the
+    /// first row of the path, multipliers and (order 2) observables, which only the solve
+    /// knows ([`Family::record_start`] holds their places).
+    ///
+    /// [`Family::record_start`]: crate::kernels::Family::record_start
+    fn decode_boundary_final(&self, state: &MemberView, out: &mut MemberResult) {
+        out.final_state.clear();
+        state.extend_into("q", &mut out.final_state);
+        out.totals = [
+            "code",
+            "status",
+            "iterations",
+            "constraint_residual",
+            "equation_residual",
+            "action",
+        ]
+        .iter()
+        .map(|name| state.get(name, 0))
+        .collect();
+        if self.channel_index("energy").is_some() {
+            state.extend_into("energy_drift", &mut out.totals);
+        }
+        let mut first_row = |channel: &str, field: &str| {
+            if let Some(c) = self.channel_index(channel) {
+                let mut values = Vec::new();
+                state.extend_into(field, &mut values);
+                out.channels[c][..values.len()].copy_from_slice(&values);
+            }
+        };
+        first_row("path", "start_path");
+        first_row("multipliers", "start_multipliers");
+        if self.model.order == 2 {
+            first_row("observables", "start_observables");
+        }
+    }
+}
+
 impl GpuKernel for VariationalPlan {
     type Member = VariationalMember;
 
     fn kernel_bound(&self) -> Result<KernelSource> {
+        if self.is_boundary_value() {
+            return Ok(BoundaryShape::of(self)?.kernel());
+        }
         Ok(VariationalShape::of(self)?.kernel())
     }
 
     fn kernel_chunk(&self, members: &[VariationalMember]) -> Result<KernelChunk> {
+        if self.is_boundary_value() {
+            let shape = BoundaryShape::of(self)?;
+            let kernel = shape.kernel();
+            let mut problems = Vec::with_capacity(members.len());
+            for member in members {
+                let MemberProblem::BoundaryValue(data) = &member.problem else {
+                    return Err(Error::invalid(
+                        "--backend",
+                        "a boundary-value plan with an initial-value member",
+                    ));
+                };
+                problems.push(data);
+            }
+            let params = kernel.params.pack(members.len(), |i, field, out| {
+                shape.pack(&members[i].parameters, problems[i], field, out);
+            });
+            // Written by the kernel's solve before anything reads it.
+            let state = kernel.state.pack(members.len(), |_, _, _| {});
+            return Ok(KernelChunk {
+                kernel,
+                params,
+                state,
+            });
+        }
         let shape = VariationalShape::of(self)?;
         let kernel = shape.kernel();
         let h = self.grid.h;
@@ -125,6 +193,13 @@ impl GpuKernel for VariationalPlan {
     /// f64::MIN_POSITIVE = 2⁻¹⁰²² (the floor of the equation residual's scale) by exact
     /// products: f32 holds 2⁻¹⁰⁰ but not 2⁻¹⁰²².
     fn constants(&self) -> Vec<f64> {
+        if self.is_boundary_value() {
+            // kernel_bound has accepted the plan before the constants are asked for.
+            return BoundaryShape::of(self).map_or_else(
+                |_| Vec::new(),
+                |shape| shape.constants(self.grid.h, self.newton.tolerance),
+            );
+        }
         vec![
             self.grid.h,
             self.newton.tolerance,
@@ -135,7 +210,12 @@ impl GpuKernel for VariationalPlan {
     }
 
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult) {
-        for name in ["path", "multipliers", "energy", "momentum"] {
+        let last = if self.is_boundary_value() {
+            "observables"
+        } else {
+            "momentum"
+        };
+        for name in ["path", "multipliers", "energy", last] {
             if let Some(c) = self.channel_index(name) {
                 record.extend_into(name, &mut out.channels[c]);
             }
@@ -145,6 +225,10 @@ impl GpuKernel for VariationalPlan {
     /// q, and the totals in the reference's order: the status code, the failed step, the
     /// Newton iterations, the residual maxima, the energy's drift, the momentum map's.
     fn decode_final(&self, state: &MemberView, out: &mut MemberResult) {
+        if self.is_boundary_value() {
+            self.decode_boundary_final(state, out);
+            return;
+        }
         out.final_state.clear();
         state.extend_into("q", &mut out.final_state);
         out.totals = [
@@ -166,6 +250,12 @@ impl GpuKernel for VariationalPlan {
     }
 
     fn twin(&self, kernel: &KernelSource, bindings: &TwinBindings, member: usize) {
+        if self.is_boundary_value() {
+            let shape = BoundaryShape::of(self)
+                .expect("the executor runs a twin only after kernel_bound accepted the plan");
+            variational_boundary_twin(&shape, &self.model, kernel, bindings, member);
+            return;
+        }
         let shape = VariationalShape::of(self)
             .expect("the executor runs a twin only after kernel_bound accepted the plan");
         variational_step_twin(&shape, &self.model, kernel, bindings, member);

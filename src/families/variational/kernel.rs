@@ -450,8 +450,10 @@ impl Family for VariationalPlan {
         map
     }
 
-    /// The path's first row (q_0 is known for both kinds of problem) and, for initial
-    /// values with a symmetry, the momentum map's J_0.
+    /// The path's first row (q_0 is known for both kinds of problem; a boundary-value
+    /// kernel overwrites it with NaN where its solve fails) and, for initial values with a
+    /// symmetry, the momentum map's J_0; for boundary values, NaN places for the first rows
+    /// of the multipliers and (order 2) the observables, which the kernel's solve fills.
     fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
         let q0 = match &member.problem {
             MemberProblem::InitialValue { q0, .. } => q0,
@@ -459,6 +461,19 @@ impl Family for VariationalPlan {
         };
         if let Some(c) = self.channel("path") {
             out.channels[c].extend_from_slice(q0);
+        }
+        if matches!(member.problem, MemberProblem::BoundaryValue(_)) {
+            // Places for the first rows the solve gives (the GPU kernel's decode_final).
+            if let Some(c) = self.channel("multipliers") {
+                let width = self.model.window_count() + self.model.holonomic_count();
+                out.channels[c].extend(std::iter::repeat_n(f64::NAN, width));
+            }
+            if self.model.order == 2
+                && let Some(c) = self.channel("observables")
+            {
+                let width = self.model.observables.n_outputs();
+                out.channels[c].extend(std::iter::repeat_n(f64::NAN, width));
+            }
         }
         if let Some(c) = self.channel("momentum")
             && let Some(j0) = self.start(member).and_then(|start| start.momentum_map)
@@ -478,7 +493,8 @@ impl Family for VariationalPlan {
         self.stream()
     }
 
-    /// The kernel; its variants refuse boundary-value plans naming `--backend`.
+    /// The kernel: initial-value problems marched ([`super::shape`]), boundary-value
+    /// problems solved whole ([`super::boundary`]).
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
         Some(self)
     }

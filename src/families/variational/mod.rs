@@ -54,6 +54,8 @@
 //! invariant).
 
 pub mod banded;
+pub mod boundary;
+pub mod boundary_twin;
 pub mod bvp;
 pub mod discrete;
 pub mod gpu;

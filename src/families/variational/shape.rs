@@ -110,7 +110,7 @@ impl VariationalShape {
         if plan.is_boundary_value() {
             return Err(Error::invalid(
                 "--backend",
-                "the variational GPU kernel marches initial-value problems; boundary-value problems are solved on the CPU (one banded Newton solve of the whole path): use --backend cpu or reference",
+                "the marching kernel runs initial-value problems; boundary-value problems run on the boundary-value kernel (super::boundary)",
             ));
         }
         let model = &plan.model;
@@ -328,6 +328,7 @@ impl VariationalShape {
             // Nothing is streamed per step: θ and the state are read once per dispatch.
             bytes_per_step: 0,
             step_multiple: 1,
+            scratch: 0,
         }
     }
 }

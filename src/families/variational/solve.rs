@@ -12,9 +12,14 @@ pub struct NewtonSettings {
     pub max_iterations: usize,
 }
 
+/// Largest Gauss–Newton steps of [`project`].
+pub const PROJECTION_STEPS: usize = 50;
+
 /// Moves q onto φ_h(q, t) = 0 by Gauss–Newton steps q ← q − Jᵀ (J Jᵀ)⁻¹ φ (J = ∂φ_h/∂q),
 /// the closest point to first order; returns max |φ_h| at the end. Used for initial
-/// guesses and drawn knots; at most 50 steps.
+/// guesses and drawn knots; at most [`PROJECTION_STEPS`] steps. Every sum runs in index
+/// order from 0 and J Jᵀ is solved by [`lu_solve`], as the boundary-value kernel does
+/// (`project` in shaders/variational/boundary.wgsl).
 pub fn project(
     scratch: &mut Scratch,
     model: &LagrangianModel,
@@ -26,7 +31,10 @@ pub fn project(
     let mut terms = PointTerms::default();
     let zeros = vec![0.0; ch];
     let mut residual = f64::INFINITY;
-    for _ in 0..50 {
+    let mut gram = vec![0.0; ch * ch];
+    let mut y = vec![0.0; ch];
+    let mut pivot = vec![0; ch];
+    for _ in 0..PROJECTION_STEPS {
         scratch.point(model, parameters, t, q, &zeros, &mut terms);
         residual = terms
             .constraints
@@ -35,15 +43,92 @@ pub fn project(
         if ch == 0 || residual <= 1e-15 * q.iter().fold(1.0_f64, |m, v| m.max(v.abs())) {
             break;
         }
-        let j = nalgebra::DMatrix::from_row_slice(ch, d, &terms.jacobian);
-        let phi = nalgebra::DVector::from_column_slice(&terms.constraints);
-        let Some(y) = (&j * j.transpose()).lu().solve(&phi) else {
+        let j = &terms.jacobian;
+        for r in 0..ch {
+            for s in 0..ch {
+                let mut sum = 0.0;
+                for c in 0..d {
+                    sum += j[r * d + c] * j[s * d + c];
+                }
+                gram[r * ch + s] = sum;
+            }
+        }
+        y.copy_from_slice(&terms.constraints);
+        if !lu_solve(&mut gram, &mut pivot, &mut y) {
             break;
-        };
-        let step = j.transpose() * y;
+        }
         for c in 0..d {
-            q[c] -= step[c];
+            let mut step = 0.0;
+            for r in 0..ch {
+                step += j[r * d + c] * y[r];
+            }
+            q[c] -= step;
         }
     }
     residual
+}
+
+/// Solves A x = b in place (A, n × n row-major, is overwritten by its LU factors) by
+/// Gaussian elimination with partial pivoting in nalgebra's order: per column the first
+/// row of largest |entry| pivots, a zero pivot column is skipped, rows are swapped whole,
+/// the multipliers scaled by the pivot's reciprocal; then the swaps, forward substitution
+/// with L's unit diagonal and back substitution with U. False at a zero diagonal of U.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "indexed as the kernels' generated solver indexes its arrays"
+)]
+pub fn lu_solve(a: &mut [f64], pivot: &mut [usize], b: &mut [f64]) -> bool {
+    let n = b.len();
+    for col in 0..n {
+        let mut p = col;
+        let mut largest = a[col * n + col].abs();
+        for r in col + 1..n {
+            let value = a[r * n + col].abs();
+            if value > largest {
+                largest = value;
+                p = r;
+            }
+        }
+        let diagonal = a[p * n + col];
+        pivot[col] = col;
+        if diagonal == 0.0 {
+            continue;
+        }
+        if p != col {
+            pivot[col] = p;
+            for c in 0..n {
+                a.swap(col * n + c, p * n + c);
+            }
+        }
+        let inverse = 1.0 / diagonal;
+        for r in col + 1..n {
+            a[r * n + col] *= inverse;
+        }
+        for c in col + 1..n {
+            let above = a[col * n + c];
+            for r in col + 1..n {
+                a[r * n + c] -= above * a[r * n + col];
+            }
+        }
+    }
+    for i in 0..n {
+        b.swap(i, pivot[i]);
+    }
+    for i in 0..n {
+        let coefficient = b[i];
+        for r in i + 1..n {
+            b[r] -= coefficient * a[r * n + i];
+        }
+    }
+    let mut regular = true;
+    for i in (0..n).rev() {
+        let diagonal = a[i * n + i];
+        regular = regular && diagonal != 0.0;
+        let coefficient = b[i] / diagonal;
+        b[i] = coefficient;
+        for r in 0..i {
+            b[r] -= coefficient * a[r * n + i];
+        }
+    }
+    regular
 }
