@@ -144,8 +144,8 @@ pub fn factorise(matrix: &mut [f64], pivot: &mut [usize]) {
 pub fn solve(matrix: &[f64], pivot: &[usize], rhs: &mut [f64]) -> bool {
     let d = rhs.len();
     let (a, b) = (matrix, rhs);
-    for i in 0..d {
-        b.swap(i, pivot[i]);
+    for (i, &p) in pivot.iter().enumerate().take(d) {
+        b.swap(i, p);
     }
     for i in 0..d {
         let coefficient = b[i];

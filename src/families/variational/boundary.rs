@@ -28,9 +28,10 @@ use std::fmt::Write;
 use super::bvp::BoundaryData;
 use super::plan::{MemberProblem, VariationalPlan};
 use super::rule::{DiscreteRule, Evaluation};
-use super::shape::{block_sum, solver_module};
+use super::shape::block_sum;
 use super::solve::PROJECTION_STEPS;
 use crate::error::{Error, Result};
+use crate::kernels::dense_lu;
 use crate::kernels::family::KernelSource;
 use crate::kernels::layout::Layout;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
@@ -164,7 +165,7 @@ impl BoundaryShape {
         ));
         if ch > 0 {
             module.push_str(
-                &solver_module(ch)
+                &dense_lu::wgsl_module(ch)
                     .replace("fn factorise", "fn gram_factorise")
                     .replace("fn solve", "fn gram_solve")
                     .replace("matrix[", "gram[")

@@ -3,6 +3,7 @@
 
 use super::discrete::{PointTerms, Scratch};
 use super::model::LagrangianModel;
+use crate::kernels::dense_lu;
 
 /// Newton's stopping rule: the update's max-norm at most `tolerance` · max(1, ‖q‖_∞),
 /// within `max_iterations` iterations.
@@ -69,66 +70,9 @@ pub fn project(
 }
 
 /// Solves A x = b in place (A, n × n row-major, is overwritten by its LU factors) by
-/// Gaussian elimination with partial pivoting in nalgebra's order: per column the first
-/// row of largest |entry| pivots, a zero pivot column is skipped, rows are swapped whole,
-/// the multipliers scaled by the pivot's reciprocal; then the swaps, forward substitution
-/// with L's unit diagonal and back substitution with U. False at a zero diagonal of U.
-#[expect(
-    clippy::needless_range_loop,
-    reason = "indexed as the kernels' generated solver indexes its arrays"
-)]
+/// [`dense_lu::factorise`] and [`dense_lu::solve`] (nalgebra's order, as the kernels'
+/// generated solver); false at a zero diagonal of U.
 pub fn lu_solve(a: &mut [f64], pivot: &mut [usize], b: &mut [f64]) -> bool {
-    let n = b.len();
-    for col in 0..n {
-        let mut p = col;
-        let mut largest = a[col * n + col].abs();
-        for r in col + 1..n {
-            let value = a[r * n + col].abs();
-            if value > largest {
-                largest = value;
-                p = r;
-            }
-        }
-        let diagonal = a[p * n + col];
-        pivot[col] = col;
-        if diagonal == 0.0 {
-            continue;
-        }
-        if p != col {
-            pivot[col] = p;
-            for c in 0..n {
-                a.swap(col * n + c, p * n + c);
-            }
-        }
-        let inverse = 1.0 / diagonal;
-        for r in col + 1..n {
-            a[r * n + col] *= inverse;
-        }
-        for c in col + 1..n {
-            let above = a[col * n + c];
-            for r in col + 1..n {
-                a[r * n + c] -= above * a[r * n + col];
-            }
-        }
-    }
-    for i in 0..n {
-        b.swap(i, pivot[i]);
-    }
-    for i in 0..n {
-        let coefficient = b[i];
-        for r in i + 1..n {
-            b[r] -= coefficient * a[r * n + i];
-        }
-    }
-    let mut regular = true;
-    for i in (0..n).rev() {
-        let diagonal = a[i * n + i];
-        regular = regular && diagonal != 0.0;
-        let coefficient = b[i] / diagonal;
-        b[i] = coefficient;
-        for r in 0..i {
-            b[r] -= coefficient * a[r * n + i];
-        }
-    }
-    regular
+    dense_lu::factorise(a, pivot);
+    dense_lu::solve(a, pivot, b)
 }
