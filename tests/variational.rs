@@ -250,7 +250,11 @@ fn sphere_splines_stay_on_the_sphere_and_hit_their_knots() {
 fn bad_problems_are_refused_naming_the_field() {
     let sphere =
         std::fs::read_to_string(common::example_path("variational_sphere_spline.toml")).unwrap();
-    let cases: [(&[&str], &[&str]); 9] = [
+    let cases: [(&[&str], &[&str]); 10] = [
+        (
+            &["ensemble.members=9223372036854775807"],
+            &["ensemble.members", "exceeds 2³² − 1"],
+        ),
         (
             &["scheme.h=1e-7"],
             &[
@@ -300,6 +304,13 @@ fn bad_problems_are_refused_naming_the_field() {
         let e = refusal(&sphere, set);
         common::assert_mentions(&e, parts);
     }
+    // Members beyond 2³² − 1 are refused before any work (the fuzzer found a
+    // port-Hamiltonian run with 2⁶³ − 1 members aborting on an allocation).
+    let e = common::simulate_fails_with(
+        &common::example_path("pendulum_damped_forced.toml"),
+        &["ensemble.members=9223372036854775807"],
+    );
+    common::assert_mentions(&e, &["ensemble.members", "exceeds 2³² − 1"]);
     // A [problem] in a config of another kind.
     let e = common::simulate_fails_with(
         &common::example_path("pendulum_damped_forced.toml"),

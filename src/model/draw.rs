@@ -124,3 +124,18 @@ pub fn parameter_draws(
         .map(|(name, _)| draws.get(name).copied().unwrap_or_default())
         .collect())
 }
+
+/// Checks `[ensemble] members`: at least 1 and at most 2³² − 1 (members are indexed by a
+/// u32 on every backend).
+pub fn check_members(members: usize) -> Result<()> {
+    if members == 0 {
+        return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
+    }
+    if members > u32::MAX as usize {
+        return Err(Error::invalid(
+            "ensemble.members",
+            format!("{members} exceeds 2³² − 1"),
+        ));
+    }
+    Ok(())
+}

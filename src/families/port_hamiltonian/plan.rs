@@ -263,9 +263,7 @@ impl PortHamiltonianPlan {
 /// Each parameter's draw in the model's order; a draw of an unknown parameter is an error
 /// naming it.
 fn draws_of(model: &ExpressionModel, spec: &PortHamiltonianEnsembleSpec) -> Result<Vec<Draw>> {
-    if spec.members == 0 {
-        return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
-    }
+    crate::model::draw::check_members(spec.members)?;
     spec.x0.check("ensemble.x0")?;
     crate::model::draw::parameter_draws(&model.parameters, &spec.parameters)
 }

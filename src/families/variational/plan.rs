@@ -420,9 +420,7 @@ impl VariationalPlan {
 /// Each parameter's draw in the model's order; a draw of an unknown parameter is an error
 /// naming it.
 fn draws_of(model: &LagrangianModel, spec: &VariationalEnsembleSpec) -> Result<Vec<Draw>> {
-    if spec.members == 0 {
-        return Err(Error::invalid("ensemble.members", "must be ≥ 1, got 0"));
-    }
+    crate::model::draw::check_members(spec.members)?;
     spec.q0.check("ensemble.q0")?;
     spec.qd0.check("ensemble.qd0")?;
     spec.knots.check("ensemble.knots")?;
