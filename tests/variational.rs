@@ -416,3 +416,46 @@ fn the_cart_pole_cost_converges_at_second_order() {
         "orders {orders:.3?}"
     );
 }
+
+/// Generalised forces by the Lagrange–d'Alembert principle: the damped oscillator
+/// L = ½ẋ² − ½x² with the force −c ẋ converges to x'' + c x' + x = 0 at second order (the
+/// Jacobian of the force enters Newton exactly); the kernels refuse it, naming the CPU.
+#[test]
+fn forces_damp_the_oscillator_at_second_order() {
+    let text = example_text("variational_forced_oscillator.toml");
+    let c = 0.3_f64;
+    let set = [
+        "system.lagrangian='xd^2/2 - x^2/2'",
+        "system.forces=['-F*xd']",
+        "system.parameters={omega = 1.0, F = 0.3, Omega = 0.7}",
+    ];
+    let t_end = 20.0_f64;
+    let omega = (1.0 - c * c / 4.0).sqrt();
+    let exact = (-c * t_end / 2.0).exp()
+        * ((omega * t_end).cos() + c / (2.0 * omega) * (omega * t_end).sin());
+    let mut errors = Vec::new();
+    for h in [0.04, 0.02, 0.01, 0.005] {
+        let h_set = format!("scheme.h={h}");
+        let overrides: Vec<&str> = set.iter().copied().chain([h_set.as_str()]).collect();
+        let plan = plan(&text, &overrides);
+        let member = &run(&plan)[0];
+        assert_eq!(total(&plan, member, "status"), 0.0);
+        errors.push((member.final_state[0] - exact).abs());
+    }
+    let orders = orders(&errors);
+    eprintln!("damped by a force: errors {errors:?}, orders {orders:.3?}");
+    assert!(
+        orders.iter().all(|&o| (o - 2.0).abs() <= 0.3),
+        "orders {orders:.3?}"
+    );
+    let plan = plan(&text, &set);
+    assert!(
+        plan.gpu_kernel().is_none(),
+        "the kernels do not evaluate forces"
+    );
+    let e = refusal(
+        &example_text("variational_beam.toml"),
+        &["system.forces=['0']"],
+    );
+    common::assert_mentions(&e, &["system.forces", "first-order"]);
+}

@@ -7,7 +7,9 @@
 //!   H_ij = ∂²L_d/∂q_{k+i}∂q_{k+j} + h Σ_j λ_kj ∂²φ_wj/∂q_{k+i}∂q_{k+j},
 //! ```
 //!
-//! with φ_w(z_c) at the rule's constraint jet z_c; and for one grid point with multipliers
+//! with φ_w(z_c) at the rule's constraint jet z_c (and, with generalised forces, the
+//! Lagrange–d'Alembert terms (h/2) f(z_c) added to g of both points, their derivatives to
+//! H); and for one grid point with multipliers
 //! μ_k of the holonomic constraints, φ_h(q_k, t_k), its Jacobian and Σ_j μ_kj ∇²φ_hj.
 
 use super::model::LagrangianModel;
@@ -99,6 +101,32 @@ impl Scratch {
                 &mut out.gradient,
                 &mut out.hessian,
             );
+        }
+        if let Some(forces) = &model.forces {
+            // Lagrange–d'Alembert: f_d^± = (h/2) f at the rule's midpoint jet, added to the
+            // equations of both points (so p_{k+1} carries f_d^+), with its Jacobian.
+            let evaluation = &rule.constraint_point;
+            DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+            self.load(model, t_k + evaluation.time * h, parameters);
+            self.outputs.resize(forces.n_outputs(), 0.0);
+            forces.eval(&self.vars, &mut self.outputs, &mut self.tape);
+            let half = 0.5 * h;
+            for i in 0..w {
+                for c in 0..d {
+                    out.gradient[i * d + c] += half * self.outputs[c];
+                    for (j, coefficients) in evaluation.coefficients.iter().enumerate() {
+                        for (b, &a) in coefficients.iter().enumerate() {
+                            if a == 0.0 {
+                                continue;
+                            }
+                            for c2 in 0..d {
+                                out.hessian[(i * d + c) * n + j * d + c2] +=
+                                    half * a * self.outputs[d + c * m + b * d + c2];
+                            }
+                        }
+                    }
+                }
+            }
         }
         let cw = model.window_count();
         out.constraints.clear();

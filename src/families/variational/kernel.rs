@@ -495,8 +495,10 @@ impl Family for VariationalPlan {
 
     /// The kernel: initial-value problems marched ([`super::shape`]), boundary-value
     /// problems solved whole ([`super::boundary`]).
+    /// The kernels do not evaluate generalised forces yet: a model with `forces` runs on
+    /// the CPU (the engine says so for `--backend gpu`; `auto` runs it there).
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
-        Some(self)
+        self.model.forces.is_none().then_some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {

@@ -37,6 +37,8 @@ pub struct LagrangianText {
     pub symmetry: Option<Vec<String>>,
     /// Named expressions recorded along the path (a control, a force), in name order.
     pub observables: Vec<(String, String)>,
+    /// Generalised forces f(q, q̇, t), one per coordinate (order 1; empty: none).
+    pub forces: Vec<String>,
 }
 
 /// The compiled model.
@@ -63,6 +65,9 @@ pub struct LagrangianModel {
     pub time_dependent: bool,
     /// Outputs ξ(q) (d).
     pub symmetry: Option<Tape>,
+    /// Outputs [f (d), ∂f/∂z (d × m)] of the generalised forces (order 1), when the
+    /// model has them.
+    pub forces: Option<Tape>,
     /// The observables' names.
     pub observable_names: Vec<String>,
     /// Outputs the observables at [z, t, θ].
@@ -175,6 +180,33 @@ impl LagrangianModel {
                 Some(Tape::new(&pool, vars, &ids))
             }
         };
+        let forces = if text.forces.is_empty() {
+            None
+        } else {
+            if text.order != 1 {
+                return Err(Error::invalid(
+                    format!("{prefix}.forces"),
+                    "apply to first-order Lagrangians (Lagrange–d'Alembert); a second-order problem writes its controls into L and the constraints",
+                ));
+            }
+            if text.forces.len() != d {
+                return Err(Error::invalid(
+                    format!("{prefix}.forces"),
+                    format!(
+                        "has {} entries; one generalised force per coordinate is needed (d = {d})",
+                        text.forces.len()
+                    ),
+                ));
+            }
+            let mut ids = Vec::with_capacity(d);
+            for (c, expression) in text.forces.iter().enumerate() {
+                let id = parse(&mut pool, expression, &all)
+                    .map_err(|e| Error::invalid(format!("{prefix}.forces[{c}]"), e.to_string()))?;
+                ids.push(id);
+            }
+            let jacobian = pool.jacobian(&ids, m);
+            Some(Tape::new(&pool, vars, &[ids, jacobian].concat()))
+        };
         let mut observable_ids = Vec::with_capacity(text.observables.len());
         for (name, expression) in &text.observables {
             let id = parse(&mut pool, expression, &all).map_err(|e| {
@@ -183,6 +215,7 @@ impl LagrangianModel {
             observable_ids.push(id);
         }
         Ok(LagrangianModel {
+            forces,
             observable_names: text.observables.iter().map(|(n, _)| n.clone()).collect(),
             observables: Tape::new(&pool, vars, &observable_ids),
             coordinates: text.coordinates.clone(),

@@ -87,6 +87,7 @@ impl VariationalPlan {
             lagrangian: spec.lagrangian.clone(),
             constraints: spec.constraints.clone(),
             symmetry: spec.symmetry.clone(),
+            forces: spec.forces.clone(),
             observables: spec
                 .observables
                 .iter()

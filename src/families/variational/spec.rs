@@ -11,6 +11,7 @@
 //! constraints = ["x^2 + y^2 + z^2 - r^2"]  # holonomic (q, t only) or higher-order
 //! symmetry = ["-y", "x", "0"]             # optional: ξ(q), momentum map p · ξ(q)
 //! observables = { speed = "sqrt(xd^2 + yd^2 + zd^2)" }   # optional, recorded per point
+//! # forces = ["-c*xd", "0", "0"]         # order 1: generalised forces (Lagrange–d'Alembert)
 //! newton = { tolerance = 1e-13, max_iterations = 50 }
 //!
 //! [problem]
@@ -69,6 +70,11 @@ pub struct VariationalSpec {
     /// coordinate): the momentum map p · ξ(q) is recorded.
     #[serde(default)]
     pub symmetry: Option<Vec<String>>,
+    /// Generalised forces f(q, q̇, t) on the coordinates, one expression per coordinate
+    /// (first-order Lagrangians): controls or dissipation by the Lagrange–d'Alembert
+    /// principle, discretized as f_d^± = (h/2) f at the rule's midpoint jet.
+    #[serde(default)]
+    pub forces: Vec<String>,
     /// Named expressions (in the same names as the Lagrangian) recorded along the path at
     /// each discrete Lagrangian's constraint jet: a control, a force, a curvature.
     #[serde(default)]
