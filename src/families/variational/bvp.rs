@@ -224,29 +224,27 @@ impl BoundarySolver<'_> {
         // Windows: their gradient into the Euler–Lagrange rows of free points, their
         // constraints into their own rows.
         let mut terms = WindowTerms::default();
+        // The window's points as differences from its first, one buffer for every window.
+        let mut differences = vec![0.0; (model.order + 1) * d];
         for (j, start) in self.windows() {
             let points: Vec<isize> = (0..=order).map(|i| start + i).collect();
             let base = &x[layout.q(start)..layout.q(start) + d];
-            let offsets: Vec<Vec<f64>> = points
-                .iter()
-                .map(|&k| {
-                    x[layout.q(k)..layout.q(k) + d]
-                        .iter()
-                        .zip(base)
-                        .map(|(a, b)| a - b)
-                        .collect()
-                })
-                .collect();
-            let slices: Vec<&[f64]> = offsets.iter().map(Vec::as_slice).collect();
+            for (difference, &k) in differences.chunks_exact_mut(d).zip(&points) {
+                let q = &x[layout.q(k)..layout.q(k) + d];
+                for ((o, a), b) in difference.iter_mut().zip(q).zip(base) {
+                    *o = a - b;
+                }
+            }
+            let slices: Vec<&[f64]> = differences.chunks_exact(d).collect();
             let s = layout.slot(j);
-            let lambda: Vec<f64> = if layout.has_lambda[s] {
-                x[lambda_at(s)..lambda_at(s) + cw].to_vec()
+            let lambda: &[f64] = if layout.has_lambda[s] {
+                &x[lambda_at(s)..lambda_at(s) + cw]
             } else {
-                Vec::new()
+                &[]
             };
             let t_start = start as f64 * h;
             scratch.window(
-                model, self.rule, parameters, t_start, base, &slices, &lambda, &mut terms,
+                model, self.rule, parameters, t_start, base, &slices, lambda, &mut terms,
             );
             let w = points.len() * d;
             for (i, &k) in points.iter().enumerate() {
@@ -284,6 +282,7 @@ impl BoundarySolver<'_> {
         }
         // Points: holonomic constraints of free points; prescribed values; the ends.
         let mut point = PointTerms::default();
+        let no_multipliers = vec![0.0; ch];
         for k in 0..=n {
             let s = layout.slot(k);
             let o = layout.q(k);
@@ -320,8 +319,14 @@ impl BoundarySolver<'_> {
                     }
                 }
             } else if ch > 0 {
-                let zeros = vec![0.0; ch];
-                scratch.point(model, parameters, k as f64 * h, q, &zeros, &mut point);
+                scratch.point(
+                    model,
+                    parameters,
+                    k as f64 * h,
+                    q,
+                    &no_multipliers,
+                    &mut point,
+                );
                 for v in &point.constraints {
                     constraint_residual = constraint_residual.max(v.abs());
                 }

@@ -92,15 +92,8 @@ impl Scratch {
             let grad = &self.outputs[1..1 + m];
             let hess = &self.outputs[1 + m..1 + m + m * m];
             let scale = h * evaluation.weight;
-            chain(
-                evaluation,
-                d,
-                scale,
-                grad,
-                hess,
-                &mut out.gradient,
-                &mut out.hessian,
-            );
+            chain_gradient(evaluation, d, scale, grad, &mut out.gradient);
+            chain_hessian(evaluation, d, scale, hess, &mut out.hessian);
         }
         if let Some(forces) = &model.forces {
             // Lagrange–d'Alembert: f_d^± = (h/2) f at the rule's midpoint jet, added to the
@@ -319,17 +312,4 @@ fn chain_hessian(evaluation: &Evaluation, d: usize, scale: f64, hess: &[f64], ou
             }
         }
     }
-}
-
-fn chain(
-    evaluation: &Evaluation,
-    d: usize,
-    scale: f64,
-    grad: &[f64],
-    hess: &[f64],
-    gradient: &mut [f64],
-    hessian: &mut [f64],
-) {
-    chain_gradient(evaluation, d, scale, grad, gradient);
-    chain_hessian(evaluation, d, scale, hess, hessian);
 }
