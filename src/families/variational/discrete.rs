@@ -37,6 +37,42 @@ pub struct WindowTerms {
     pub constraint_jacobian: Vec<f64>,
 }
 
+/// What the Ostrogradsky energy takes from one order-2 window: L, a = ∂L/∂q̇, b = ∂L/∂q̈
+/// at its central jet, and that jet's q̈.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OstrogradskyParts {
+    pub lagrangian: f64,
+    pub velocity_gradient: Vec<f64>,
+    pub acceleration_gradient: Vec<f64>,
+    pub acceleration: Vec<f64>,
+}
+
+impl OstrogradskyParts {
+    /// The energy of the step between the windows centred at t_k (`self`) and t_{k+1}
+    /// (`next`), whose increment is Δ = q_{k+1} − q_k: the Ostrogradsky energy
+    /// E = p₀ · q̇ + p₁ · q̈ − L with p₁ = ∂L/∂q̈ and p₀ = ∂L/∂q̇ − d/dt ∂L/∂q̈, at the step's
+    /// midpoint to second order,
+    ///
+    /// ```text
+    ///   E_{k+½} = [½ (a_k + a_{k+1}) − (b_{k+1} − b_k)/h] · Δ/h
+    ///           + ½ (b_k · q̈_k + b_{k+1} · q̈_{k+1}) − ½ (L_k + L_{k+1}).
+    /// ```
+    ///
+    /// Along a discrete cubic spline (L = ½|q̈|²) it is exactly constant.
+    pub fn step_energy(&self, next: &OstrogradskyParts, delta: &[f64], h: f64) -> f64 {
+        let mut energy = -0.5 * (self.lagrangian + next.lagrangian);
+        for (c, &increment) in delta.iter().enumerate() {
+            let momentum = 0.5 * (self.velocity_gradient[c] + next.velocity_gradient[c])
+                - (next.acceleration_gradient[c] - self.acceleration_gradient[c]) / h;
+            energy += momentum * increment / h
+                + 0.5
+                    * (self.acceleration_gradient[c] * self.acceleration[c]
+                        + next.acceleration_gradient[c] * next.acceleration[c]);
+        }
+        energy
+    }
+}
+
 /// One point's holonomic terms.
 #[derive(Debug, Clone, Default)]
 pub struct PointTerms {
@@ -214,6 +250,35 @@ impl Scratch {
         let mut e = [0.0];
         tape.eval(&self.vars, &mut e, &mut self.tape);
         e[0]
+    }
+
+    /// L, ∂L/∂q̇ and ∂L/∂q̈ at the central jet z = (q, q̇, q̈) of an order-2 window base +
+    /// offsets, and its q̈ (the terms of the Ostrogradsky energy, [`OstrogradskyParts`]).
+    pub fn ostrogradsky_parts(
+        &mut self,
+        model: &LagrangianModel,
+        rule: &DiscreteRule,
+        parameters: &[f64],
+        t_k: f64,
+        base: &[f64],
+        offsets: &[&[f64]],
+    ) -> OstrogradskyParts {
+        let d = model.d();
+        let m = model.jet();
+        let evaluation = &rule.constraint_point;
+        self.z.resize(m, 0.0);
+        DiscreteRule::jet(evaluation, base, offsets, &mut self.z);
+        self.load(model, t_k + evaluation.time * rule.h, parameters);
+        self.outputs.resize(model.lagrangian.n_outputs(), 0.0);
+        model
+            .lagrangian
+            .eval(&self.vars, &mut self.outputs, &mut self.tape);
+        OstrogradskyParts {
+            lagrangian: self.outputs[0],
+            velocity_gradient: self.outputs[1 + d..1 + 2 * d].to_vec(),
+            acceleration_gradient: self.outputs[1 + 2 * d..1 + 3 * d].to_vec(),
+            acceleration: self.z[2 * d..3 * d].to_vec(),
+        }
     }
 
     /// The window's discrete Lagrangian L_d = h Σ_e w_e L(z_e) and the observables at its

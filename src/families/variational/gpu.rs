@@ -30,9 +30,10 @@ pub(super) struct Start {
 impl VariationalPlan {
     /// The start of an initial-value member (`None` for a boundary-value one).
     pub(super) fn start(&self, member: &VariationalMember) -> Option<Start> {
-        let MemberProblem::InitialValue { q0, qd0 } = &member.problem else {
+        let MemberProblem::InitialValue(data) = &member.problem else {
             return None;
         };
+        let (q0, qd0) = (&data.q0, &data.qd0);
         let mut marcher = Marcher::new(&self.model, &self.rule, &member.parameters, self.newton);
         let momentum = marcher.initial_momentum(q0, qd0, 0.0);
         let mut xi = Vec::new();
@@ -157,9 +158,10 @@ impl GpuKernel for VariationalPlan {
             }
         });
         let state = kernel.state.pack(members.len(), |i, field, out| {
-            let MemberProblem::InitialValue { q0, qd0 } = &members[i].problem else {
+            let MemberProblem::InitialValue(data) = &members[i].problem else {
                 unreachable!("checked above: initial-value members only");
             };
+            let (q0, qd0) = (&data.q0, &data.qd0);
             let start = &starts[i];
             match field {
                 "q" => out.copy_from_slice(q0),

@@ -45,12 +45,13 @@ pub enum StepFailure {
 /// One step's outcome.
 #[derive(Debug, Clone)]
 pub struct Step {
-    /// The increment q_{k+1} − q_k.
+    /// The new point's increment (order 1: q_{k+1} − q_k; order 2: q_{k+2} − q_{k+1}).
     pub next: Vec<f64>,
-    /// λ_k then μ_k.
+    /// λ of the window, then μ_k.
     pub multipliers: Vec<f64>,
-    /// p_{k+1}.
-    pub momentum: Vec<f64>,
+    /// ∂L_d^aug/∂q_{k+i} of the window for i = 1 … r (r·d values): order 1, the momentum
+    /// p_{k+1}; order 2, the window's shares of the next two points' momenta.
+    pub outgoing: Vec<f64>,
     pub iterations: usize,
     /// max |φ_w| of the window and |φ_h| at q_{k+1}.
     pub residual: f64,
@@ -132,13 +133,17 @@ impl<'a> Marcher<'a> {
             .fold(0.0_f64, |m, v| m.max(v.abs()))
     }
 
-    /// The step from q_k (time t_k) with arriving momentum p_k: Newton on the increment
-    /// Δ = q_{k+1} − q_k (so the difference quotient Δ/h loses no digits), started at
-    /// `guess`.
+    /// The step of the discrete Euler–Lagrange equation at q_k (time t_k) with arriving
+    /// momentum p_k: Newton on the new point's increment Δ (so the difference quotients
+    /// lose no digits), started at `guess`. The window is (q_k, q_k + Δ) for order 1
+    /// (`last` = q_k, `previous` empty) and (q_k, q_{k+1}, q_{k+1} + Δ) for order 2 (`last`
+    /// = q_{k+1}, `previous` = q_{k+1} − q_k).
     pub fn step(
         &mut self,
         t_k: f64,
         q: &[f64],
+        last: &[f64],
+        previous: &[f64],
         momentum: &[f64],
         guess: &[f64],
     ) -> Result<Step, StepFailure> {
@@ -148,6 +153,9 @@ impl<'a> Marcher<'a> {
         let size = d + cw + ch;
         let zeros_d = vec![0.0; d];
         let zeros_h = vec![0.0; ch];
+        let minus_previous: Vec<f64> = previous.iter().map(|v| -v).collect();
+        // The window's points as offsets from `last`: the new point is slot r.
+        let r = self.rule.order;
         let mut delta = guess.to_vec();
         let mut next = vec![0.0; d];
         let mut lambda = vec![0.0; cw];
@@ -156,15 +164,17 @@ impl<'a> Marcher<'a> {
         let mut converged = false;
         for iteration in 1..=self.newton.max_iterations + 1 {
             for c in 0..d {
-                next[c] = q[c] + delta[c];
+                next[c] = last[c] + delta[c];
             }
+            let offsets: [&[f64]; 3] = [&minus_previous, &zeros_d, &delta];
+            let offsets: &[&[f64]] = if r == 1 { &offsets[1..] } else { &offsets };
             self.scratch.window(
                 model,
                 self.rule,
                 self.parameters,
                 t_k,
-                q,
-                &[&zeros_d, &delta],
+                last,
+                offsets,
                 &lambda,
                 &mut self.window,
             );
@@ -173,24 +183,24 @@ impl<'a> Marcher<'a> {
             self.scratch.point(
                 model,
                 self.parameters,
-                t_k + h,
+                t_k + r as f64 * h,
                 &next,
                 &zeros_h,
                 &mut self.there,
             );
             let w = &self.window;
-            let n = 2 * d;
+            let n = (r + 1) * d;
             let mut residual = DVector::<f64>::zeros(size);
             let mut magnitude = vec![0.0_f64; d];
             for c in 0..d {
-                let mut r = momentum[c] + w.gradient[c];
+                let mut sum = momentum[c] + w.gradient[c];
                 magnitude[c] = momentum[c].abs() + w.gradient[c].abs();
                 for (j, &m) in mu.iter().enumerate() {
                     let term = h * self.here.jacobian[j * d + c] * m;
-                    r += term;
+                    sum += term;
                     magnitude[c] += term.abs();
                 }
-                residual[c] = r;
+                residual[c] = sum;
             }
             for j in 0..cw {
                 residual[d + j] = w.constraints[j];
@@ -202,9 +212,10 @@ impl<'a> Marcher<'a> {
                 return Err(StepFailure::NotFinite);
             }
             if converged {
-                // The converged point: its momentum p_{k+1} = D₂L_d + h D₂φ_wᵀ λ_k, the
-                // constraints' residual, and the relative residual of the equations.
-                let momentum = w.gradient[d..2 * d].to_vec();
+                // The converged point: the window's later gradients (order 1: the momentum
+                // p_{k+1} = D₂L_d + h D₂φ_wᵀ λ_k), the constraints' residual, and the
+                // relative residual of the equations.
+                let outgoing = w.gradient[d..n].to_vec();
                 let residual_constraints = w
                     .constraints
                     .iter()
@@ -214,13 +225,13 @@ impl<'a> Marcher<'a> {
                     |v: &mut dyn Iterator<Item = f64>| v.fold(0.0_f64, |m, x| m.max(x.abs()));
                 let equation_residual = largest(&mut residual.iter().take(d).copied())
                     / largest(&mut magnitude.iter().copied()).max(f64::MIN_POSITIVE);
-                if momentum.iter().any(|v| !v.is_finite()) {
+                if outgoing.iter().any(|v| !v.is_finite()) {
                     return Err(StepFailure::NotFinite);
                 }
                 return Ok(Step {
                     next: delta,
                     multipliers: lambda.iter().chain(&mu).copied().collect(),
-                    momentum,
+                    outgoing,
                     iterations: iteration - 1,
                     residual: residual_constraints,
                     equation_residual,
@@ -232,7 +243,7 @@ impl<'a> Marcher<'a> {
             let mut jacobian = DMatrix::<f64>::zeros(size, size);
             for c in 0..d {
                 for c2 in 0..d {
-                    jacobian[(c, c2)] = w.hessian[c * n + d + c2];
+                    jacobian[(c, c2)] = w.hessian[c * n + r * d + c2];
                 }
                 for j in 0..cw {
                     jacobian[(c, d + j)] = h * w.constraint_jacobian[j * n + c];
@@ -243,7 +254,7 @@ impl<'a> Marcher<'a> {
             }
             for j in 0..cw {
                 for c2 in 0..d {
-                    jacobian[(d + j, c2)] = w.constraint_jacobian[j * n + d + c2];
+                    jacobian[(d + j, c2)] = w.constraint_jacobian[j * n + r * d + c2];
                 }
             }
             for j in 0..ch {
@@ -268,7 +279,7 @@ impl<'a> Marcher<'a> {
             for j in 0..ch {
                 mu[j] -= update[d + cw + j];
             }
-            let scale = q
+            let scale = last
                 .iter()
                 .zip(&delta)
                 .fold(1.0_f64, |m, (a, b)| m.max((a + b).abs()));

@@ -4,7 +4,7 @@
 //! initial-value problems ([`super::gpu`]).
 
 use super::bvp::{BoundarySolver, SolveFailure};
-use super::ivp::{Marcher, StepFailure};
+use super::ivp::Marcher;
 use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
 use crate::error::Result;
 use crate::kernels::family::{Absent, Family};
@@ -20,14 +20,14 @@ pub mod status {
 
 /// Running first, last and largest change of a conserved quantity.
 #[derive(Debug, Clone, Copy)]
-struct Drift {
-    first: f64,
-    last: f64,
+pub(super) struct Drift {
+    pub(super) first: f64,
+    pub(super) last: f64,
     max_change: f64,
 }
 
 impl Drift {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Drift {
             first: f64::NAN,
             last: f64::NAN,
@@ -35,7 +35,7 @@ impl Drift {
         }
     }
 
-    fn add(&mut self, value: f64) {
+    pub(super) fn add(&mut self, value: f64) {
         if self.first.is_nan() {
             self.first = value;
         }
@@ -43,132 +43,18 @@ impl Drift {
         self.max_change = self.max_change.max((value - self.first).abs());
     }
 
-    fn totals(&self) -> [f64; 3] {
+    pub(super) fn totals(&self) -> [f64; 3] {
         [self.first, self.last, self.max_change]
     }
 }
 
 impl VariationalPlan {
     /// Index of a channel by name.
-    fn channel(&self, name: &str) -> Option<usize> {
+    pub(super) fn channel(&self, name: &str) -> Option<usize> {
         self.record_spec()
             .channels
             .iter()
             .position(|c| c.name == name)
-    }
-
-    fn initial_value(&self, member: &VariationalMember, q0: &[f64], qd0: &[f64]) -> MemberResult {
-        let model = &self.model;
-        let d = model.d();
-        let h = self.grid.h;
-        let mut marcher = Marcher::new(model, &self.rule, &member.parameters, self.newton);
-        let records = self.grid.record_points();
-        let mut result = MemberResult::with_capacity(self.record_spec(), records.len());
-        let (path, multipliers, energy_channel, momentum_channel) = (
-            self.channel("path"),
-            self.channel("multipliers"),
-            self.channel("energy"),
-            self.channel("momentum"),
-        );
-        let mut q = q0.to_vec();
-        let mut p = marcher.initial_momentum(q0, qd0, 0.0);
-        let mut xi = Vec::new();
-        let mut momentum = Drift::new();
-        let mut energy = Drift::new();
-        if let Some(c) = path {
-            result.channels[c].extend_from_slice(&q);
-        }
-        if marcher.generator(&q, &mut xi) {
-            let j0: f64 = p.iter().zip(&xi).map(|(a, b)| a * b).sum();
-            momentum.add(j0);
-            if let Some(c) = momentum_channel {
-                result.channels[c].push(j0);
-            }
-        }
-        // q is kept as a compensated sum (q + carry) of its increments.
-        let mut carry = vec![0.0; d];
-        let mut guess: Vec<f64> = qd0.iter().map(|v| h * v).collect();
-        let (mut status, mut failed_step, mut iterations) = (status::OK, 0usize, 0usize);
-        let mut constraint_residual = marcher.point_residual(&q, 0.0);
-        let mut equation_residual = 0.0_f64;
-        let mut next_record = records.iter().copied().peekable();
-        let mut last_multipliers = vec![f64::NAN; model.window_count() + model.holonomic_count()];
-        let mut step_energy = f64::NAN;
-        for k in 0..self.grid.steps {
-            let t_k = k as f64 * h;
-            if status == status::OK {
-                match marcher.step(t_k, &q, &p, &guess) {
-                    Ok(step) => {
-                        iterations += step.iterations;
-                        constraint_residual = constraint_residual.max(step.residual);
-                        equation_residual = equation_residual.max(step.equation_residual);
-                        step_energy = marcher.energy(t_k, &q, &step.next);
-                        energy.add(step_energy);
-                        for c in 0..d {
-                            // Kahan: q ← q + Δ with the rounding kept in carry.
-                            let y = step.next[c] - carry[c];
-                            let t = q[c] + y;
-                            carry[c] = (t - q[c]) - y;
-                            q[c] = t;
-                        }
-                        guess = step.next;
-                        p = step.momentum;
-                        last_multipliers = step.multipliers;
-                        if marcher.generator(&q, &mut xi) {
-                            momentum.add(p.iter().zip(&xi).map(|(a, b)| a * b).sum());
-                        }
-                    }
-                    Err(failure) => {
-                        status = match failure {
-                            StepFailure::NoConvergence => status::NO_CONVERGENCE,
-                            StepFailure::Singular => status::SINGULAR,
-                            StepFailure::NotFinite => status::NOT_FINITE,
-                        };
-                        failed_step = k + 1;
-                        result.nonfinite_step = Some(k as u64 + 1);
-                        q.iter_mut().for_each(|v| *v = f64::NAN);
-                        last_multipliers.iter_mut().for_each(|v| *v = f64::NAN);
-                        step_energy = f64::NAN;
-                    }
-                }
-            }
-            if next_record.peek() == Some(&(k + 1)) {
-                next_record.next();
-                if let Some(c) = path {
-                    result.channels[c].extend_from_slice(&q);
-                }
-                if let Some(c) = multipliers {
-                    result.channels[c].extend_from_slice(&last_multipliers);
-                }
-                if let Some(c) = energy_channel {
-                    result.channels[c].push(step_energy);
-                }
-                if let Some(c) = momentum_channel {
-                    let value = if status == status::OK {
-                        momentum.last
-                    } else {
-                        f64::NAN
-                    };
-                    result.channels[c].push(value);
-                }
-            }
-        }
-        debug_assert_eq!(q.len(), d);
-        result.final_state = q;
-        result.totals = vec![
-            status,
-            failed_step as f64,
-            iterations as f64,
-            constraint_residual,
-            equation_residual,
-        ];
-        if energy_channel.is_some() {
-            result.totals.extend(energy.totals());
-        }
-        if momentum_channel.is_some() {
-            result.totals.extend(momentum.totals());
-        }
-        result
     }
 
     fn boundary_value(
@@ -456,7 +342,7 @@ impl Family for VariationalPlan {
     /// of the multipliers and (order 2) the observables, which the kernel's solve fills.
     fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
         let q0 = match &member.problem {
-            MemberProblem::InitialValue { q0, .. } => q0,
+            MemberProblem::InitialValue(data) => &data.q0,
             MemberProblem::BoundaryValue(data) => &data.start_q,
         };
         if let Some(c) = self.channel("path") {
@@ -484,7 +370,7 @@ impl Family for VariationalPlan {
 
     fn reference(&self, member: &VariationalMember) -> Result<MemberResult> {
         Ok(match &member.problem {
-            MemberProblem::InitialValue { q0, qd0 } => self.initial_value(member, q0, qd0),
+            MemberProblem::InitialValue(data) => self.initial_value(member, data),
             MemberProblem::BoundaryValue(data) => self.boundary_value(member, data),
         })
     }
@@ -497,8 +383,10 @@ impl Family for VariationalPlan {
     /// problems solved whole ([`super::boundary`]).
     /// The kernels do not evaluate generalised forces yet: a model with `forces` runs on
     /// the CPU (the engine says so for `--backend gpu`; `auto` runs it there).
+    /// Initial-value problems of second-order Lagrangians march on the CPU.
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
-        self.model.forces.is_none().then_some(self)
+        let second_order_march = self.model.order == 2 && !self.is_boundary_value();
+        (self.model.forces.is_none() && !second_order_march).then_some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {

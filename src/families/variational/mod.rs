@@ -61,14 +61,16 @@ pub mod discrete;
 pub mod gpu;
 pub mod ivp;
 pub mod kernel;
+pub mod march;
 pub mod model;
 pub mod plan;
 pub mod rule;
 pub mod shape;
 pub mod solve;
 pub mod spec;
+pub mod start;
 pub mod twin;
 
 pub use model::{LagrangianModel, LagrangianText};
-pub use plan::{MemberProblem, VariationalMember, VariationalPlan};
+pub use plan::{InitialData, MemberProblem, VariationalMember, VariationalPlan};
 pub use spec::{VariationalSpec, plan_from_config};

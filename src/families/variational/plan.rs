@@ -20,8 +20,18 @@ use crate::plan::{Channel, RecordSpec, SharedStream, StepGrid};
 /// A member's problem data.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MemberProblem {
-    InitialValue { q0: Vec<f64>, qd0: Vec<f64> },
+    InitialValue(InitialData),
     BoundaryValue(BoundaryData),
+}
+
+/// The data of an initial-value problem at t = 0: q, q̇ and, for a second-order
+/// Lagrangian (a fourth-order equation), q̈ and q⃛ (empty for order 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitialData {
+    pub q0: Vec<f64>,
+    pub qd0: Vec<f64>,
+    pub qdd0: Vec<f64>,
+    pub qddd0: Vec<f64>,
 }
 
 /// One member: parameter values (in the model's order) and its problem.
@@ -127,17 +137,43 @@ impl VariationalPlan {
             Ok(v.to_vec())
         };
         let member_problem = match problem {
-            ProblemSpec::InitialValue { q0, qd0, .. } => {
-                if model.order != 1 {
+            ProblemSpec::InitialValue {
+                q0,
+                qd0,
+                qdd0,
+                qddd0,
+                ..
+            } => {
+                let higher = |field: &str, v: &Option<Vec<f64>>| -> Result<Vec<f64>> {
+                    match (model.order, v) {
+                        (2, Some(v)) => vector(field, v),
+                        (2, None) => Err(Error::invalid(
+                            field,
+                            "is required: a second-order Lagrangian's Euler–Lagrange equation is of fourth order, fixed by q, q̇, q̈ and q⃛ at t = 0",
+                        )),
+                        (_, Some(_)) => Err(Error::invalid(
+                            field,
+                            "applies to second-order Lagrangians; a first-order initial-value problem is fixed by q0 and qd0",
+                        )),
+                        (_, None) => Ok(Vec::new()),
+                    }
+                };
+                if model.order == 2 && model.window_count() > 0 {
+                    let j = model.window_indices[0];
                     return Err(Error::invalid(
-                        "problem.kind",
-                        "initial-value problems march first-order Lagrangians; a second-order Lagrangian (system.order = 2) is posed as a boundary-value problem",
+                        format!("system.constraints[{j}]"),
+                        format!(
+                            "{:?} uses derivatives: an initial-value problem of a second-order Lagrangian with higher-order constraints needs its multipliers' initial values, which q0 … qddd0 do not give; pose it as a boundary-value problem (as the seed's optimal-control examples are)",
+                            model.constraints[j]
+                        ),
                     ));
                 }
-                MemberProblem::InitialValue {
+                MemberProblem::InitialValue(InitialData {
                     q0: vector("problem.q0", q0)?,
                     qd0: vector("problem.qd0", qd0)?,
-                }
+                    qdd0: higher("problem.qdd0", qdd0)?,
+                    qddd0: higher("problem.qddd0", qddd0)?,
+                })
             }
             ProblemSpec::BoundaryValue {
                 start, end, knots, ..
@@ -253,12 +289,16 @@ impl VariationalPlan {
             *v = d.sample(*v, &mut rng);
         }
         match &mut member.problem {
-            MemberProblem::InitialValue { q0, qd0 } => {
-                for v in q0.iter_mut() {
-                    *v = spec.q0.sample(*v, &mut rng);
-                }
-                for v in qd0.iter_mut() {
-                    *v = spec.qd0.sample(*v, &mut rng);
+            MemberProblem::InitialValue(data) => {
+                for (values, draw) in [
+                    (&mut data.q0, &spec.q0),
+                    (&mut data.qd0, &spec.qd0),
+                    (&mut data.qdd0, &spec.qdd0),
+                    (&mut data.qddd0, &spec.qddd0),
+                ] {
+                    for v in values.iter_mut() {
+                        *v = draw.sample(*v, &mut rng);
+                    }
                 }
             }
             MemberProblem::BoundaryValue(data) => {
@@ -295,8 +335,16 @@ impl VariationalPlan {
         }
         let mut points: Vec<PrescribedPoint> = Vec::new();
         match &member.problem {
-            MemberProblem::InitialValue { q0, qd0 } => {
-                points.push((format!("{prefix}.q0"), 0.0, q0, Some(qd0)));
+            MemberProblem::InitialValue(data) => {
+                points.push((format!("{prefix}.q0"), 0.0, &data.q0, Some(&data.qd0)));
+                for (field, values) in [("qdd0", &data.qdd0), ("qddd0", &data.qddd0)] {
+                    if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                        return Err(Error::invalid(
+                            format!("{prefix}.{field}"),
+                            format!("must be finite, got {bad}"),
+                        ));
+                    }
+                }
             }
             MemberProblem::BoundaryValue(data) => {
                 let qd = |v: &[f64]| (!v.is_empty()).then(|| v.to_vec());
@@ -424,6 +472,8 @@ fn draws_of(model: &LagrangianModel, spec: &VariationalEnsembleSpec) -> Result<V
     crate::model::draw::check_members(spec.members)?;
     spec.q0.check("ensemble.q0")?;
     spec.qd0.check("ensemble.qd0")?;
+    spec.qdd0.check("ensemble.qdd0")?;
+    spec.qddd0.check("ensemble.qddd0")?;
     spec.knots.check("ensemble.knots")?;
     crate::model::draw::parameter_draws(&model.parameters, &spec.parameters)
 }
@@ -500,6 +550,14 @@ fn record_spec(model: &LagrangianModel, problem: &MemberProblem) -> RecordSpec {
             shape: vec![],
             at_start: false,
             description: "E = q̇ · ∂L/∂q̇ − L at the rule's midpoint jet of the step ending at the record point".into(),
+        });
+        totals.extend(ENERGY_TOTALS);
+    } else if model.order == 2 && !boundary {
+        channels.push(Channel {
+            name: "energy",
+            shape: vec![],
+            at_start: false,
+            description: "the Ostrogradsky energy E = p₀ · q̇ + p₁ · q̈ − L (p₁ = ∂L/∂q̈, p₀ = ∂L/∂q̇ − d/dt ∂L/∂q̈) of the step ending at the record point, from the windows centred at its ends".into(),
         });
         totals.extend(ENERGY_TOTALS);
     }

@@ -144,13 +144,22 @@ pub struct KnotSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ProblemSpec {
-    /// March the discrete Euler–Lagrange equations from q(0), q̇(0) (order 1).
+    /// March the discrete Euler–Lagrange equations from q(0), q̇(0) (and q̈(0), q⃛(0) for
+    /// order 2).
     InitialValue {
         /// q(0), one value per coordinate (on the holonomic constraints).
         q0: Vec<f64>,
-        /// q̇(0), one value per coordinate (tangent to the holonomic constraints); the
-        /// discrete path starts from the momentum p(0) = ∂L/∂q̇(q(0), q̇(0), 0).
+        /// q̇(0), one value per coordinate (tangent to the holonomic constraints); for
+        /// order 1 the discrete path starts from the momentum p(0) = ∂L/∂q̇(q(0), q̇(0), 0).
         qd0: Vec<f64>,
+        /// q̈(0) (order 2 only; its components normal to the holonomic constraints are
+        /// set by them): the start matches the central differences of q̇, q̈ and q⃛ at
+        /// t = 0 (variational::start).
+        #[serde(default)]
+        qdd0: Option<Vec<f64>>,
+        /// q⃛(0) (order 2 only).
+        #[serde(default)]
+        qddd0: Option<Vec<f64>>,
         /// The discrete Lagrangian (default: midpoint).
         #[serde(default)]
         rule: Option<RuleName>,
@@ -189,6 +198,12 @@ pub struct VariationalEnsembleSpec {
     /// How each entry of qd0 (initial-value) varies.
     #[serde(default)]
     pub qd0: Draw,
+    /// How each entry of qdd0 (initial-value, order 2) varies.
+    #[serde(default)]
+    pub qdd0: Draw,
+    /// How each entry of qddd0 (initial-value, order 2) varies.
+    #[serde(default)]
+    pub qddd0: Draw,
     /// How each entry of every knot varies (boundary-value); drawn knots are projected back
     /// onto the holonomic constraints.
     #[serde(default)]
