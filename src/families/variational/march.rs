@@ -221,7 +221,7 @@ impl<'a> SecondOrder<'a> {
 
 /// A member's march of either order.
 enum March<'a> {
-    First(FirstOrder<'a>),
+    First(Box<FirstOrder<'a>>),
     /// Order 2 before its first record: the start's outcome (or failure).
     Starting(Option<Result<Outcome, StepFailure>>),
     Second(Box<SecondOrder<'a>>),
@@ -267,14 +267,14 @@ impl VariationalPlan {
                     result.channels[c].push(j0);
                 }
             }
-            March::First(FirstOrder {
+            March::First(Box::new(FirstOrder {
                 marcher,
                 q: q.clone(),
                 carry: vec![0.0; d],
                 momentum: p,
                 guess: data.qd0.iter().map(|v| h * v).collect(),
                 xi,
-            })
+            }))
         } else {
             let start = second_order_start(
                 model,
