@@ -493,12 +493,12 @@ impl Family for VariationalPlan {
         self.stream()
     }
 
-    /// The kernel: initial-value problems marched ([`super::shape`]), boundary-value
-    /// problems solved whole ([`super::boundary`]).
-    /// The kernels do not evaluate generalised forces yet: a model with `forces` runs on
-    /// the CPU (the engine says so for `--backend gpu`; `auto` runs it there).
+    /// The kernel, for every plan: initial-value problems marched ([`super::shape`]),
+    /// boundary-value problems solved whole ([`super::boundary`]), generalised forces
+    /// evaluated in both (their tape generated into the kernel, (h/2) f and its Jacobian
+    /// added to the window terms as the reference adds them).
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
-        self.model.forces.is_none().then_some(self)
+        Some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {
