@@ -250,7 +250,7 @@ fn time_sampling_comparison_table() {
                 String::new()
             };
             println!(
-                "| {} | {} | {} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {:.2} | {note} |",
+                "| {} | {} | {} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {:.3} | {note} |",
                 problem.name,
                 row.composition,
                 row.order,
