@@ -49,7 +49,7 @@ fn main() -> harbor::Result<()> {
         amplitude: ParameterDraw::Fixed,
     };
     // h = 0.01 up to t = 10, every sample recorded.
-    let method = ContactMethod::Splitting(Composition::by_name("suzuki-4")?);
+    let method = ContactMethod::Splitting(Composition::by_name("suzuki-4")?, Default::default());
     let (h, t_end) = (0.01, 10.0);
     let plan = ContactPlan::new(method, h, t_end, nominal, Some(spec), 1)?;
     let results = Backend::Cpu(CpuPath::Fast).run(&plan)?;

@@ -99,6 +99,45 @@ fn composition_with_herglotz() {
     );
 }
 
+/// `system.time_sampling` takes "endpoints" or "midpoint"; anything else is refused naming
+/// the field and the two values, and herglotz (whose discrete Lagrangian fixes its times)
+/// refuses the key.
+#[test]
+fn bad_time_sampling_names_the_field() {
+    for bad in ["\"middle\"", "\"Midpoint\"", "1", "true"] {
+        let e = simulate_fails(&[&format!("system.time_sampling={bad}")]);
+        assert_mentions(&e, &["system.time_sampling"]);
+        if bad.starts_with('"') {
+            assert_mentions(&e, &["endpoints", "midpoint"]);
+        }
+    }
+    let e = simulate_fails_text(
+        NO_COMPOSITION,
+        &[
+            "scheme.family=\"herglotz\"",
+            "system.time_sampling=\"endpoints\"",
+        ],
+    );
+    assert_mentions(
+        &e,
+        &[
+            "system.time_sampling",
+            "is \"endpoints\", but it applies to splitting schemes",
+            "herglotz",
+        ],
+    );
+    // Both values are accepted by a splitting scheme.
+    for good in ["endpoints", "midpoint"] {
+        let overrides = [format!("system.time_sampling=\"{good}\"")];
+        let config = Config::load(
+            &common::example_path("contact_damped_oscillator.toml"),
+            &overrides,
+        )
+        .unwrap();
+        assert!(config.contact_plan().is_ok(), "{good}");
+    }
+}
+
 #[test]
 fn non_positive_and_non_finite_step() {
     for (h, shown) in [

@@ -6,6 +6,11 @@
 //   φ_C(τ): (p, z) ← e^{−C(t) τ} (p, z)                (t frozen)
 //   S(τ) = φ_C(τ/2) φ_B(τ/2) φ_A(τ) φ_B(τ/2) φ_C(τ/2),  Ψ(h) = S(γ_s h) … S(γ_1 h)
 //
+// where stage i's opening half samples B and C at stream point i and its closing half at
+// the point constants[CONST_CLOSING + i]: i + 1 (time sampled at the sub-step's ends) or i
+// (at its midpoint, the time translation split outermost); the stream's points are placed
+// accordingly by the plan (ContactMethod::offsets),
+//
 // or (HERGLOTZ = 1) by the explicit second-order Herglotz integrator; see
 // src/families/contact/flows.rs for the derivations. CPU twin: `contact_step_twin` (and
 // `contact_step`) in src/families/contact/twin.rs.
@@ -223,8 +228,9 @@ fn contact_step(s: Phase, i: u32, k: u32, h: real) -> Phase {
         out = flow_c(out, i, k, stage, half);
         out = flow_b(out, i, k, stage, half);
         out = flow_a(out, i, tau);
-        out = flow_b(out, i, k, stage + 1u, half);
-        out = flow_c(out, i, k, stage + 1u, half);
+        let closing = u32(constants[CONST_CLOSING + stage]);
+        out = flow_b(out, i, k, closing, half);
+        out = flow_c(out, i, k, closing, half);
     }
     return out;
 }

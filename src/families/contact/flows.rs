@@ -14,12 +14,26 @@
 //! ```
 //!
 //! (Vermeeren's 2019 Oxford slides on contact variational integrators misprint φ_B — it
-//! moves x there — and φ_C, which they write with p − tpC and e^{Ct}.) Time is a coordinate advanced by the A part (ṫ = 1 added to X_A);
-//! φ_B and φ_C hold t frozen, so B and C are evaluated at the time reached so far. The
-//! Strang step S(τ) = φ_C(τ/2) ∘ φ_B(τ/2) ∘ φ_{A,t}(τ) ∘ φ_B(τ/2) ∘ φ_C(τ/2) is then a
-//! symmetric composition of exact flows of the autonomous extended system, hence of order
-//! 2, and a composition S(γ_s h) ∘ … ∘ S(γ_1 h) has the composition's order for
-//! time-dependent B and C too. Every flow, and so every step, is a contact transformation.
+//! moves x there — and φ_C, which they write with p − tpC and e^{Ct}.)
+//!
+//! Time-dependent B and C: with time t a coordinate and E its conjugate, the extended
+//! Hamiltonian H̃ = H + E on (x, p, t, E, z) with η = dz − p dx − E dt is autonomous, its
+//! field gives ṫ = 1 and the same (ẋ, ṗ, ż), and it splits into the parts A, B, C z and E,
+//! each exactly integrable: φ_B and φ_C hold t frozen, and X_E is the time translation
+//! φ_T(σ): t ← t + σ (E's own motion feeds back into nothing and is not computed). A Strang
+//! step S(τ) from t to t + τ is a symmetric composition of these exact flows in one of two
+//! ways (`[system] time_sampling`, [`TimeSampling`]):
+//!
+//! ```text
+//!   endpoints: S(τ) = φ_C(τ/2) φ_B(τ/2) φ_{A+E}(τ) φ_B(τ/2) φ_C(τ/2)
+//!              B, C of the opening half at t, of the closing half at t + τ
+//!   midpoint:  S(τ) = φ_T(τ/2) φ_C(τ/2) φ_B(τ/2) φ_A(τ) φ_B(τ/2) φ_C(τ/2) φ_T(τ/2)
+//!              B, C of both halves at t + τ/2
+//! ```
+//!
+//! Either is symmetric (S(τ) S(−τ) = id), hence of order 2, and a composition
+//! S(γ_s h) ∘ … ∘ S(γ_1 h) has the composition's order for time-dependent B and C too.
+//! Every flow, and so every step, is a contact transformation.
 //!
 //! The Herglotz integrator discretises Herglotz's principle ż = L(x, ẋ, z) with
 //! L = ½ ẋᵀ P⁻¹ ẋ − B(t, x) − C(t) z, using the discrete Lagrangian symmetric in the
@@ -42,7 +56,7 @@
 //! ```
 
 use super::model::ContactSystem;
-use super::plan::ContactMethod;
+use super::plan::{ContactMethod, TimeSampling};
 
 /// The state y = [x; p; z] split into its parts.
 fn parts(y: &mut [f64]) -> (&mut [f64], &mut [f64], &mut f64) {
@@ -87,12 +101,13 @@ pub fn flow_c(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64]) {
     *z *= decay;
 }
 
-/// The Strang step S(τ) from time t (to t + τ).
+/// The Strang step S(τ) from time t (to t + τ), B and C sampled at its ends.
 pub fn strang(system: &ContactSystem, t: f64, tau: f64, y: &mut [f64], gradient: &mut [f64]) {
     strang_between(system, [t, t + tau], tau, y, gradient);
 }
 
-/// The Strang step S(τ) from time `times[0]` to `times[1]` (= `times[0]` + τ up to rounding).
+/// The Strang step S(τ), B and C of its opening half sampled at `times[0]` and of its
+/// closing half at `times[1]` (its start and end, or its midpoint twice).
 fn strang_between(
     system: &ContactSystem,
     times: [f64; 2],
@@ -141,8 +156,9 @@ fn herglotz_at(
     *z = ((1.0 - c) * *z + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + c);
 }
 
-/// One step of `method` from t with step h: y ← Ψ(h) y, the sub-steps at the times t,
-/// t + γ_1 h, (t + γ_1 h) + γ_2 h, … (Herglotz: t, t + h/2, t + h).
+/// One step of `method` from t with step h: y ← Ψ(h) y, the sub-steps from the times
+/// t_0 = t, t_i = t_{i−1} + γ_i h, B and C sampled at t_{i−1} and t_i (endpoints) or at
+/// t_{i−1} + γ_i h/2 (midpoint); Herglotz at t, t + h/2, t + h.
 pub fn step(
     method: &ContactMethod,
     system: &ContactSystem,
@@ -152,21 +168,32 @@ pub fn step(
     gradient: &mut [f64],
 ) {
     let times: Vec<f64> = match method {
-        ContactMethod::Splitting(composition) => std::iter::once(t)
+        ContactMethod::Splitting(composition, TimeSampling::Endpoints) => std::iter::once(t)
             .chain(composition.coefficients.iter().scan(t, |time, &g| {
                 *time += g * h;
                 Some(*time)
             }))
+            .collect(),
+        ContactMethod::Splitting(composition, TimeSampling::Midpoint) => composition
+            .coefficients
+            .iter()
+            .scan(t, |time, &g| {
+                let middle = *time + 0.5 * g * h;
+                *time += g * h;
+                Some(middle)
+            })
+            .chain(std::iter::once(t + h))
             .collect(),
         ContactMethod::Herglotz => vec![t, t + 0.5 * h, t + h],
     };
     step_at(method, system, &times, h, y, gradient);
 }
 
-/// One step of `method` with step h whose sub-steps start and end at `times` (the
-/// method's points, [`ContactMethod::offsets`]: times\[i\] ≈ t + offset_i h): y ← Ψ(h) y.
-/// The time-dependent terms are evaluated exactly there, so a caller that passes the
-/// times of the kernels' shared stream evaluates its signals at the same f64 times.
+/// One step of `method` with step h whose time-dependent terms are sampled at `times`
+/// (the method's points, [`ContactMethod::offsets`]: times\[i\] ≈ t + offset_i h), stage i
+/// at the points [`ContactMethod::stage_points`] names: y ← Ψ(h) y. The time-dependent
+/// terms are evaluated exactly there, so a caller that passes the times of the kernels'
+/// shared stream evaluates its signals at the same f64 times.
 pub fn step_at(
     method: &ContactMethod,
     system: &ContactSystem,
@@ -176,10 +203,14 @@ pub fn step_at(
     gradient: &mut [f64],
 ) {
     match method {
-        ContactMethod::Splitting(composition) => {
+        ContactMethod::Splitting(composition, sampling) => {
             debug_assert_eq!(times.len(), composition.coefficients.len() + 1);
             for (i, &g) in composition.coefficients.iter().enumerate() {
-                strang_between(system, [times[i], times[i + 1]], g * h, y, gradient);
+                let closing = match sampling {
+                    TimeSampling::Endpoints => i + 1,
+                    TimeSampling::Midpoint => i,
+                };
+                strang_between(system, [times[i], times[closing]], g * h, y, gradient);
             }
         }
         ContactMethod::Herglotz => {

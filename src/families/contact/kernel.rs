@@ -35,9 +35,19 @@ impl ContactPlan {
 
     fn gammas(&self) -> Vec<f64> {
         match self.method() {
-            ContactMethod::Splitting(c) => c.coefficients.clone(),
+            ContactMethod::Splitting(c, _) => c.coefficients.clone(),
             ContactMethod::Herglotz => vec![1.0],
         }
+    }
+
+    /// Per stage, the stream point of its closing half φ_B(τ/2) φ_C(τ/2) (the second of
+    /// [`ContactMethod::stage_points`]), as the kernel reads it from its constants.
+    fn closing_points(&self) -> Vec<f64> {
+        self.method()
+            .stage_points()
+            .iter()
+            .map(|&[_, closing]| closing as f64)
+            .collect()
     }
 }
 
@@ -82,14 +92,15 @@ impl Family for ContactPlan {
         let mut scheme = serde_json::json!({
             "label": self.method().label(),
             "family": match self.method() {
-                ContactMethod::Splitting(_) => "splitting",
+                ContactMethod::Splitting(..) => "splitting",
                 ContactMethod::Herglotz => "herglotz",
             },
             "order": self.method().order(),
         });
-        if let ContactMethod::Splitting(c) = self.method() {
+        if let ContactMethod::Splitting(c, sampling) = self.method() {
             scheme["composition"] = serde_json::json!(c.name);
             scheme["stages"] = serde_json::json!(c.stages());
+            scheme["time_sampling"] = serde_json::json!(sampling.name());
         }
         let mut map = serde_json::Map::new();
         map.insert("scheme".into(), scheme);
@@ -195,6 +206,7 @@ impl GpuKernel for ContactPlan {
     fn constants(&self) -> Vec<f64> {
         let mut values = vec![self.grid().h];
         values.extend(self.gammas());
+        values.extend(self.closing_points());
         values
     }
 

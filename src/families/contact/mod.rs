@@ -26,7 +26,7 @@ pub use model::{
     TimeChannels, TimeTerms,
 };
 pub use orbit::KeplerOrbit;
-pub use plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw};
+pub use plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, ParameterDraw, TimeSampling};
 pub use shape::ContactShape;
 pub use spec::{ContactConfig, ContactSystemSpec, build_contact_member, plan_from_config};
 pub use workloads::contact_chain_plan;

@@ -48,7 +48,7 @@ impl ContactShape {
         let system = &plan.nominal.system;
         let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
         let (stages, herglotz) = match plan.method() {
-            ContactMethod::Splitting(c) => (c.stages(), false),
+            ContactMethod::Splitting(c, _) => (c.stages(), false),
             ContactMethod::Herglotz => (1, true),
         };
         ContactShape {
@@ -100,11 +100,15 @@ impl ContactShape {
             .field("hamiltonian", 1)
     }
 
-    /// h and the composition's γ_i.
+    /// h, the composition's γ_i, and per stage the stream point at which its closing half
+    /// φ_B(τ/2) φ_C(τ/2) samples B and C (i + 1 with endpoint time sampling, i with the
+    /// midpoint: [`ContactMethod::stage_points`]; unused by Herglotz). The sampling is
+    /// data, not a variant: both samplings run the same kernel.
     pub fn constants_layout(&self) -> Layout {
         Layout::new("CONST")
             .field("h", 1)
             .field("gamma", self.stages)
+            .field("closing", self.stages)
     }
 
     /// Stream sample points per step.
@@ -154,7 +158,8 @@ impl ContactShape {
     /// Global-memory reals one member reads per step, counted from the kernel: every use of
     /// a parameter and of a stream value is a load (the kernel keeps no private copy). Per
     /// stage of a splitting: the kinetic matrix once (φ_A), the potential's parameters and
-    /// stream values twice (φ_B), α and c(t) twice (φ_C), and γ_i; Herglotz: the kinetic
+    /// stream values twice (φ_B), α and c(t) twice (φ_C), γ_i and the closing half's stream
+    /// point; Herglotz: the kinetic
     /// matrix once, the potential twice, α and c(t) once. Record points (H) and the state,
     /// once per dispatch, are not included.
     pub fn reals_per_step(&self) -> usize {
@@ -171,7 +176,7 @@ impl ContactShape {
         if self.herglotz {
             n * n + 2 * potential + damping
         } else {
-            self.stages * (n * n + 2 * potential + 2 * damping + 1)
+            self.stages * (n * n + 2 * potential + 2 * damping + 2)
         }
     }
 

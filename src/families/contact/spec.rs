@@ -20,6 +20,8 @@
 //! damping = { kind = "constant", alpha = 0.1 }  # or "signal" (alpha, signal), "tidal"
 //!                                               # (eta, eccentricity), "expression" (C, in
 //!                                               # t: C = "2/(t + 1)"); optional, none
+//! time_sampling = "endpoints"      # splitting: B, C of each sub-step at its ends, or
+//!                                  # "midpoint"; optional, endpoints
 //! ```
 //!
 //! Expressions (`src/expr` grammar) take numbers only, no named parameters: they are the
@@ -35,7 +37,7 @@ use super::model::{
     ContactMember, ContactSystem, Damping, DampingExpression, Potential, PotentialExpression,
 };
 use super::orbit::KeplerOrbit;
-use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan};
+use super::plan::{ContactEnsembleSpec, ContactMethod, ContactPlan, TimeSampling};
 use crate::error::{Error, Result};
 use crate::families::{RunPlan, SystemKind};
 use crate::io::Config;
@@ -68,6 +70,14 @@ pub struct ContactSystemSpec {
     /// C(t) of the damping term C(t) z; no damping when omitted.
     #[serde(default)]
     pub damping: Option<DampingSpec>,
+    /// Where each Strang sub-step S(τ) from t to t + τ of a splitting scheme evaluates the
+    /// time-dependent B(t, x) and C(t): "endpoints" (default: the opening half at t, the
+    /// closing half at t + τ, time advancing with the kinetic flow) or "midpoint" (both
+    /// halves at t + τ/2, the time translation split outermost). Both keep the
+    /// composition's order; refused for herglotz, whose discrete Lagrangian fixes its
+    /// times.
+    #[serde(default)]
+    pub time_sampling: Option<TimeSampling>,
 }
 
 /// One term of B(t, x).
@@ -265,13 +275,25 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
                     ),
                 )
             })?;
-            ContactMethod::Splitting(Composition::by_name(name)?)
+            ContactMethod::Splitting(
+                Composition::by_name(name)?,
+                spec.time_sampling.unwrap_or_default(),
+            )
         }
         MethodFamily::Herglotz => {
             if scheme.composition.is_some() {
                 return Err(Error::invalid(
                     "scheme.composition",
                     "applies to splitting schemes, not herglotz",
+                ));
+            }
+            if let Some(sampling) = spec.time_sampling {
+                return Err(Error::invalid(
+                    "system.time_sampling",
+                    format!(
+                        "is \"{}\", but it applies to splitting schemes; herglotz samples B at t_k and t_(k+1) and C at t_(k+1/2) by its discrete Lagrangian",
+                        sampling.name()
+                    ),
                 ));
             }
             ContactMethod::Herglotz

@@ -46,6 +46,8 @@ pub struct Twin<'a> {
     pub shape: &'a ContactShape,
     pub params: TwinParams<'a>,
     pub gamma: &'a [f64],
+    /// Per stage, the stream point of its closing half (the `closing` constants).
+    pub closing: &'a [f64],
     pub h: f64,
 }
 
@@ -246,7 +248,8 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
     }
     for stage in 0..twin.shape.stages {
         let tau = h * twin.gamma[stage];
-        for (point, half) in [(stage, true), (stage + 1, false)] {
+        let closing = twin.closing[stage] as usize;
+        for (point, half) in [(stage, true), (closing, false)] {
             if half {
                 // φ_C(τ/2) then φ_B(τ/2) at the stage's start.
                 let decay = math_exp(-twin.damping_rate(stream, point) * (0.5 * tau));
@@ -265,7 +268,8 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
                 }
                 y[2 * n] += tau * a;
             } else {
-                // φ_B(τ/2) then φ_C(τ/2) at the stage's end.
+                // φ_B(τ/2) then φ_C(τ/2) at the closing point (the stage's end, or its
+                // midpoint again).
                 let b = twin.potential(stream, point, &y[..n], g, e);
                 for r in 0..n {
                     y[n + r] -= 0.5 * tau * g[r];
@@ -287,12 +291,16 @@ pub fn contact_step_twin(shape: &ContactShape, kernel: &KernelSource, b: &TwinBi
     let n = shape.dof;
     let params = b.params_of(i, kernel.params.entries());
     let constants = &kernel.constants_layout;
-    let gamma_at = constants.offset("gamma");
+    let field = |name: &str| {
+        let at = constants.offset(name);
+        &b.constants[at..at + constants.len_of(name)]
+    };
     let twin = Twin {
         shape,
         params: TwinParams::new(&kernel.params, &params),
-        gamma: &b.constants[gamma_at..gamma_at + constants.len_of("gamma")],
-        h: b.constants[constants.offset("h")],
+        gamma: field("gamma"),
+        closing: field("closing"),
+        h: field("h")[0],
     };
     let mut scratch = TwinScratch::new(n);
     let (state, records) = (b.state_of(i), b.records_of(i));

@@ -65,7 +65,7 @@ pub fn contact_chain_plan(
         amplitude: ParameterDraw::Fixed,
     };
     ContactPlan::new(
-        ContactMethod::Splitting(Composition::by_name(composition)?),
+        ContactMethod::Splitting(Composition::by_name(composition)?, Default::default()),
         0.01,
         steps as f64 * 0.01,
         nominal,
