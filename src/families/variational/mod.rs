@@ -63,6 +63,7 @@ pub mod ivp;
 pub mod kernel;
 pub mod march;
 pub mod model;
+pub mod path_quantities;
 pub mod plan;
 pub mod rule;
 pub mod shape;
