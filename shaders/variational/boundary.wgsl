@@ -8,10 +8,12 @@
 //   free point projected onto the holonomic constraints (Gauss–Newton, `project`), the
 //   ghosts from the clamped velocities, the multipliers 0;
 // - per iteration: the residual F, the row magnitudes and the banded Jacobian assembled
-//   window by window, then point by point, then the clamped velocities (`assemble`); F
-//   not finite: NOT_FINITE; the band factorised by Gaussian elimination with partial
-//   pivoting (src/families/variational/banded.rs: a pivot not > 0 and finite, or a
-//   solution not finite: SINGULAR); x ← x − δ, prescribed points set exactly; stop when
+//   window by window (the generated `window_terms`, with the generalised forces'
+//   f_d± = (h/2) f and their Jacobian where the model has them), then point by point,
+//   then the clamped velocities (`assemble`); F not finite: NOT_FINITE; the band
+//   factorised by Gaussian elimination with partial pivoting
+//   (src/families/variational/banded.rs: a pivot not > 0 and finite, or a solution not
+//   finite: SINGULAR); x ← x − δ, prescribed points set exactly; stop when
 //   max |δ_q| ≤ tolerance · max(1, max |q|), after at most MAX_ITERATIONS iterations
 //   (else NO_CONVERGENCE);
 // - then the constraint residual and the relative equation residual of one more

@@ -4,24 +4,25 @@
 // (src/families/variational/ivp.rs). Step k solves, for the increment Δ = q_{k+1} − q_k and
 // the multipliers λ_k (c_w), μ_k (c_h), the NS = D + CW + CH equations
 //
-//   p_k + D₁L_d(q_k, q_k + Δ) + h D₁φ_wᵀ λ_k + h ∇φ_h(q_k, t_k)ᵀ μ_k = 0,
+//   p_k + D₁L_d(q_k, q_k + Δ) + f_d⁻ + h D₁φ_wᵀ λ_k + h ∇φ_h(q_k, t_k)ᵀ μ_k = 0,
 //   φ_w(q_k, q_k + Δ) = 0,   φ_h(q_k + Δ, t_k + h) = 0,
 //
-// by Newton's method with the exact Jacobian from the previous increment (h q̇_0 at the
-// first step) and λ = μ = 0; it stops one evaluation after the update's largest entry is at
-// most the tolerance times max(1, ‖q_k + Δ‖_∞), or fails: NOT_FINITE (a residual, matrix
-// entry or the new momentum not finite), SINGULAR (a zero diagonal of U), NO_CONVERGENCE
-// (MAX_ITERATIONS updates). Then p_{k+1} = D₂L_d + h D₂φ_wᵀ λ_k, the energy
+// (f_d⁻ = f_d⁺ = (h/2) f at the rule's constraint jet: the generalised forces by
+// Lagrange–d'Alembert where the model has them, else 0) by Newton's method with the exact
+// Jacobian from the previous increment (h q̇_0 at the first step) and λ = μ = 0; it stops
+// one evaluation after the update's largest entry is at most the tolerance times
+// max(1, ‖q_k + Δ‖_∞), or fails: NOT_FINITE (a residual, matrix entry or the new momentum
+// not finite), SINGULAR (a zero diagonal of U), NO_CONVERGENCE (MAX_ITERATIONS updates). Then p_{k+1} = D₂L_d + f_d⁺ + h D₂φ_wᵀ λ_k, the energy
 // E = q̇ · ∂L/∂q̇ − L at the rule's constraint jet of the step, q ← q + Δ (Kahan), and with a
 // symmetry the momentum map J = p · ξ(q).
 //
 // The model arrives as the generated module `variational_model`
 // (src/families/variational/shape.rs): the tapes `vl_lagrangian`, `vl_holonomic`,
-// `vl_window`, `vl_energy`, `vl_symmetry` over v = [z (M = 2D), t, θ], and the rule's
-// `window_terms(t_k, h)` (gw: the augmented gradient over (q_k, q_{k+1}); hw: the block
-// ∂²/∂q_k∂q_{k+1} of its Hessian; phiw, jw: φ_w and its Jacobian over (q_k, q_{k+1})) and
-// `step_energy(t_k, h)`. The Newton matrix is factorised and solved in nalgebra's order by
-// the generated module `variational_solver`.
+// `vl_window`, `vl_forces`, `vl_energy`, `vl_symmetry` over v = [z (M = 2D), t, θ], and
+// the rule's `window_terms(t_k, h)` (gw: the augmented gradient over (q_k, q_{k+1}), the
+// forces' (h/2) f included; hw: the block ∂²/∂q_k∂q_{k+1} of its Hessian; phiw, jw: φ_w
+// and its Jacobian over (q_k, q_{k+1})) and `step_energy(t_k, h)`. The Newton matrix is
+// factorised and solved in nalgebra's order by the generated module `variational_solver`.
 //
 // Maxima are NaN-skipping as Rust's f64::max (`larger`); the drifts keep their first value,
 // their last and the largest |value − first| (Drift in src/families/variational/kernel.rs).

@@ -9,8 +9,9 @@
 //! [`BoundaryShape`] holds what the kernel is specialised for: the sizes, the run-wide
 //! layout of the unknowns (the knots sit at the same grid points in every member), the band
 //! and the generated module `variational_boundary_model` — the model's tapes as
-//! straight-line WGSL and the rule's jets and chain rule for a window of r + 1 points,
-//! written in the order of [`super::discrete::Scratch::window`].
+//! straight-line WGSL (the generalised forces' [f, ∂f/∂z] as `vl_forces` where the model
+//! has them) and the rule's jets and chain rule for a window of r + 1 points, written in
+//! the order of [`super::discrete::Scratch::window`].
 //!
 //! Layouts: θ, the prescribed points (start, the knots in grid order, end) and for order 2
 //! the clamped velocities per member (`PARAM`); the status code, the Newton iterations,
@@ -28,7 +29,7 @@ use std::fmt::Write;
 use super::bvp::BoundaryData;
 use super::plan::{MemberProblem, VariationalPlan};
 use super::rule::{DiscreteRule, Evaluation};
-use super::shape::block_sum;
+use super::shape::{block_sum, tape_flops, tape_loop_passes};
 use super::solve::PROJECTION_STEPS;
 use crate::error::{Error, Result};
 use crate::kernels::dense_lu;
@@ -72,6 +73,13 @@ pub struct BoundaryShape {
     pub anchors: Vec<usize>,
     pub kl: usize,
     pub ku: usize,
+    /// Whether the model has generalised forces (`window_terms` adds (h/2) f and its
+    /// Jacobian).
+    pub forces: bool,
+    /// Arithmetic operations and `expr_powi` loop passes of one evaluation of the forces'
+    /// tape (0 without forces).
+    forces_flops: usize,
+    forces_passes: usize,
     model_module: String,
 }
 
@@ -155,6 +163,14 @@ impl BoundaryShape {
                 "vl_observables",
             ));
         }
+        if let Some(forces) = &model.forces {
+            module.push_str(&crate::expr::wgsl::function(forces, "vl_forces"));
+        }
+        let forces = model.forces.is_some();
+        let (forces_flops, forces_passes) = model
+            .forces
+            .as_ref()
+            .map_or((0, 0), |tape| (tape_flops(tape), tape_loop_passes(tape)));
         module.push_str(&window_module(
             &rule,
             d,
@@ -162,6 +178,7 @@ impl BoundaryShape {
             model.jet(),
             observables,
             energy,
+            forces,
         ));
         if ch > 0 {
             module.push_str(
@@ -189,6 +206,9 @@ impl BoundaryShape {
             anchors,
             kl,
             ku,
+            forces,
+            forces_flops,
+            forces_passes,
             model_module: module,
         })
     }
@@ -308,25 +328,26 @@ impl BoundaryShape {
     }
 
     /// Loop passes of one Newton iteration: zeroing the band and the vectors (n), the
-    /// windows and the points of the assembly, the finite check and copy of the residual
-    /// (n), the factorisation and the back substitution (2n), the two update loops over the
-    /// slots, the iteration itself.
+    /// windows of the assembly (each with the `expr_powi` passes of its forces' tape) and
+    /// its points, the finite check and copy of the residual (n), the factorisation and the
+    /// back substitution (2n), the two update loops over the slots, the iteration itself.
     fn iteration_passes(&self) -> usize {
         let n = self.unknowns();
-        4 * n + self.windows() + self.steps + 1 + 2 * self.slots() + 3
+        4 * n + self.windows() * (1 + self.forces_passes) + self.steps + 1 + 2 * self.slots() + 3
     }
 
     /// Loop passes of the whole solve and its outputs, an upper bound counted from the
     /// kernel: zeroing x, the guess (each free point projected in at most
-    /// PROJECTION_STEPS + 1 passes), MAX_ITERATIONS iterations, the final assembly and its
-    /// maxima, the energies, the action and one record per step.
+    /// PROJECTION_STEPS + 1 passes), MAX_ITERATIONS iterations, the final assembly (its
+    /// windows with their forces' passes) and its maxima, the energies, the action and one
+    /// record per step.
     pub fn loop_passes(&self) -> usize {
         let n = self.unknowns();
         let points = self.steps + 1;
         n + points * (PROJECTION_STEPS + 2)
             + self.max_iterations * self.iteration_passes()
             + 2 * n
-            + self.windows()
+            + self.windows() * (1 + self.forces_passes)
             + points
             + self.steps
             + self.windows()
@@ -336,13 +357,19 @@ impl BoundaryShape {
 
     /// Floating-point operations of the whole solve (COUNTED_NEWTON_ITERATIONS
     /// iterations): per iteration the band's factorisation n kl (kl + ku) · 2 and the
-    /// window terms (about 4 ((r + 1) d)² per window).
+    /// window terms (about 4 ((r + 1) d)² per window and evaluation; with forces, per
+    /// window their tape and their chain rule, 2 (r + 1) d + 2 ((r + 1) d)²).
     fn flops(&self) -> usize {
         let n = self.unknowns();
         let wd = (self.order + 1) * self.d;
+        let forces = if self.forces {
+            self.forces_flops + 2 * wd + 2 * wd * wd
+        } else {
+            0
+        };
         let iteration = 2 * n * self.kl * (self.kl + self.ku)
             + 2 * n * (2 * self.kl + self.ku)
-            + self.windows() * 4 * wd * wd * self.rule.evaluations.len();
+            + self.windows() * (4 * wd * wd * self.rule.evaluations.len() + forces);
         COUNTED_NEWTON_ITERATIONS * iteration
     }
 
@@ -435,8 +462,11 @@ fn literal(value: f64) -> String {
 /// The window code of the rule over windows of w = r + 1 points of d coordinates, with
 /// c_w window constraints and jet size m, in the order of
 /// [`super::discrete::Scratch::window`] (its jets as [`DiscreteRule::jet`] forms them, its
-/// chain rule as `chain_gradient` and `chain_hessian` accumulate): `bjet_<e>` and `bjet_c`
-/// over the private `base` and `offs`; `window_terms(t, h)` (g, hs, con, cj from `lam`);
+/// chain rule as `chain_gradient` and `chain_hessian` accumulate, and with `forces` the
+/// Lagrange–d'Alembert terms after the evaluations: g_(i,c) += (h/2) f_c for every point
+/// i, H_(i,c),(j,c') += ((h/2) a) ∂f_c/∂z_(b,c') over the blocks b of point j with
+/// a = a\[j\]\[b\] ≠ 0, f at the constraint jet): `bjet_<e>` and `bjet_c` over the
+/// private `base` and `offs`; `window_terms(t, h)` (g, hs, con, cj from `lam`);
 /// `window_lagrangian(t, h)` (L_d); `window_observables(t, h)`; `window_energy(t, h)`.
 fn window_module(
     rule: &DiscreteRule,
@@ -445,6 +475,7 @@ fn window_module(
     m: usize,
     observables: usize,
     energy: bool,
+    forces: bool,
 ) -> String {
     let w = rule.constraint_point.coefficients.len();
     let n = w * d;
@@ -563,6 +594,41 @@ fn window_module(
         .unwrap();
         gradient(&mut out, evaluation, "scale", "g", 1);
         hessian(&mut out, evaluation, "scale", 1 + m);
+        out.push_str("    }\n");
+    }
+    if forces {
+        let evaluation = &rule.constraint_point;
+        out.push_str(
+            "    {\n    let out = vl_forces(bjet_c(t, h));\n    let half = real(0.5) * h;\n",
+        );
+        for i in 0..w {
+            for c in 0..d {
+                let k = i * d + c;
+                writeln!(out, "    g[{k}] = g[{k}] + half * out[{c}];").unwrap();
+            }
+        }
+        for (j, coefficients) in evaluation.coefficients.iter().enumerate() {
+            for (b, &a) in coefficients.iter().enumerate() {
+                if a == 0.0 {
+                    continue;
+                }
+                writeln!(out, "    {{\n    let f = half * {};", literal(a)).unwrap();
+                for i in 0..w {
+                    for c in 0..d {
+                        for c2 in 0..d {
+                            let k = (i * d + c) * n + j * d + c2;
+                            writeln!(
+                                out,
+                                "    hs[{k}] = hs[{k}] + f * out[{}];",
+                                d + c * m + b * d + c2
+                            )
+                            .unwrap();
+                        }
+                    }
+                }
+                out.push_str("    }\n");
+            }
+        }
         out.push_str("    }\n");
     }
     if cw > 0 {

@@ -1,12 +1,12 @@
 //! The CPU twin of `shaders/variational/boundary.wgsl`: what the kernel's `main` does for
 //! one member of a dispatch, on the chunk's buffers (the member's scratch region copied in
-//! and out), with the same operations in the same order, in f64. The window and point
-//! terms, energies, discrete Lagrangians and observables are the reference's
-//! ([`Scratch::window`], [`Scratch::point`], [`Scratch::energy`],
-//! [`Scratch::lagrangian_and_observables`]), which the kernel's generated module
-//! transcribes; the assembly, the banded LU, the guess, the projection and the Newton loop
-//! are the kernel's, statement for statement, and each is the reference's
-//! ([`super::bvp::BoundarySolver`], [`super::banded::Banded::solve`],
+//! and out), with the same operations in the same order, in f64. The window terms (the
+//! generalised forces' included) and point terms, energies, discrete Lagrangians and
+//! observables are the reference's ([`Scratch::window`], [`Scratch::point`],
+//! [`Scratch::energy`], [`Scratch::lagrangian_and_observables`]), which the kernel's
+//! generated module transcribes; the assembly, the banded LU, the guess, the projection
+//! and the Newton loop are the kernel's, statement for statement, and each is the
+//! reference's ([`super::bvp::BoundarySolver`], [`super::banded::Banded::solve`],
 //! [`super::solve::project`]) operation for operation, so the twin gives the reference's
 //! bits.
 

@@ -1,7 +1,8 @@
 //! The variational family as the engine runs it: members, records and the reference solves
-//! (marching for initial values, [`super::ivp`]; one banded Newton solve for boundary
-//! values, [`super::bvp`]), member by member on all cores; its GPU kernel marches
-//! initial-value problems ([`super::gpu`]).
+//! (marching for initial values, [`super::march`]; one banded Newton solve for boundary
+//! values, [`super::bvp`]), member by member on all cores; its GPU kernels
+//! ([`super::gpu`]) march first-order initial-value problems and solve boundary-value
+//! problems.
 
 use super::bvp::{BoundarySolver, SolveFailure};
 use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
@@ -304,14 +305,14 @@ impl Family for VariationalPlan {
         self.stream()
     }
 
-    /// The kernel: initial-value problems marched ([`super::shape`]), boundary-value
-    /// problems solved whole ([`super::boundary`]).
-    /// The kernels do not evaluate generalised forces yet: a model with `forces` runs on
-    /// the CPU (the engine says so for `--backend gpu`; `auto` runs it there).
+    /// The kernel: initial-value problems of first-order Lagrangians marched
+    /// ([`super::shape`]), boundary-value problems solved whole ([`super::boundary`]),
+    /// generalised forces evaluated in both (their tape generated into the kernel, (h/2) f
+    /// and its Jacobian added to the window terms as the reference adds them).
     /// Initial-value problems of second-order Lagrangians march on the CPU.
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
         let second_order_march = self.model.order == 2 && !self.is_boundary_value();
-        (self.model.forces.is_none() && !second_order_march).then_some(self)
+        (!second_order_march).then_some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {

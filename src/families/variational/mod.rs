@@ -9,14 +9,17 @@
 //! - [`rule`]: discrete Lagrangians (midpoint and trapezoid for order 1, central for order
 //!   2) and the chain rule that gives ∂L_d and ∂²L_d from ∇L and ∇²L;
 //! - [`discrete`]: the terms of the discrete equations on a window and at a point;
-//! - [`ivp`]: initial-value problems, marched one point at a time by Newton (order 1);
+//! - [`ivp`]: the step of initial-value problems, one new point by Newton; [`start`]: the
+//!   first points of a second-order problem from q, q̇, q̈, q⃛ at t = 0; [`march`]: a
+//!   member marched with its records (both orders);
 //! - [`bvp`]: boundary-value problems, the whole path by Newton on the banded system
 //!   ([`banded`]), with clamped ends and interpolation knots;
 //! - [`spec`], [`plan`], [`kernel`]: the config sections, the plan and members, and the
 //!   family as the engine runs it (CPU, all cores);
-//! - [`gpu`], [`shape`], [`twin`]: the GPU kernel of initial-value problems
+//! - [`gpu`], [`shape`], [`twin`]: the GPU kernel of first-order initial-value problems
 //!   (`shaders/variational/step.wgsl`, the model's tapes and the rule generated into it),
-//!   its variants and its CPU twin.
+//!   its variants and its CPU twin; [`boundary`], [`boundary_twin`]: the kernel of
+//!   boundary-value problems (`shaders/variational/boundary.wgsl`) and its twin.
 //!
 //! # The discrete equations
 //!

@@ -1,16 +1,18 @@
 //! The variational kernel's variants: `shaders/variational/step.wgsl`, one invocation per
 //! member marching an initial-value problem with its Newton solve in registers, specialised
-//! by [`VariationalShape`] (d, c_w, c_h, the parameters, the Newton cap, the symmetry) and
-//! assembled with two generated modules:
+//! by [`VariationalShape`] (d, c_w, c_h, the parameters, the Newton cap, the symmetry,
+//! the forces) and assembled with two generated modules:
 //!
 //! - `variational_model`: the model's tapes as straight-line WGSL ([`crate::expr::wgsl`]) —
 //!   `vl_lagrangian` [L, ∇_z L, ∇²_z L], `vl_holonomic` [φ_h, ∂φ_h/∂q, ∂²φ_h/∂q²],
-//!   `vl_window` [φ_w, ∂φ_w/∂z, ∂²φ_w/∂z²], `vl_energy` (E), `vl_symmetry` (ξ(q)) — and the
-//!   rule's chain rule written out for the run's discrete Lagrangian ([`super::rule`]):
-//!   `jet_<e>` (the jet of evaluation e over the window (q_k, q_k + Δ), as
-//!   [`DiscreteRule::jet`] forms it), `window_terms` (the gradient of the augmented L_d, the
-//!   block ∂²/∂q_k∂q_{k+1} of its Hessian, φ_w and its Jacobian, as
-//!   [`super::discrete::Scratch::window`] accumulates them) and `step_energy`;
+//!   `vl_window` [φ_w, ∂φ_w/∂z, ∂²φ_w/∂z²], `vl_forces` [f, ∂f/∂z] (generalised forces),
+//!   `vl_energy` (E), `vl_symmetry` (ξ(q)) — and the rule's chain rule written out for the
+//!   run's discrete Lagrangian ([`super::rule`]): `jet_<e>` (the jet of evaluation e over
+//!   the window (q_k, q_k + Δ), as [`DiscreteRule::jet`] forms it), `window_terms` (the
+//!   gradient of the augmented L_d with the Lagrange–d'Alembert forces (h/2) f at the
+//!   constraint jet on both points, the block ∂²/∂q_k∂q_{k+1} of its Hessian, φ_w and its
+//!   Jacobian, as [`super::discrete::Scratch::window`] accumulates them) and
+//!   `step_energy`;
 //! - `variational_solver`: the dense LU of the Newton matrix ([`crate::kernels::dense_lu`]), in
 //!   nalgebra's order.
 //!
@@ -59,6 +61,9 @@ pub struct VariationalShape {
     pub max_iterations: usize,
     /// Whether the model names a symmetry (the momentum map is recorded).
     pub symmetry: bool,
+    /// Whether the model has generalised forces (`window_terms` adds (h/2) f and its
+    /// Jacobian).
+    pub forces: bool,
     /// The rule at the run's step: what `window_terms` is generated from, and what the twin
     /// walks.
     pub rule: DiscreteRule,
@@ -74,7 +79,7 @@ pub struct VariationalShape {
 
 /// Arithmetic operations of one evaluation of `tape`, a function call counted as
 /// [`FLOPS_PER_CALL`].
-fn tape_flops(tape: &Tape) -> usize {
+pub(super) fn tape_flops(tape: &Tape) -> usize {
     tape.instructions()
         .iter()
         .map(|instr| match instr {
@@ -87,7 +92,7 @@ fn tape_flops(tape: &Tape) -> usize {
 
 /// The loop passes of one evaluation of `tape` in WGSL: `expr_powi(x, n)` loops once per
 /// bit of |n| (at least once); nothing else in a tape loops.
-fn tape_loop_passes(tape: &Tape) -> usize {
+pub(super) fn tape_loop_passes(tape: &Tape) -> usize {
     tape.instructions()
         .iter()
         .map(|instr| match *instr {
@@ -148,7 +153,11 @@ impl VariationalShape {
         if let Some(symmetry) = &model.symmetry {
             model_module.push_str(&crate::expr::wgsl::function(symmetry, "vl_symmetry"));
         }
-        model_module.push_str(&rule_module(&rule, d, cw, model.jet()));
+        if let Some(forces) = &model.forces {
+            model_module.push_str(&crate::expr::wgsl::function(forces, "vl_forces"));
+        }
+        let forces = model.forces.is_some();
+        model_module.push_str(&rule_module(&rule, d, cw, model.jet(), forces));
         let evaluations = rule.evaluations.len();
         let window_flops = if cw > 0 { tape_flops(&model.window) } else { 0 };
         let window_passes = if cw > 0 {
@@ -168,6 +177,10 @@ impl VariationalShape {
             .symmetry
             .as_ref()
             .map_or((0, 0), |tape| (tape_flops(tape), tape_loop_passes(tape)));
+        let (forces_flops, forces_passes) = model
+            .forces
+            .as_ref()
+            .map_or((0, 0), |tape| (tape_flops(tape), tape_loop_passes(tape)));
         Ok(VariationalShape {
             coordinates: d,
             window_constraints: cw,
@@ -175,14 +188,17 @@ impl VariationalShape {
             parameters: model.parameters.len(),
             max_iterations: plan.newton.max_iterations,
             symmetry: model.symmetry.is_some(),
+            forces,
             rule,
             iteration_flops: evaluations * tape_flops(&model.lagrangian)
                 + window_flops
-                + holonomic_flops,
+                + holonomic_flops
+                + forces_flops,
             step_flops: holonomic_flops + tape_flops(energy) + symmetry_flops,
             iteration_loop_passes: evaluations * tape_loop_passes(&model.lagrangian)
                 + window_passes
-                + holonomic_passes,
+                + holonomic_passes
+                + forces_passes,
             step_loop_passes: holonomic_passes + tape_loop_passes(energy) + symmetry_passes,
             model_module,
         })
@@ -240,10 +256,11 @@ impl VariationalShape {
 
     /// Floating-point operations per member-step, counted from the kernel with
     /// `COUNTED_NEWTON_ITERATIONS` Newton iterations plus the final evaluation (a function
-    /// call counted as 30): per iteration the tapes, the chain rule (about 6d² per
-    /// evaluation and 8 d c_w + 6 d² c_w for the window constraints), the residual
-    /// (4d + 4 d c_h), the matrix (d (c_w + c_h)), the factorisation (⅔ n³) and the solve
-    /// (2n²), the update (4n); per step the tapes at q_k, E, ξ and the Kahan update (4d).
+    /// call counted as 30): per iteration the tapes (the forces' included), the chain rule
+    /// (about 6d² per evaluation, 8 d c_w + 6 d² c_w for the window constraints and
+    /// 4d + 4d² for the forces), the residual (4d + 4 d c_h), the matrix (d (c_w + c_h)),
+    /// the factorisation (⅔ n³) and the solve (2n²), the update (4n); per step the tapes
+    /// at q_k, E, ξ and the Kahan update (4d).
     pub fn flops_per_step(&self) -> usize {
         let (d, cw, ch) = (
             self.coordinates,
@@ -252,7 +269,9 @@ impl VariationalShape {
         );
         let n = self.unknowns();
         let evaluations = self.rule.evaluations.len();
+        let forces = if self.forces { 4 * d + 4 * d * d } else { 0 };
         let iteration = self.iteration_flops
+            + forces
             + evaluations * 6 * d * d
             + 8 * d * cw
             + 6 * d * d * cw
@@ -343,10 +362,12 @@ pub fn block_sum(evaluation: &Evaluation, b: usize) -> f64 {
 /// constraints and jet size m = 2d: one `jet_<e>` per evaluation and `jet_c` for the
 /// constraint point, `window_terms` and `step_energy`. Every accumulation runs in the order
 /// of [`super::discrete::Scratch::window`]: per evaluation, for each point i and jet block b
-/// with a[i][b] ≠ 0, g_(i,c) += (h w a) ∇_b L_c; for the block (0, 1) of the Hessian,
-/// H_(0,c),(1,c') += (h w a a') ∇²L; then per window constraint j its Jacobian row
-/// (0 + a ∇φ_j), g += (h λ_j) row, and, when h λ_j ≠ 0, its Hessian block.
-fn rule_module(rule: &DiscreteRule, d: usize, cw: usize, m: usize) -> String {
+/// with a\[i\]\[b\] ≠ 0, g_(i,c) += (h w a) ∇_b L_c; for the block (0, 1) of the Hessian,
+/// H_(0,c),(1,c') += (h w a a') ∇²L; then, with `forces`, f and ∂f/∂z at the constraint
+/// jet: g_(i,c) += (h/2) f_c for both points and H_(0,c),(1,c') += ((h/2) a) ∂f_c/∂z_(b,c')
+/// over the blocks b of point 1 with a = a\[1\]\[b\] ≠ 0; then per window constraint j its
+/// Jacobian row (0 + a ∇φ_j), g += (h λ_j) row, and, when h λ_j ≠ 0, its Hessian block.
+fn rule_module(rule: &DiscreteRule, d: usize, cw: usize, m: usize, forces: bool) -> String {
     let n = 2 * d;
     let mut out = String::from("// ---- the rule (src/families/variational/shape.rs)\n");
     let jet = |out: &mut String, name: &str, evaluation: &Evaluation| {
@@ -418,6 +439,38 @@ fn rule_module(rule: &DiscreteRule, d: usize, cw: usize, m: usize) -> String {
             }
         }
         hessian_block(&mut out, evaluation, d, m, "scale", 1 + m);
+        out.push_str("    }\n");
+    }
+    if forces {
+        // Lagrange–d'Alembert: (h/2) f at the constraint jet on both points, and its
+        // Jacobian's block (0, 1).
+        out.push_str(
+            "    {\n    let out = vl_forces(jet_c(t_k, h));\n    let half = real(0.5) * h;\n",
+        );
+        for i in 0..2 {
+            for c in 0..d {
+                let g = i * d + c;
+                writeln!(out, "    gw[{g}] = gw[{g}] + half * out[{c}];").unwrap();
+            }
+        }
+        for (b, &a) in rule.constraint_point.coefficients[1].iter().enumerate() {
+            if a == 0.0 {
+                continue;
+            }
+            writeln!(out, "    {{\n    let f = half * {};", literal(a)).unwrap();
+            for c in 0..d {
+                for c2 in 0..d {
+                    let k = c * d + c2;
+                    writeln!(
+                        out,
+                        "    hw[{k}] = hw[{k}] + f * out[{}];",
+                        d + c * m + b * d + c2
+                    )
+                    .unwrap();
+                }
+            }
+            out.push_str("    }\n");
+        }
         out.push_str("    }\n");
     }
     if cw > 0 {

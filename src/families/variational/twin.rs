@@ -6,8 +6,8 @@
 //! written from it; the Newton matrix is factorised and solved in nalgebra's order. Each
 //! of these is the reference marcher's ([`super::ivp::Marcher::step`]) operation for
 //! operation, restricted to the entries the step reads (the gradient of L_d and the block
-//! ∂²L_d/∂q_k∂q_{k+1} of its Hessian), so the twin's results are the reference's to the
-//! last bit.
+//! ∂²L_d/∂q_k∂q_{k+1} of its Hessian, with the generalised forces' (h/2) f and Jacobian
+//! where the model has them), so the twin's results are the reference's to the last bit.
 
 use super::model::LagrangianModel;
 use super::rule::Evaluation;
@@ -149,6 +149,30 @@ impl Invocation<'_> {
                 }
             }
             self.hessian_block(evaluation, scale, 1 + m);
+        }
+        if let Some(forces) = &model.forces {
+            // Lagrange–d'Alembert: (h/2) f at the constraint jet on both points, and the
+            // block (0, 1) of its Jacobian, ((h/2) a) ∂f_c/∂z_(b,c') over point 1's blocks.
+            let evaluation = &shape.rule.constraint_point;
+            self.jet(evaluation, t_k, h);
+            self.evaluate(forces);
+            let half = 0.5 * h;
+            for i in 0..2 {
+                for c in 0..d {
+                    self.gw[i * d + c] += half * self.out[c];
+                }
+            }
+            for (b, &a) in evaluation.coefficients[1].iter().enumerate() {
+                if a == 0.0 {
+                    continue;
+                }
+                let f = half * a;
+                for c in 0..d {
+                    for c2 in 0..d {
+                        self.hw[c * d + c2] += f * self.out[d + c * m + b * d + c2];
+                    }
+                }
+            }
         }
         if cw == 0 {
             return;
