@@ -380,10 +380,47 @@ seed = 9
 parameters.k = { kind = "uniform", low = 0.5, high = 3.0 }
 "#;
 
+/// Rotations about the z axis, ξ(q) = (−y, x, 0): the sphere splines' and the cylinder's
+/// symmetry (the momentum map J_z).
+const ROTATION: &str = "system.symmetry=['-y', 'x', '0']";
+
+/// Translations along x, ξ = (1, 0): the Euclidean cubic spline's symmetry.
+const TRANSLATION: &str = "system.symmetry=['1', '0']";
+
+/// The energy (order 2 always; order 1 with an energy) and, with a symmetry, the momentum
+/// map are recorded for every step and in the totals: they are what the kernel must
+/// reproduce, so a case without them would test nothing new.
+fn assert_records_every_step_quantity(
+    plan: &VariationalPlan,
+    results: &[MemberResult],
+    name: &str,
+) {
+    let spec = plan.record_spec();
+    let has = |channel: &str| spec.channels.iter().any(|c| c.name == channel);
+    assert!(has("energy"), "{name}: no energy channel");
+    assert_eq!(has("momentum"), plan.model.symmetry.is_some(), "{name}");
+    for total in ["energy_first", "energy_max_abs_change"] {
+        let at = spec.totals.iter().position(|t| *t == total).unwrap();
+        assert!(
+            results.iter().all(|m| m.totals[at].is_finite()),
+            "{name}: {total}"
+        );
+    }
+    if let Some(at) = spec.totals.iter().position(|t| *t == "momentum_first") {
+        assert!(
+            results.iter().all(|m| m.totals[at].is_finite()),
+            "{name}: J"
+        );
+    }
+}
+
 /// The boundary-value kernel's twin is the reference to the last bit: sphere splines (a
 /// holonomic constraint, drawn knots), the Euclidean cubic spline through two knots, the
 /// clamped beam, a first-order problem with a holonomic constraint, an observable and the
-/// energy (midpoint and trapezoid), with records every step or sparser, in one chunk or many.
+/// energy (midpoint and trapezoid), with records every step or sparser, in one chunk or many;
+/// with a symmetry (sphere splines and the cylinder with J_z, the cubic spline with a
+/// translation) also the momentum map of every step, and for order 2 the Ostrogradsky
+/// energy of every step.
 #[test]
 fn the_boundary_value_twin_gives_the_reference_bits() {
     let cases: Vec<(&str, VariationalPlan)> = vec![
@@ -402,6 +439,26 @@ fn the_boundary_value_twin_gives_the_reference_bits() {
             "first order, trapezoid",
             plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]),
         ),
+        (
+            "sphere splines, J_z",
+            sphere_splines(&["ensemble.members=12", ROTATION]),
+        ),
+        (
+            "sphere splines, J_z, every 7",
+            sphere_splines(&["ensemble.members=3", "output.every=7", ROTATION]),
+        ),
+        (
+            "cubic spline, translation",
+            plan(
+                &example_text("variational_cubic_spline.toml"),
+                &[TRANSLATION],
+            ),
+        ),
+        ("first order, J_z", plan(FIRST_ORDER_BVP, &[ROTATION])),
+        (
+            "first order, trapezoid, J_z",
+            plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\"", ROTATION]),
+        ),
     ];
     for (name, plan) in cases {
         let expected = reference(&plan);
@@ -409,6 +466,7 @@ fn the_boundary_value_twin_gives_the_reference_bits() {
             expected.iter().all(|m| m.nonfinite_step.is_none()),
             "{name}: the reference fails"
         );
+        assert_records_every_step_quantity(&plan, &expected, name);
         for caps in [(None, None), (Some(5), Some(3)), (Some(1), Some(1))] {
             common::assert_same_bits(
                 &twin_run(&plan, caps),
@@ -434,6 +492,21 @@ fn boundary_value_failures_are_flagged_alike() {
             plan(
                 &example_text("variational_beam.toml"),
                 &["system.newton.max_iterations=1"],
+            ),
+        ),
+        (
+            "sphere splines with J_z, one iteration",
+            sphere_splines(&[
+                "ensemble.members=16",
+                "system.newton.max_iterations=1",
+                ROTATION,
+            ]),
+        ),
+        (
+            "first order with J_z, one iteration",
+            plan(
+                FIRST_ORDER_BVP,
+                &["system.newton.max_iterations=1", ROTATION],
             ),
         ),
     ] {
@@ -469,10 +542,20 @@ fn the_boundary_value_gpu_matches_the_reference_to_1e_10() {
             plan(&example_text("variational_beam.toml"), &["scheme.h=0.02"]),
         ),
         ("first order", plan(FIRST_ORDER_BVP, &[])),
+        ("sphere splines, J_z", sphere_splines(&[ROTATION])),
+        (
+            "cubic spline, translation",
+            plan(
+                &example_text("variational_cubic_spline.toml"),
+                &["scheme.h=0.025", TRANSLATION],
+            ),
+        ),
+        ("first order, J_z", plan(FIRST_ORDER_BVP, &[ROTATION])),
     ];
     for (name, plan) in cases {
         let expected = reference(&plan);
         assert!(expected.iter().all(|m| m.nonfinite_step.is_none()));
+        assert_records_every_step_quantity(&plan, &expected, name);
         let started = std::time::Instant::now();
         let gpu = gpu_run(&plan, Precision::F64);
         eprintln!("{name}: GPU run {:.1} s", started.elapsed().as_secs_f64());
@@ -488,21 +571,34 @@ fn the_boundary_value_gpu_matches_the_reference_to_1e_10() {
 }
 
 /// Every boundary-value variant validates with naga and translates to SPIR-V in both
-/// precisions.
+/// precisions; with a symmetry its work and loop estimates count the momentum map's
+/// windows and generators (more flops and loop passes per step than without).
 #[test]
 fn every_boundary_value_variant_validates() {
     use harbor::kernels::wgsl::translate;
-    for plan in [
-        sphere_splines(&[]),
-        plan(&example_text("variational_cubic_spline.toml"), &[]),
-        plan(&example_text("variational_beam.toml"), &[]),
-        plan(FIRST_ORDER_BVP, &[]),
-        plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]),
+    let cubic = example_text("variational_cubic_spline.toml");
+    for (plan, without) in [
+        (sphere_splines(&[]), None),
+        (plan(&cubic, &[]), None),
+        (plan(&example_text("variational_beam.toml"), &[]), None),
+        (plan(FIRST_ORDER_BVP, &[]), None),
+        (plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]), None),
+        (sphere_splines(&[ROTATION]), Some(sphere_splines(&[]))),
+        (plan(&cubic, &[TRANSLATION]), Some(plan(&cubic, &[]))),
+        (
+            plan(FIRST_ORDER_BVP, &[ROTATION]),
+            Some(plan(FIRST_ORDER_BVP, &[])),
+        ),
     ] {
         let kernel = plan.kernel_bound().unwrap();
         assert!(kernel.scratch > 0);
         for precision in [Precision::F64, Precision::F32] {
             translate(&kernel, precision).unwrap_or_else(|e| panic!("{e}"));
+        }
+        if let Some(without) = without {
+            let without = without.kernel_bound().unwrap();
+            assert!(kernel.flops_per_step > without.flops_per_step);
+            assert!(kernel.loop_iterations_per_step > without.loop_iterations_per_step);
         }
     }
 }

@@ -67,7 +67,8 @@ fn drift_of(value: f64) -> [f64; 3] {
 
 impl VariationalPlan {
     /// The final state, the totals in the reference's order (the status code, the failed
-    /// step, the Newton iterations, the residuals, the action, the energy's drift) and the
+    /// step, the Newton iterations, the residuals, the action, the energy's drift, the
+    /// momentum map's) and the
     /// first row of the path, multipliers and (order 2) observables, which only the solve
     /// knows ([`Family::record_start`] holds their places).
     ///
@@ -88,6 +89,9 @@ impl VariationalPlan {
         .collect();
         if self.channel_index("energy").is_some() {
             state.extend_into("energy_drift", &mut out.totals);
+        }
+        if self.channel_index("momentum").is_some() {
+            state.extend_into("momentum_drift", &mut out.totals);
         }
         let mut first_row = |channel: &str, field: &str| {
             if let Some(c) = self.channel_index(channel) {
@@ -212,12 +216,7 @@ impl GpuKernel for VariationalPlan {
     }
 
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult) {
-        let last = if self.is_boundary_value() {
-            "observables"
-        } else {
-            "momentum"
-        };
-        for name in ["path", "multipliers", "energy", last] {
+        for name in ["path", "multipliers", "energy", "momentum", "observables"] {
             if let Some(c) = self.channel_index(name) {
                 record.extend_into(name, &mut out.channels[c]);
             }

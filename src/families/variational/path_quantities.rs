@@ -175,7 +175,10 @@ impl VariationalPlan {
             scratch.generator(model, &member.parameters, q, &mut generator);
             generator.clone()
         };
-        let dot = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+        // a · b from the first product.
+        let dot = |a: &[f64], b: &[f64]| -> f64 {
+            (1..a.len()).fold(a[0] * b[0], |total, c| total + a[c] * b[c])
+        };
         if momenta {
             for k in 1..=n {
                 let value = if model.order == 2 {
