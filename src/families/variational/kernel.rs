@@ -1,7 +1,7 @@
 //! The variational family as the engine runs it: members, records and the reference solves
 //! (marching for initial values, [`super::march`]; one banded Newton solve for boundary
 //! values, [`super::bvp`]), member by member on all cores; its GPU kernels
-//! ([`super::gpu`]) march first-order initial-value problems and solve boundary-value
+//! ([`super::gpu`]) march initial-value problems of both orders and solve boundary-value
 //! problems.
 
 use super::bvp::{BoundarySolver, SolveFailure};
@@ -264,8 +264,9 @@ impl Family for VariationalPlan {
 
     /// The path's first row (q_0 is known for both kinds of problem; a boundary-value
     /// kernel overwrites it with NaN where its solve fails) and, for initial values with a
-    /// symmetry, the momentum map's J_0; for boundary values, NaN places for the first rows
-    /// of the multipliers and (order 2) the observables, which the kernel's solve fills.
+    /// symmetry, the momentum map's J_0 (order 2: a NaN place, which the kernel's start
+    /// fills); for boundary values, NaN places for the first rows of the multipliers and
+    /// (order 2) the observables, which the kernel's solve fills.
     fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
         let q0 = match &member.problem {
             MemberProblem::InitialValue(data) => &data.q0,
@@ -288,9 +289,14 @@ impl Family for VariationalPlan {
             }
         }
         if let Some(c) = self.channel("momentum")
-            && let Some(j0) = self.start(member).and_then(|start| start.momentum_map)
+            && let MemberProblem::InitialValue(_) = &member.problem
         {
-            out.channels[c].push(j0);
+            if self.model.order == 2 {
+                // The place of J_0, which the kernel's start gives (its decode_final).
+                out.channels[c].push(f64::NAN);
+            } else if let Some(j0) = self.start(member).and_then(|start| start.momentum_map) {
+                out.channels[c].push(j0);
+            }
         }
     }
 
@@ -306,13 +312,13 @@ impl Family for VariationalPlan {
     }
 
     /// The kernel: initial-value problems of first-order Lagrangians marched
-    /// ([`super::shape`]), boundary-value problems solved whole ([`super::boundary`]),
-    /// generalised forces evaluated in both (their tape generated into the kernel, (h/2) f
-    /// and its Jacobian added to the window terms as the reference adds them).
-    /// Initial-value problems of second-order Lagrangians march on the CPU.
+    /// ([`super::shape`]), of second-order Lagrangians started and marched
+    /// ([`super::second_order`]), boundary-value problems solved whole
+    /// ([`super::boundary`]), generalised forces evaluated in the first-order ones (their
+    /// tape generated into the kernel, (h/2) f and its Jacobian added to the window terms as
+    /// the reference adds them).
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
-        let second_order_march = self.model.order == 2 && !self.is_boundary_value();
-        (!second_order_march).then_some(self)
+        Some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {
