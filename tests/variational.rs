@@ -610,3 +610,97 @@ fn second_order_initial_values_are_checked() {
         ],
     );
 }
+
+/// Boundary-value paths report the energy and the momentum map of every step: between
+/// knots a discrete cubic spline keeps its Ostrogradsky energy and its linear momentum
+/// (ξ = a translation) to round-off, and a knot changes them; a sphere spline without knots
+/// keeps the momentum map of rotations about the z axis (which its ends' data break
+/// nothing of: J is conserved whatever the boundary values) to round-off.
+#[test]
+fn boundary_value_paths_keep_energy_and_momentum_between_knots() {
+    let text = example_text("variational_cubic_spline.toml");
+    let no_knots = plan(&text, &["problem.knots=[]", "system.symmetry=['1', '0']"]);
+    let member = &run(&no_knots)[0];
+    let energy = channel(&no_knots, member, "energy");
+    let momentum = channel(&no_knots, member, "momentum");
+    assert_eq!(energy.len(), no_knots.grid().steps);
+    let spread = |values: &[f64]| {
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        hi - lo
+    };
+    // Both are third differences of the path (÷ h³): their round-off is ~1e-16/h³.
+    let h = no_knots.grid().h;
+    let round_off = 1e-15 / (h * h * h);
+    let scale = energy[0].abs().max(1.0);
+    eprintln!(
+        "cubic spline: energy {} spread {:e}, momentum {} spread {:e}",
+        energy[0],
+        spread(energy),
+        momentum[0],
+        spread(momentum)
+    );
+    assert!(
+        spread(energy) <= round_off * scale,
+        "energy spread {:e}",
+        spread(energy)
+    );
+    assert!(spread(momentum) <= round_off * momentum[0].abs().max(1.0));
+    assert_eq!(
+        total(&no_knots, member, "energy_max_abs_change"),
+        energy
+            .iter()
+            .fold(0.0, |m, e| f64::max(m, (e - energy[0]).abs()))
+    );
+    // With its knots the energy and momentum are constant on each piece and jump at knots.
+    let knotted = plan(&text, &["system.symmetry=['1', '0']"]);
+    let member = &run(&knotted)[0];
+    let momentum = channel(&knotted, member, "momentum");
+    let h = knotted.grid().h;
+    let (first_knot, second_knot) = ((0.25 / h).round() as usize, (0.75 / h).round() as usize);
+    // Step k ends at q_k; its J is that of the path ending at q_{k+1}: pieces [1, knot − 1].
+    let pieces = [
+        &momentum[..first_knot - 1],
+        &momentum[first_knot..second_knot - 1],
+        &momentum[second_knot..],
+    ];
+    for piece in pieces {
+        assert!(
+            spread(piece) <= round_off * piece[0].abs().max(1.0),
+            "piece spread {:e}",
+            spread(piece)
+        );
+    }
+    assert!(
+        (pieces[0][0] - pieces[1][0]).abs() > 1e-3,
+        "a knot changes J"
+    );
+    // Sphere splines without knots: J_z of rotations conserved.
+    let sphere =
+        std::fs::read_to_string(common::example_path("variational_sphere_spline.toml")).unwrap();
+    let plan = plan(
+        &sphere,
+        &[
+            "problem.knots=[]",
+            "ensemble.members=2",
+            "system.symmetry=['-y', 'x', '0']",
+        ],
+    );
+    for member in run(&plan) {
+        let j0 = total(&plan, &member, "momentum_first");
+        let drift = total(&plan, &member, "momentum_max_abs_change");
+        assert!(
+            drift <= 1e-12 * j0.abs().max(1.0) / plan.grid().h,
+            "drift {drift:e}"
+        );
+        let energy = channel(&plan, &member, "energy");
+        eprintln!(
+            "sphere spline: J {j0} drift {drift:e}; energy {} … {}",
+            energy[0],
+            energy[energy.len() - 1]
+        );
+    }
+}

@@ -10,7 +10,12 @@
 //! beam. Generalised forces (Lagrange–d'Alembert) run on both kernels: damped and driven
 //! oscillators, a damped spherical pendulum, a velocity-constrained pair and first-order
 //! boundary-value problems with forces, the twins giving the reference's bits and the GPU
-//! within 1e-10 of it. Run with `--nocapture` to see the measured gaps.
+//! within 1e-10 of it. Boundary values also record the energy of every step (order 2:
+//! Ostrogradsky) and, with a symmetry, the momentum map of every step. Second-order
+//! initial-value problems run on their own kernel (`shaders/variational/second_order.wgsl`,
+//! start and march): Pais–Uhlenbeck and sphere cubics, twin bits, GPU within 1e-10 but for
+//! the multipliers and round-off-level totals (`second_order_round_off`). Run with
+//! `--nocapture` to see the measured gaps.
 
 mod common;
 
@@ -380,10 +385,47 @@ seed = 9
 parameters.k = { kind = "uniform", low = 0.5, high = 3.0 }
 "#;
 
+/// Rotations about the z axis, ξ(q) = (−y, x, 0): the sphere splines' and the cylinder's
+/// symmetry (the momentum map J_z).
+const ROTATION: &str = "system.symmetry=['-y', 'x', '0']";
+
+/// Translations along x, ξ = (1, 0): the Euclidean cubic spline's symmetry.
+const TRANSLATION: &str = "system.symmetry=['1', '0']";
+
+/// The energy (order 2 always; order 1 with an energy) and, with a symmetry, the momentum
+/// map are recorded for every step and in the totals: they are what the kernel must
+/// reproduce, so a case without them would test nothing new.
+fn assert_records_every_step_quantity(
+    plan: &VariationalPlan,
+    results: &[MemberResult],
+    name: &str,
+) {
+    let spec = plan.record_spec();
+    let has = |channel: &str| spec.channels.iter().any(|c| c.name == channel);
+    assert!(has("energy"), "{name}: no energy channel");
+    assert_eq!(has("momentum"), plan.model.symmetry.is_some(), "{name}");
+    for total in ["energy_first", "energy_max_abs_change"] {
+        let at = spec.totals.iter().position(|t| *t == total).unwrap();
+        assert!(
+            results.iter().all(|m| m.totals[at].is_finite()),
+            "{name}: {total}"
+        );
+    }
+    if let Some(at) = spec.totals.iter().position(|t| *t == "momentum_first") {
+        assert!(
+            results.iter().all(|m| m.totals[at].is_finite()),
+            "{name}: J"
+        );
+    }
+}
+
 /// The boundary-value kernel's twin is the reference to the last bit: sphere splines (a
 /// holonomic constraint, drawn knots), the Euclidean cubic spline through two knots, the
 /// clamped beam, a first-order problem with a holonomic constraint, an observable and the
-/// energy (midpoint and trapezoid), with records every step or sparser, in one chunk or many.
+/// energy (midpoint and trapezoid), with records every step or sparser, in one chunk or many;
+/// with a symmetry (sphere splines and the cylinder with J_z, the cubic spline with a
+/// translation) also the momentum map of every step, and for order 2 the Ostrogradsky
+/// energy of every step.
 #[test]
 fn the_boundary_value_twin_gives_the_reference_bits() {
     let cases: Vec<(&str, VariationalPlan)> = vec![
@@ -402,6 +444,26 @@ fn the_boundary_value_twin_gives_the_reference_bits() {
             "first order, trapezoid",
             plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]),
         ),
+        (
+            "sphere splines, J_z",
+            sphere_splines(&["ensemble.members=12", ROTATION]),
+        ),
+        (
+            "sphere splines, J_z, every 7",
+            sphere_splines(&["ensemble.members=3", "output.every=7", ROTATION]),
+        ),
+        (
+            "cubic spline, translation",
+            plan(
+                &example_text("variational_cubic_spline.toml"),
+                &[TRANSLATION],
+            ),
+        ),
+        ("first order, J_z", plan(FIRST_ORDER_BVP, &[ROTATION])),
+        (
+            "first order, trapezoid, J_z",
+            plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\"", ROTATION]),
+        ),
     ];
     for (name, plan) in cases {
         let expected = reference(&plan);
@@ -409,6 +471,7 @@ fn the_boundary_value_twin_gives_the_reference_bits() {
             expected.iter().all(|m| m.nonfinite_step.is_none()),
             "{name}: the reference fails"
         );
+        assert_records_every_step_quantity(&plan, &expected, name);
         for caps in [(None, None), (Some(5), Some(3)), (Some(1), Some(1))] {
             common::assert_same_bits(
                 &twin_run(&plan, caps),
@@ -434,6 +497,21 @@ fn boundary_value_failures_are_flagged_alike() {
             plan(
                 &example_text("variational_beam.toml"),
                 &["system.newton.max_iterations=1"],
+            ),
+        ),
+        (
+            "sphere splines with J_z, one iteration",
+            sphere_splines(&[
+                "ensemble.members=16",
+                "system.newton.max_iterations=1",
+                ROTATION,
+            ]),
+        ),
+        (
+            "first order with J_z, one iteration",
+            plan(
+                FIRST_ORDER_BVP,
+                &["system.newton.max_iterations=1", ROTATION],
             ),
         ),
     ] {
@@ -469,10 +547,20 @@ fn the_boundary_value_gpu_matches_the_reference_to_1e_10() {
             plan(&example_text("variational_beam.toml"), &["scheme.h=0.02"]),
         ),
         ("first order", plan(FIRST_ORDER_BVP, &[])),
+        ("sphere splines, J_z", sphere_splines(&[ROTATION])),
+        (
+            "cubic spline, translation",
+            plan(
+                &example_text("variational_cubic_spline.toml"),
+                &["scheme.h=0.025", TRANSLATION],
+            ),
+        ),
+        ("first order, J_z", plan(FIRST_ORDER_BVP, &[ROTATION])),
     ];
     for (name, plan) in cases {
         let expected = reference(&plan);
         assert!(expected.iter().all(|m| m.nonfinite_step.is_none()));
+        assert_records_every_step_quantity(&plan, &expected, name);
         let started = std::time::Instant::now();
         let gpu = gpu_run(&plan, Precision::F64);
         eprintln!("{name}: GPU run {:.1} s", started.elapsed().as_secs_f64());
@@ -488,21 +576,34 @@ fn the_boundary_value_gpu_matches_the_reference_to_1e_10() {
 }
 
 /// Every boundary-value variant validates with naga and translates to SPIR-V in both
-/// precisions.
+/// precisions; with a symmetry its work and loop estimates count the momentum map's
+/// windows and generators (more flops and loop passes per step than without).
 #[test]
 fn every_boundary_value_variant_validates() {
     use harbor::kernels::wgsl::translate;
-    for plan in [
-        sphere_splines(&[]),
-        plan(&example_text("variational_cubic_spline.toml"), &[]),
-        plan(&example_text("variational_beam.toml"), &[]),
-        plan(FIRST_ORDER_BVP, &[]),
-        plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]),
+    let cubic = example_text("variational_cubic_spline.toml");
+    for (plan, without) in [
+        (sphere_splines(&[]), None),
+        (plan(&cubic, &[]), None),
+        (plan(&example_text("variational_beam.toml"), &[]), None),
+        (plan(FIRST_ORDER_BVP, &[]), None),
+        (plan(FIRST_ORDER_BVP, &["problem.rule=\"trapezoid\""]), None),
+        (sphere_splines(&[ROTATION]), Some(sphere_splines(&[]))),
+        (plan(&cubic, &[TRANSLATION]), Some(plan(&cubic, &[]))),
+        (
+            plan(FIRST_ORDER_BVP, &[ROTATION]),
+            Some(plan(FIRST_ORDER_BVP, &[])),
+        ),
     ] {
         let kernel = plan.kernel_bound().unwrap();
         assert!(kernel.scratch > 0);
         for precision in [Precision::F64, Precision::F32] {
             translate(&kernel, precision).unwrap_or_else(|e| panic!("{e}"));
+        }
+        if let Some(without) = without {
+            let without = without.kernel_bound().unwrap();
+            assert!(kernel.flops_per_step > without.flops_per_step);
+            assert!(kernel.loop_iterations_per_step > without.loop_iterations_per_step);
         }
     }
 }
@@ -805,4 +906,252 @@ fn every_variant_with_forces_validates_and_is_counted() {
             without.loop_iterations_per_step
         );
     }
+}
+
+/// `examples/variational_pais_uhlenbeck.toml`: a second-order Lagrangian without
+/// constraints, 256 members with drawn ω₂ and q̈(0) over 2000 steps (overrides set the
+/// member count).
+fn pais_uhlenbeck(overrides: &[&str]) -> VariationalPlan {
+    plan(&example_text("variational_pais_uhlenbeck.toml"), overrides)
+}
+
+/// The cubic on the sphere of `tests/variational.rs`
+/// (`a_sphere_cubic_initial_value_problem_stays_on_the_sphere_at_second_order`: L = ½|q̈|²
+/// on |q| = 1, the momentum map of rotations about z) over an ensemble of drawn q̈(0) and
+/// q⃛(0); its solutions blow up near t = 1.45 (that test's note), so runs past t = 1 fail
+/// member by member.
+const SPHERE_CUBIC: &str = r#"
+[system]
+kind = "variational"
+coordinates = ["x", "y", "z"]
+order = 2
+lagrangian = "(xdd^2 + ydd^2 + zdd^2)/2"
+constraints = ["x^2 + y^2 + z^2 - 1"]
+symmetry = ["-y", "x", "0"]
+
+[problem]
+kind = "initial-value"
+q0 = [1.0, 0.0, 0.0]
+qd0 = [0.0, 1.0, 0.0]
+qdd0 = [-1.0, 0.0, 0.5]
+qddd0 = [0.0, -0.3, 0.2]
+
+[scheme]
+family = "variational"
+h = 0.01
+t_end = 1.0
+
+[output]
+every = 3
+
+[ensemble]
+members = 256
+seed = 21
+qdd0 = { kind = "perturb", sigma = 0.05 }
+qddd0 = { kind = "perturb", sigma = 0.1 }
+"#;
+
+/// Second-order initial-value problems run on their own kernel
+/// (`shaders/variational/second_order.wgsl`: the start and the march in one invocation);
+/// its twin is the reference to the last bit however members and steps are cut: the
+/// Pais–Uhlenbeck ensemble (1024 members; the energy of every step) and the sphere cubic (a
+/// holonomic constraint, whose start projects q_1 onto it, and the momentum map with J_0
+/// from the start), with records every step or sparser.
+#[test]
+fn second_order_twin_gives_the_reference_bits() {
+    // (members per chunk, steps per dispatch) caps.
+    type Caps = (Option<usize>, Option<usize>);
+    let cases: Vec<(&str, VariationalPlan, Vec<Caps>)> = vec![
+        (
+            "Pais–Uhlenbeck, 1024 members",
+            pais_uhlenbeck(&["ensemble.members=1024"]),
+            vec![(None, None), (Some(300), Some(7))],
+        ),
+        (
+            "Pais–Uhlenbeck, every step",
+            pais_uhlenbeck(&["ensemble.members=5", "output.every=1", "scheme.t_end=1.0"]),
+            vec![(Some(1), Some(1)), (Some(2), Some(3))],
+        ),
+        (
+            "sphere cubic",
+            plan(SPHERE_CUBIC, &["ensemble.members=40"]),
+            vec![(None, None), (Some(5), Some(3)), (Some(1), Some(1))],
+        ),
+    ];
+    for (name, plan, caps) in cases {
+        assert!(plan.gpu_kernel().is_some(), "{name}: no kernel");
+        let expected = reference(&plan);
+        assert!(
+            expected.iter().all(|m| m.nonfinite_step.is_none()),
+            "{name}: the reference fails"
+        );
+        for caps in caps {
+            common::assert_same_bits(
+                &twin_run(&plan, caps),
+                &expected,
+                &format!("{name} {caps:?}"),
+            );
+        }
+    }
+}
+
+/// Takes out of both runs what the discrete equations of a second-order problem fix only
+/// to round-off amplified by their scaling, returning the largest gaps: the multipliers μ
+/// (the Newton matrix holds ∂²L_d ~ 1/h³ beside h ∇φ_h, so μ is resolved to ~ε/h⁴ ≈ 1e-8
+/// relative at h = 0.01, and any reordering — the GPU's compiler may fuse and reassociate
+/// — moves it that much), the relative equation residual (a round-off level), and the
+/// largest change of the Ostrogradsky energy (third differences of the path ÷ h³: a path
+/// differing in its last bits moves E_k by ~1e-16 |q|/h³, ~1e-10 at h = 0.01), which is
+/// then compared on the energy's scale max(1, |E_first|). Everything else (path, energy,
+/// momentum map, totals, final state) stays in the 1e-10 comparison.
+fn second_order_round_off(
+    plan: &VariationalPlan,
+    gpu: &mut [MemberResult],
+    expected: &mut [MemberResult],
+) -> [f64; 3] {
+    let spec = plan.record_spec();
+    let total = |name: &str| spec.totals.iter().position(|t| *t == name).unwrap();
+    let (first, change, equation) = (
+        total("energy_first"),
+        total("energy_max_abs_change"),
+        total("equation_residual_max"),
+    );
+    let multipliers = spec.channels.iter().position(|c| c.name == "multipliers");
+    let mut largest = [0.0_f64; 3];
+    for (x, y) in gpu.iter_mut().zip(expected.iter_mut()) {
+        if let Some(c) = multipliers {
+            for (u, v) in x.channels[c].iter_mut().zip(&y.channels[c]) {
+                if u.is_finite() && v.is_finite() {
+                    largest[0] = largest[0].max((*u - v).abs() / v.abs().max(1.0));
+                    *u = *v;
+                }
+            }
+        }
+        largest[1] = largest[1].max((x.totals[equation] - y.totals[equation]).abs());
+        x.totals[equation] = y.totals[equation];
+        largest[2] = largest[2].max((x.totals[change] - y.totals[change]).abs());
+        let scale = y.totals[first].abs().max(1.0);
+        x.totals[change] /= scale;
+        y.totals[change] /= scale;
+    }
+    eprintln!(
+        "  μ differ by at most {:.2e} (relative), the equation residual by {:.2e}, the largest energy change by {:.2e} (absolute)",
+        largest[0], largest[1], largest[2]
+    );
+    assert!(largest[0] <= 1e-6, "μ: {:e}", largest[0]);
+    assert!(largest[1] <= 1e-9, "equation residual: {:e}", largest[1]);
+    assert!(largest[2] <= 1e-9, "energy change: {:e}", largest[2]);
+    largest
+}
+
+/// The GPU in f64 against the reference, member by member: 1024 Pais–Uhlenbeck
+/// oscillators over 2000 steps and 256 sphere cubics with J_z, every value within 1e-10
+/// but those `second_order_round_off` takes out (μ within 1e-6, the equation residual and
+/// the absolute energy change within 1e-9).
+#[test]
+fn second_order_gpu_matches_the_reference_to_1e_10() {
+    let cases: Vec<(&str, VariationalPlan)> = vec![
+        ("Pais–Uhlenbeck", pais_uhlenbeck(&["ensemble.members=1024"])),
+        ("sphere cubic", plan(SPHERE_CUBIC, &[])),
+    ];
+    for (name, plan) in cases {
+        let mut expected = reference(&plan);
+        assert!(expected.iter().all(|m| m.nonfinite_step.is_none()));
+        let mut gpu = gpu_run(&plan, Precision::F64);
+        eprintln!("{name}:");
+        second_order_round_off(&plan, &mut gpu, &mut expected);
+        assert_gaps(
+            &format!(
+                "{name}, {} members, {} steps",
+                expected.len(),
+                plan.grid.steps
+            ),
+            &gaps(&gpu, &expected),
+        );
+    }
+}
+
+/// Second-order failures are flagged alike by the twin (bits), the GPU and the reference:
+/// the sphere cubics run to t = 2, past their blow-up, fail at different steps (the first
+/// after the start; the GPU's failed steps and status codes equal the reference's, its
+/// values near the blow-up are not compared); with one
+/// Newton iteration allowed every start fails (J_0's place NaN).
+#[test]
+fn second_order_failures_are_flagged_alike() {
+    for (name, plan, at_start) in [
+        (
+            "sphere cubics past the blow-up",
+            plan(SPHERE_CUBIC, &["ensemble.members=64", "scheme.t_end=2.0"]),
+            false,
+        ),
+        (
+            "one Newton iteration",
+            plan(
+                SPHERE_CUBIC,
+                &["ensemble.members=8", "system.newton.max_iterations=1"],
+            ),
+            true,
+        ),
+    ] {
+        let expected = reference(&plan);
+        let failed = expected
+            .iter()
+            .filter(|m| m.nonfinite_step.is_some())
+            .count();
+        if !at_start {
+            let mut steps: Vec<u64> = expected.iter().filter_map(|m| m.nonfinite_step).collect();
+            steps.sort_unstable();
+            steps.dedup();
+            assert!(
+                failed > 0 && steps.len() > 1 && steps[0] > 1,
+                "{name}: {failed} of {} failed, at steps {steps:?}",
+                expected.len()
+            );
+        } else {
+            assert!(
+                expected.iter().all(|m| m.nonfinite_step == Some(1)),
+                "{name}: every start should fail"
+            );
+        }
+        common::assert_same_bits(&twin_run(&plan, (Some(16), Some(7))), &expected, name);
+        let mut gpu = gpu_run(&plan, Precision::F64);
+        if !at_start {
+            // Near the blow-up the paths are ill-conditioned: the flags (failed step,
+            // status code) must agree exactly, the values are not compared.
+            for (i, (x, y)) in gpu.iter().zip(&expected).enumerate() {
+                assert_eq!(x.nonfinite_step, y.nonfinite_step, "{name}: member {i}");
+                assert_eq!(x.totals[..2], y.totals[..2], "{name}: member {i}");
+            }
+            eprintln!("{name}: {failed} of {} fail, flagged alike", expected.len());
+            continue;
+        }
+        let mut expected = expected;
+        second_order_round_off(&plan, &mut gpu, &mut expected);
+        assert_gaps(
+            &format!("{name} ({failed} of {} fail)", expected.len()),
+            &gaps(&gpu, &expected),
+        );
+    }
+}
+
+/// Every second-order variant validates with naga and translates to SPIR-V in both
+/// precisions, and its estimates count the constraint and the symmetry.
+#[test]
+fn every_second_order_variant_validates() {
+    use harbor::kernels::wgsl::translate;
+    let free = pais_uhlenbeck(&[]).kernel_bound().unwrap();
+    let sphere = plan(SPHERE_CUBIC, &[]).kernel_bound().unwrap();
+    let without_symmetry = plan(
+        &SPHERE_CUBIC.replace("symmetry = [\"-y\", \"x\", \"0\"]\n", ""),
+        &[],
+    );
+    assert!(without_symmetry.model.symmetry.is_none());
+    let without_symmetry = without_symmetry.kernel_bound().unwrap();
+    for kernel in [&free, &sphere, &without_symmetry] {
+        for precision in [Precision::F64, Precision::F32] {
+            translate(kernel, precision).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    assert!(sphere.flops_per_step > without_symmetry.flops_per_step);
+    assert!(sphere.loop_iterations_per_step >= without_symmetry.loop_iterations_per_step);
 }

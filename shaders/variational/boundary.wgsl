@@ -17,10 +17,12 @@
 //   max |δ_q| ≤ tolerance · max(1, max |q|), after at most MAX_ITERATIONS iterations
 //   (else NO_CONVERGENCE);
 // - then the constraint residual and the relative equation residual of one more
-//   assembly, the energy of every step (order 1), the action Σ_j w_j L_d(window j)
-//   (Neumaier) with the ghosts rebuilt from the clamped velocities, and the first row of
-//   the path, multipliers and observables (src/families/variational/kernel.rs,
-//   boundary_value).
+//   assembly, the energy of every step (order 1: E at the step's midpoint jet; order 2:
+//   the Ostrogradsky energy of the windows centred at its ends) and, with a symmetry, the
+//   momentum map of every step, with their drifts, the action Σ_j w_j L_d(window j)
+//   (Neumaier) — the windows of all three with the ghosts rebuilt from the clamped
+//   velocities — and the first row of the path, multipliers and observables
+//   (src/families/variational/path_quantities.rs and kernel.rs, boundary_value).
 //
 // The solve runs in the dispatch that starts at step 0; every dispatch then writes its
 // record slots from the solved path. The member's x, residual, magnitudes, right-hand side
@@ -623,16 +625,142 @@ fn load_action_window(j: u32, h: real) {
     #end
 }
 
-// The energy of the step from point k (order 1): E at the constraint jet of (q_k, q_{k+1}).
+// OstrogradskyParts::step_energy: the energy of the step between the windows centred at
+// t_k (parts p0) and t_{k+1} (p1), parts [L, a = ∂L/∂q̇, b = ∂L/∂q̈, q̈], increment Δ:
+//   E = −½ (L_k + L_{k+1}) + Σ_c ([½ (a_k + a_{k+1}) − (b_{k+1} − b_k)/h]_c Δ_c/h
+//                                  + ½ (b_k q̈_k + b_{k+1} q̈_{k+1})_c).
+fn ostrogradsky_energy(
+    p0: array<real, PARTS>,
+    p1: array<real, PARTS>,
+    delta: array<real, D>,
+    h: real
+) -> real {
+    var energy = real(-0.5) * (p0[0] + p1[0]);
+    #for c in D
+        {
+            let momentum = real(0.5) * (p0[1u + c] + p1[1u + c])
+                - (p1[1u + D + c] - p0[1u + D + c]) / h;
+            energy = energy + (momentum * delta[c] / h
+                + real(0.5) * (p0[1u + D + c] * p0[1u + 2u * D + c]
+                    + p1[1u + D + c] * p1[1u + 2u * D + c]));
+        }
+    #end
+    return energy;
+}
+
+// The energy of the step from point k to k + 1: order 1, E at the constraint jet of
+// (q_k, q_{k+1}); order 2, the Ostrogradsky energy of the windows centred at t_k and
+// t_{k+1} (ghosts rebuilt, as the action's) over Δ = q_{k+1} − q_k.
 fn step_energy_at(k: u32, h: real) -> real {
     let q = point_of(k + FIRST);
     let next = point_of(k + 1u + FIRST);
-    #for c in D
-        base[c] = q[c];
-        offs[c] = real(0.0);
-        offs[D + c] = next[c] - q[c];
+    var energy = real(0.0);
+    if (ORDER == 1u) {
+        #for c in D
+            base[c] = q[c];
+            offs[c] = real(0.0);
+            offs[D + c] = next[c] - q[c];
+        #end
+        energy = window_energy(real(k) * h, h);
+    }
+    #for j in SECOND_ORDER
+        load_action_window(k, h);
+        let before = window_parts(real(i32(k) - 1) * h, h);
+        load_action_window(k + 1u, h);
+        let after = window_parts(real(k) * h, h);
+        var delta: array<real, D>;
+        #for c in D
+            delta[c] = next[c] - q[c];
+        #end
+        energy = ostrogradsky_energy(before, after, delta, h);
     #end
-    return window_energy(real(k) * h, h);
+    return energy;
+}
+
+// ξ(q) at t = 0 (Scratch::generator; 0 without a symmetry).
+fn generator(q: array<real, D>) -> array<real, D> {
+    var v: array<real, NV>;
+    #for c in M
+        v[c] = real(0.0);
+    #end
+    #for c in D
+        v[c] = q[c];
+    #end
+    v[M] = real(0.0);
+    #for j in NP
+        v[M + 1u + j] = theta[j];
+    #end
+    var xi: array<real, D>;
+    #for s in SYMMETRY
+        let out = vl_symmetry(v);
+        #for c in D
+            xi[c] = out[c];
+        #end
+    #end
+    return xi;
+}
+
+// a · b summed from the first product (as Rust's sum from −0).
+fn dot_d(a: array<real, D>, b: array<real, D>) -> real {
+    var total = a[0] * b[0];
+    #for c in D
+        if (c > 0u) {
+            total = total + a[c] * b[c];
+        }
+    #end
+    return total;
+}
+
+// The terms of window j of the action (ghosts rebuilt) with its λ (those of point j)
+// into g, hs, con, cj.
+fn action_window_terms(j: u32, h: real) {
+    load_action_window(j, h);
+    let s = j + FIRST;
+    let at = lambda_at(s);
+    let held = has_lambda(s);
+    #for k in CW
+        lam[k] = select(real(0.0), sget(S_X + at + k), held);
+    #end
+    window_terms(real(i32(j) - i32(FIRST)) * h, h);
+}
+
+// The momentum map of step k = 1 … N (path_quantities.rs): order 1,
+// J_k = D₂L_d^aug(w_{k−1}) · ξ(q_k); order 2, with w_j centred at t_j,
+// J_k = [D₃L_d^aug(w_{k−1}) + D₂L_d^aug(w_k)] · ξ(q_k) + D₃L_d^aug(w_k) · ξ(q_{k+1}).
+fn momentum_at(k: u32, h: real) -> real {
+    var value = real(0.0);
+    var momentum: array<real, D>;
+    #for j in FIRST_ORDER
+        action_window_terms(k - 1u, h);
+        #for c in D
+            momentum[c] = g[D + c];
+        #end
+        value = dot_d(momentum, generator(action_point(k, h)));
+    #end
+    #for j in SECOND_ORDER
+        action_window_terms(k - 1u, h);
+        #for c in D
+            momentum[c] = g[2u * D + c];
+        #end
+        action_window_terms(k, h);
+        var pending: array<real, D>;
+        #for c in D
+            momentum[c] = momentum[c] + g[D + c];
+            pending[c] = g[2u * D + c];
+        #end
+        value = dot_d(momentum, generator(action_point(k + 1u, h)))
+            + dot_d(pending, generator(action_point(k + 2u, h)));
+    #end
+    return value;
+}
+
+// Drift::add: (first, last, largest |value − first|), the first kept once it is not NaN.
+fn drift_add(drift: vec3<real>, value: real) -> vec3<real> {
+    var first = drift.x;
+    if (!(is_finite(first) || abs(first) > REAL_MAX)) {
+        first = value;
+    }
+    return vec3<real>(first, value, larger(drift.z, abs(value - first)));
 }
 
 // The multipliers of point k: λ of its window (0 without), then μ (0 where fixed).
@@ -701,20 +829,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             state[STATE_STATUS * members + i] = real(0.0);
             state[STATE_CONSTRAINT_RESIDUAL * members + i] = constraint_max;
             state[STATE_EQUATION_RESIDUAL * members + i] = equation_max;
-            // The energies of the steps in order (Drift::add).
+            // The energies and momentum maps of the steps in order (Drift::add).
             if (ENERGY == 1u) {
                 var drift = vec3<real>(nan, nan, real(0.0));
                 for (var k = 0u; k < STEPS; k++) {
-                    let e = step_energy_at(k, h);
-                    var first = drift.x;
-                    if (!(is_finite(first) || abs(first) > REAL_MAX)) {
-                        first = e;
-                    }
-                    drift = vec3<real>(first, e, larger(drift.z, abs(e - first)));
+                    drift = drift_add(drift, step_energy_at(k, h));
                 }
                 state[STATE_ENERGY_DRIFT * members + i] = drift.x;
                 state[(STATE_ENERGY_DRIFT + 1u) * members + i] = drift.y;
                 state[(STATE_ENERGY_DRIFT + 2u) * members + i] = drift.z;
+            }
+            if (SYMMETRY == 1u) {
+                var drift = vec3<real>(nan, nan, real(0.0));
+                for (var k = 1u; k <= STEPS; k++) {
+                    drift = drift_add(drift, momentum_at(k, h));
+                }
+                state[STATE_MOMENTUM_DRIFT * members + i] = drift.x;
+                state[(STATE_MOMENTUM_DRIFT + 1u) * members + i] = drift.y;
+                state[(STATE_MOMENTUM_DRIFT + 2u) * members + i] = drift.z;
             }
             // The action, Neumaier-compensated, the end windows of order 2 weighted ½.
             var action = vec2<real>(real(0.0), real(0.0));
@@ -755,6 +887,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 state[(STATE_ENERGY_DRIFT + 1u) * members + i] = nan;
                 state[(STATE_ENERGY_DRIFT + 2u) * members + i] = real(0.0);
             }
+            if (SYMMETRY == 1u) {
+                state[STATE_MOMENTUM_DRIFT * members + i] = nan;
+                state[(STATE_MOMENTUM_DRIFT + 1u) * members + i] = nan;
+                state[(STATE_MOMENTUM_DRIFT + 2u) * members + i] = real(0.0);
+            }
             #for c in D
                 state[(STATE_Q + c) * members + i] = nan;
                 state[(STATE_START_PATH + c) * members + i] = nan;
@@ -789,6 +926,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     e = step_energy_at(done - 1u, h);
                 }
                 records[(base_entry + RECORD_ENERGY) * members + i] = e;
+            }
+            if (SYMMETRY == 1u) {
+                var value = nan;
+                if (solved) {
+                    value = momentum_at(done, h);
+                }
+                records[(base_entry + RECORD_MOMENTUM) * members + i] = value;
             }
             if (OBS > 0u) {
                 var values: array<real, OBS_ARRAY>;

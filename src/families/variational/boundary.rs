@@ -58,9 +58,12 @@ pub struct BoundaryShape {
     pub order: usize,
     /// N.
     pub steps: usize,
-    /// Observables per window, and whether the energy (order 1) is recorded.
+    /// Observables per window; whether the energy of every step is recorded (order 1: E at
+    /// the step's midpoint jet; order 2: the Ostrogradsky energy of the windows centred at
+    /// its ends); whether the model names a symmetry (the momentum map of every step).
     pub observables: usize,
     pub energy: bool,
+    pub symmetry: bool,
     pub max_iterations: usize,
     pub rule: DiscreteRule,
     /// Offsets of each slot's unknowns (slots + 1 entries); the slot of grid point k is
@@ -80,6 +83,13 @@ pub struct BoundaryShape {
     /// tape (0 without forces).
     forces_flops: usize,
     forces_passes: usize,
+    /// Arithmetic operations and `expr_powi` loop passes of one evaluation of the
+    /// Lagrangian's, the window constraints' (0 without), the energy's (order 1) and the
+    /// symmetry's tape (0 without).
+    lagrangian_cost: (usize, usize),
+    window_cost: (usize, usize),
+    energy_cost: (usize, usize),
+    symmetry_cost: (usize, usize),
     model_module: String,
 }
 
@@ -137,7 +147,8 @@ impl BoundaryShape {
             ku = ku.max(col_end - 1 - row_start);
         }
         let observables = model.observables.n_outputs();
-        let energy = model.energy.is_some();
+        let energy = model.energy.is_some() || order == 2;
+        let symmetry = model.symmetry.is_some();
         let rule = plan.rule.clone();
         let mut module = String::from("#import math\n");
         module.push_str(&crate::expr::wgsl::helpers());
@@ -166,18 +177,21 @@ impl BoundaryShape {
         if let Some(forces) = &model.forces {
             module.push_str(&crate::expr::wgsl::function(forces, "vl_forces"));
         }
+        if let Some(tape) = &model.symmetry {
+            module.push_str(&crate::expr::wgsl::function(tape, "vl_symmetry"));
+        }
         let forces = model.forces.is_some();
-        let (forces_flops, forces_passes) = model
-            .forces
-            .as_ref()
-            .map_or((0, 0), |tape| (tape_flops(tape), tape_loop_passes(tape)));
+        let cost = |tape: Option<&crate::expr::Tape>| {
+            tape.map_or((0, 0), |tape| (tape_flops(tape), tape_loop_passes(tape)))
+        };
+        let (forces_flops, forces_passes) = cost(model.forces.as_ref());
         module.push_str(&window_module(
             &rule,
             d,
             cw,
             model.jet(),
             observables,
-            energy,
+            model.energy.is_some(),
             forces,
         ));
         if ch > 0 {
@@ -199,6 +213,7 @@ impl BoundaryShape {
             steps: n,
             observables,
             energy,
+            symmetry,
             max_iterations: plan.newton.max_iterations,
             rule,
             offsets,
@@ -209,6 +224,10 @@ impl BoundaryShape {
             forces,
             forces_flops,
             forces_passes,
+            lagrangian_cost: cost(Some(&model.lagrangian)),
+            window_cost: cost((cw > 0).then_some(&model.window)),
+            energy_cost: cost(model.energy.as_ref()),
+            symmetry_cost: cost(model.symmetry.as_ref()),
             model_module: module,
         })
     }
@@ -269,6 +288,7 @@ impl BoundaryShape {
             .field("equation_residual", 1)
             .field("action", 1)
             .field("energy_drift", if self.energy { 3 } else { 0 })
+            .field("momentum_drift", if self.symmetry { 3 } else { 0 })
             .field("q", self.d)
             .field("start_path", self.d)
             .field("start_multipliers", self.multipliers())
@@ -284,6 +304,7 @@ impl BoundaryShape {
             .field("path", self.d)
             .field("multipliers", self.multipliers())
             .field("energy", usize::from(self.energy))
+            .field("momentum", usize::from(self.symmetry))
             .field("observables", self.observables)
     }
 
@@ -336,29 +357,74 @@ impl BoundaryShape {
         4 * n + self.windows() * (1 + self.forces_passes) + self.steps + 1 + 2 * self.slots() + 3
     }
 
+    /// The `expr_powi` loop passes and the floating-point operations of one step's
+    /// outputs, which the drifts and the records each evaluate once: the energy (order 1,
+    /// its tape; order 2, the Lagrangian at the constraint jets of two windows and the
+    /// Ostrogradsky sum, about 12 d; (0, 0) without) and the momentum map (r windows'
+    /// terms, each the Lagrangian per evaluation with its chain rule, about
+    /// 4 ((r + 1) d)², the window constraints' and the forces' tapes, and r generators
+    /// ξ with their dot products, 2d; (0, 0) without a symmetry).
+    fn step_output_costs(&self) -> [(usize, usize); 2] {
+        let (d, r) = (self.d, self.order);
+        let wd = (r + 1) * d;
+        let evaluations = self.rule.evaluations.len();
+        let (lagrangian_flops, lagrangian_passes) = self.lagrangian_cost;
+        let energy = match (self.energy, r) {
+            (false, _) => (0, 0),
+            (true, 2) => (2 * lagrangian_passes, 2 * lagrangian_flops + 12 * d),
+            (true, _) => (self.energy_cost.1, self.energy_cost.0),
+        };
+        let momentum = if self.symmetry {
+            let forces = if self.forces {
+                self.forces_flops + 2 * wd + 2 * wd * wd
+            } else {
+                0
+            };
+            (
+                r * (evaluations * lagrangian_passes
+                    + self.window_cost.1
+                    + self.forces_passes
+                    + self.symmetry_cost.1),
+                r * (evaluations * (lagrangian_flops + 4 * wd * wd)
+                    + self.window_cost.0
+                    + forces
+                    + self.symmetry_cost.0
+                    + 2 * d),
+            )
+        } else {
+            (0, 0)
+        };
+        [energy, momentum]
+    }
+
     /// Loop passes of the whole solve and its outputs, an upper bound counted from the
     /// kernel: zeroing x, the guess (each free point projected in at most
     /// PROJECTION_STEPS + 1 passes), MAX_ITERATIONS iterations, the final assembly (its
-    /// windows with their forces' passes) and its maxima, the energies, the action and one
-    /// record per step.
+    /// windows with their forces' passes) and its maxima, the energies' and the momentum
+    /// maps' drifts, the action and one record per step (each with its step's outputs,
+    /// `step_output_costs`).
     pub fn loop_passes(&self) -> usize {
         let n = self.unknowns();
         let points = self.steps + 1;
+        let [energy, momentum] = self.step_output_costs();
+        let drift = |present: bool, passes: usize| usize::from(present) * (1 + passes);
         n + points * (PROJECTION_STEPS + 2)
             + self.max_iterations * self.iteration_passes()
             + 2 * n
             + self.windows() * (1 + self.forces_passes)
             + points
-            + self.steps
+            + self.steps * drift(self.energy, energy.0)
+            + self.steps * drift(self.symmetry, momentum.0)
             + self.windows()
-            + self.steps
+            + self.steps * (1 + energy.0 + momentum.0)
             + 16
     }
 
     /// Floating-point operations of the whole solve (COUNTED_NEWTON_ITERATIONS
     /// iterations): per iteration the band's factorisation n kl (kl + ku) · 2 and the
     /// window terms (about 4 ((r + 1) d)² per window and evaluation; with forces, per
-    /// window their tape and their chain rule, 2 (r + 1) d + 2 ((r + 1) d)²).
+    /// window their tape and their chain rule, 2 (r + 1) d + 2 ((r + 1) d)²); then each
+    /// step's outputs twice (the drifts and the records, `step_output_costs`).
     fn flops(&self) -> usize {
         let n = self.unknowns();
         let wd = (self.order + 1) * self.d;
@@ -370,7 +436,8 @@ impl BoundaryShape {
         let iteration = 2 * n * self.kl * (self.kl + self.ku)
             + 2 * n * (2 * self.kl + self.ku)
             + self.windows() * (4 * wd * wd * self.rule.evaluations.len() + forces);
-        COUNTED_NEWTON_ITERATIONS * iteration
+        let [energy, momentum] = self.step_output_costs();
+        COUNTED_NEWTON_ITERATIONS * iteration + 2 * self.steps * (energy.1 + momentum.1)
     }
 
     /// The kernel variant of this shape. The whole solve runs in the dispatch that starts
@@ -428,6 +495,10 @@ impl BoundaryShape {
                 ("OBS", self.observables as u32),
                 ("OBS_ARRAY", arr(self.observables)),
                 ("ENERGY", u32::from(self.energy)),
+                ("FIRST_ORDER", u32::from(self.order == 1)),
+                ("SECOND_ORDER", u32::from(self.order == 2)),
+                ("PARTS", (1 + 3 * d) as u32),
+                ("SYMMETRY", u32::from(self.symmetry)),
                 ("PROJECTION_STEPS", PROJECTION_STEPS as u32),
                 (
                     "MAX_ITERATIONS",
@@ -467,8 +538,11 @@ fn literal(value: f64) -> String {
 /// i, H_(i,c),(j,c') += ((h/2) a) ∂f_c/∂z_(b,c') over the blocks b of point j with
 /// a = a\[j\]\[b\] ≠ 0, f at the constraint jet): `bjet_<e>` and `bjet_c` over the
 /// private `base` and `offs`; `window_terms(t, h)` (g, hs, con, cj from `lam`);
-/// `window_lagrangian(t, h)` (L_d); `window_observables(t, h)`; `window_energy(t, h)`.
-fn window_module(
+/// `window_lagrangian(t, h)` (L_d); `window_observables(t, h)`; `window_energy(t, h)` (E
+/// from `vl_energy` with `energy`, else 0);
+/// for order 2 `window_parts(t, h)`, the Ostrogradsky parts \[L, ∂L/∂q̇, ∂L/∂q̈, q̈\] at the
+/// constraint jet (as [`super::discrete::Scratch::ostrogradsky_parts`] reads them).
+pub(super) fn window_module(
     rule: &DiscreteRule,
     d: usize,
     cw: usize,
@@ -687,5 +761,25 @@ fn window_module(
         out.push_str("    return real(0.0);\n");
     }
     out.push_str("}\n");
+    if w == 3 {
+        // Scratch::ostrogradsky_parts: [L, ∂L/∂q̇, ∂L/∂q̈, q̈] at the constraint jet.
+        out.push_str(
+            "fn window_parts(t: real, h: real) -> array<real, PARTS> {\n    let z = bjet_c(t, h);\n    let out = vl_lagrangian(z);\n    var parts: array<real, PARTS>;\n    parts[0] = out[0];\n",
+        );
+        for c in 0..d {
+            writeln!(
+                out,
+                "    parts[{}] = out[{}];\n    parts[{}] = out[{}];\n    parts[{}] = z[{}];",
+                1 + c,
+                1 + d + c,
+                1 + d + c,
+                1 + 2 * d + c,
+                1 + 2 * d + c,
+                2 * d + c
+            )
+            .unwrap();
+        }
+        out.push_str("    return parts;\n}\n");
+    }
     out
 }

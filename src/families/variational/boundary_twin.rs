@@ -1,9 +1,11 @@
 //! The CPU twin of `shaders/variational/boundary.wgsl`: what the kernel's `main` does for
 //! one member of a dispatch, on the chunk's buffers (the member's scratch region copied in
 //! and out), with the same operations in the same order, in f64. The window terms (the
-//! generalised forces' included) and point terms, energies, discrete Lagrangians and
-//! observables are the reference's ([`Scratch::window`], [`Scratch::point`],
-//! [`Scratch::energy`], [`Scratch::lagrangian_and_observables`]), which the kernel's
+//! generalised forces' included) and point terms, energies (order 2: the Ostrogradsky
+//! parts and step energy), discrete Lagrangians, observables and the symmetry's generator
+//! are the reference's ([`Scratch::window`], [`Scratch::point`], [`Scratch::energy`],
+//! [`Scratch::ostrogradsky_parts`], [`OstrogradskyParts::step_energy`],
+//! [`Scratch::lagrangian_and_observables`], [`Scratch::generator`]), which the kernel's
 //! generated module transcribes; the assembly, the banded LU, the guess, the projection
 //! and the Newton loop are the kernel's, statement for statement, and each is the
 //! reference's ([`super::bvp::BoundarySolver`], [`super::banded::Banded::solve`],
@@ -11,7 +13,7 @@
 //! bits.
 
 use super::boundary::BoundaryShape;
-use super::discrete::{PointTerms, Scratch, WindowTerms};
+use super::discrete::{OstrogradskyParts, PointTerms, Scratch, WindowTerms};
 use super::model::LagrangianModel;
 use super::solve::project;
 use crate::compensated::CompensatedSum;
@@ -24,6 +26,21 @@ const NOT_FINITE: u32 = 3;
 
 fn larger(a: f64, b: f64) -> f64 {
     if b > a { b } else { a }
+}
+
+/// `dot_d`: a · b from the first product (Rust's sum, which starts from −0).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut total = a[0] * b[0];
+    for c in 1..a.len() {
+        total += a[c] * b[c];
+    }
+    total
+}
+
+/// `drift_add`: (first, last, largest |value − first|).
+fn drift_add(drift: [f64; 3], value: f64) -> [f64; 3] {
+    let first = if drift[0].is_nan() { value } else { drift[0] };
+    [first, value, larger(drift[2], (value - first).abs())]
 }
 
 /// One invocation: the member's data and its scratch region.
@@ -465,10 +482,10 @@ impl Invocation<'_> {
         }
     }
 
-    /// L_d of window j of the action and its observables.
-    fn action_window(&mut self, j: usize) -> (f64, Vec<f64>) {
-        let sh = self.shape;
-        let w = sh.order + 1;
+    /// `load_action_window`: window j of the action (ghosts rebuilt) as its first point,
+    /// the offsets of its points from it, and its time t_j.
+    fn action_window_points(&self, j: usize) -> (Vec<f64>, Vec<Vec<f64>>, f64) {
+        let w = self.shape.order + 1;
         let base = self.action_point(j);
         let offsets: Vec<Vec<f64>> = (0..w)
             .map(|i| {
@@ -479,12 +496,18 @@ impl Invocation<'_> {
                     .collect()
             })
             .collect();
+        let t = (j as isize - self.first() as isize) as f64 * self.h;
+        (base, offsets, t)
+    }
+
+    /// L_d of window j of the action and its observables.
+    fn action_window(&mut self, j: usize) -> (f64, Vec<f64>) {
+        let (base, offsets, t) = self.action_window_points(j);
         let slices: Vec<&[f64]> = offsets.iter().map(Vec::as_slice).collect();
         let mut values = Vec::new();
-        let t = (j as isize - self.first() as isize) as f64 * self.h;
         let l_d = self.tools.lagrangian_and_observables(
             self.model,
-            &sh.rule,
+            &self.shape.rule,
             &self.theta,
             t,
             &base,
@@ -494,12 +517,25 @@ impl Invocation<'_> {
         (l_d, values)
     }
 
+    /// `window_parts` of window j of the action (order 2).
+    fn window_parts(&mut self, j: usize) -> OstrogradskyParts {
+        let (base, offsets, t) = self.action_window_points(j);
+        let slices: Vec<&[f64]> = offsets.iter().map(Vec::as_slice).collect();
+        self.tools
+            .ostrogradsky_parts(self.model, &self.shape.rule, &self.theta, t, &base, &slices)
+    }
+
     /// `step_energy_at`.
     fn step_energy_at(&mut self, k: usize) -> f64 {
         let first = self.first();
         let q = self.point_of(k + first);
         let next = self.point_of(k + 1 + first);
         let delta: Vec<f64> = next.iter().zip(&q).map(|(a, b)| a - b).collect();
+        if self.shape.order == 2 {
+            let before = self.window_parts(k);
+            let after = self.window_parts(k + 1);
+            return before.step_energy(&after, &delta, self.h);
+        }
         let zeros = vec![0.0; q.len()];
         self.tools.energy(
             self.model,
@@ -509,6 +545,47 @@ impl Invocation<'_> {
             &q,
             &[&zeros, &delta],
         )
+    }
+
+    /// `action_window_terms`: the gradient of window j of the action with its λ.
+    fn action_window_gradient(&mut self, j: usize) -> Vec<f64> {
+        let (base, offsets, t) = self.action_window_points(j);
+        let slices: Vec<&[f64]> = offsets.iter().map(Vec::as_slice).collect();
+        let lambda = self.multipliers_of(j)[..self.shape.cw].to_vec();
+        self.tools.window(
+            self.model,
+            &self.shape.rule,
+            &self.theta,
+            t,
+            &base,
+            &slices,
+            &lambda,
+            &mut self.window,
+        );
+        self.window.gradient.clone()
+    }
+
+    /// `generator`: ξ(q).
+    fn generator(&mut self, q: &[f64]) -> Vec<f64> {
+        let mut xi = Vec::new();
+        self.tools.generator(self.model, &self.theta, q, &mut xi);
+        xi
+    }
+
+    /// `momentum_at`: the momentum map of step k = 1 … N.
+    fn momentum_at(&mut self, k: usize) -> f64 {
+        let d = self.shape.d;
+        if self.shape.order == 1 {
+            let gradient = self.action_window_gradient(k - 1);
+            let xi = self.generator(&self.action_point(k));
+            return dot(&gradient[d..2 * d], &xi);
+        }
+        let earlier = self.action_window_gradient(k - 1);
+        let window = self.action_window_gradient(k);
+        let momentum: Vec<f64> = (0..d).map(|c| earlier[2 * d + c] + window[d + c]).collect();
+        let near = self.generator(&self.action_point(k + 1));
+        let far = self.generator(&self.action_point(k + 2));
+        dot(&momentum, &near) + dot(&window[2 * d..3 * d], &far)
     }
 
     /// `multipliers_of`.
@@ -587,12 +664,19 @@ pub fn variational_boundary_twin(
             if shape.energy {
                 let mut drift = [nan, nan, 0.0];
                 for k in 0..shape.steps {
-                    let e = me.step_energy_at(k);
-                    let first = if drift[0].is_nan() { e } else { drift[0] };
-                    drift = [first, e, larger(drift[2], (e - first).abs())];
+                    drift = drift_add(drift, me.step_energy_at(k));
                 }
                 for (i, v) in drift.iter().enumerate() {
                     set("energy_drift", i, *v);
+                }
+            }
+            if shape.symmetry {
+                let mut drift = [nan, nan, 0.0];
+                for k in 1..=shape.steps {
+                    drift = drift_add(drift, me.momentum_at(k));
+                }
+                for (i, v) in drift.iter().enumerate() {
+                    set("momentum_drift", i, *v);
                 }
             }
             let mut action = CompensatedSum::default();
@@ -630,6 +714,11 @@ pub fn variational_boundary_twin(
                 set("energy_drift", 0, nan);
                 set("energy_drift", 1, nan);
                 set("energy_drift", 2, 0.0);
+            }
+            if shape.symmetry {
+                set("momentum_drift", 0, nan);
+                set("momentum_drift", 1, nan);
+                set("momentum_drift", 2, 0.0);
             }
             for c in 0..d {
                 set("q", c, nan);
@@ -676,6 +765,10 @@ pub fn variational_boundary_twin(
                 nan
             };
             records.set(base + field("energy"), e);
+        }
+        if shape.symmetry {
+            let value = if solved { me.momentum_at(k) } else { nan };
+            records.set(base + field("momentum"), value);
         }
         if shape.observables > 0 {
             let values = if solved {

@@ -1,14 +1,20 @@
 //! The variational family's GPU kernel as the executor runs it ([`GpuKernel`]): the variant
-//! of the run's [`VariationalShape`] (initial-value problems) or [`BoundaryShape`]
-//! (boundary-value problems, whole paths per invocation), the chunk's packing (θ per member; the state q_0, p_0 =
-//! ∂L/∂q̇(q_0, q̇_0, 0), the guess h q̇_0, |φ_h(q_0)| and the momentum map J_0 evaluated on
-//! the host as the reference starts from them), the decoding of records, final states and
-//! totals, and the CPU twins ([`variational_step_twin`], [`variational_boundary_twin`]).
+//! of the run's [`VariationalShape`] (initial-value problems of first-order Lagrangians),
+//! [`SecondOrderShape`] (of second-order ones, started in the kernel) or [`BoundaryShape`]
+//! (boundary-value problems, whole paths per invocation), the chunk's packing (θ per
+//! member; for first-order initial values the state q_0, p_0 = ∂L/∂q̇(q_0, q̇_0, 0), the
+//! guess h q̇_0, |φ_h(q_0)| and the momentum map J_0 evaluated on the host as the reference
+//! starts from them; for second-order ones q_0, the data q̇, q̈, q⃛ and |φ_h(q_0)|), the
+//! decoding of records, final states and totals, and the CPU twins
+//! ([`variational_step_twin`], [`variational_second_order_twin`],
+//! [`variational_boundary_twin`]).
 
 use super::boundary::BoundaryShape;
 use super::boundary_twin::variational_boundary_twin;
 use super::ivp::Marcher;
 use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
+use super::second_order::SecondOrderShape;
+use super::second_order_twin::variational_second_order_twin;
 use super::shape::VariationalShape;
 use super::twin::variational_step_twin;
 use crate::error::{Error, Result};
@@ -67,7 +73,8 @@ fn drift_of(value: f64) -> [f64; 3] {
 
 impl VariationalPlan {
     /// The final state, the totals in the reference's order (the status code, the failed
-    /// step, the Newton iterations, the residuals, the action, the energy's drift) and the
+    /// step, the Newton iterations, the residuals, the action, the energy's drift, the
+    /// momentum map's) and the
     /// first row of the path, multipliers and (order 2) observables, which only the solve
     /// knows ([`Family::record_start`] holds their places).
     ///
@@ -89,6 +96,9 @@ impl VariationalPlan {
         if self.channel_index("energy").is_some() {
             state.extend_into("energy_drift", &mut out.totals);
         }
+        if self.channel_index("momentum").is_some() {
+            state.extend_into("momentum_drift", &mut out.totals);
+        }
         let mut first_row = |channel: &str, field: &str| {
             if let Some(c) = self.channel_index(channel) {
                 let mut values = Vec::new();
@@ -104,12 +114,75 @@ impl VariationalPlan {
     }
 }
 
+impl VariationalPlan {
+    /// The chunk of a second-order initial-value plan: θ and q̇, q̈, q⃛ at t = 0 per member;
+    /// the state q_0 with zero carries, max |φ_h(q_0, 0)| (as the reference starts its
+    /// maximum), NaN multipliers, energy and J_0, the drifts with no first value yet; the
+    /// kernel's start fills the rest.
+    fn second_order_chunk(&self, members: &[VariationalMember]) -> Result<KernelChunk> {
+        let shape = SecondOrderShape::of(self)?;
+        let kernel = shape.kernel();
+        let mut data = Vec::with_capacity(members.len());
+        for member in members {
+            let MemberProblem::InitialValue(initial) = &member.problem else {
+                return Err(Error::invalid(
+                    "--backend",
+                    "the variational GPU kernel marches initial-value members only",
+                ));
+            };
+            let mut marcher =
+                Marcher::new(&self.model, &self.rule, &member.parameters, self.newton);
+            data.push((initial, marcher.point_residual(&initial.q0, 0.0)));
+        }
+        let params = kernel
+            .params
+            .pack(members.len(), |i, field, out| match field {
+                "theta" => {
+                    out[..members[i].parameters.len()].copy_from_slice(&members[i].parameters)
+                }
+                "data" => {
+                    let (initial, _) = data[i];
+                    for (k, values) in [&initial.qd0, &initial.qdd0, &initial.qddd0]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        out[k * shape.d..(k + 1) * shape.d].copy_from_slice(values);
+                    }
+                }
+                _ => {}
+            });
+        let state = kernel.state.pack(members.len(), |i, field, out| {
+            let (initial, residual) = data[i];
+            match field {
+                "q" => out.copy_from_slice(&initial.q0),
+                "multipliers" | "step_energy" | "start_momentum" | "parts" => out.fill(f64::NAN),
+                "constraint_residual" => out[0] = residual,
+                // Drift::new(): no first value yet (no momentum drift without a symmetry).
+                "energy_drift" | "momentum_drift" if !out.is_empty() => {
+                    out.copy_from_slice(&[f64::NAN, f64::NAN, 0.0]);
+                }
+                // The carries, the march's state, code, iterations, equation residual,
+                // status: 0.
+                _ => {}
+            }
+        });
+        Ok(KernelChunk {
+            kernel,
+            params,
+            state,
+        })
+    }
+}
+
 impl GpuKernel for VariationalPlan {
     type Member = VariationalMember;
 
     fn kernel_bound(&self) -> Result<KernelSource> {
         if self.is_boundary_value() {
             return Ok(BoundaryShape::of(self)?.kernel());
+        }
+        if self.model.order == 2 {
+            return Ok(SecondOrderShape::of(self)?.kernel());
         }
         Ok(VariationalShape::of(self)?.kernel())
     }
@@ -138,6 +211,9 @@ impl GpuKernel for VariationalPlan {
                 params,
                 state,
             });
+        }
+        if self.model.order == 2 {
+            return self.second_order_chunk(members);
         }
         let shape = VariationalShape::of(self)?;
         let kernel = shape.kernel();
@@ -212,12 +288,7 @@ impl GpuKernel for VariationalPlan {
     }
 
     fn decode_record(&self, record: &MemberView, out: &mut MemberResult) {
-        let last = if self.is_boundary_value() {
-            "observables"
-        } else {
-            "momentum"
-        };
-        for name in ["path", "multipliers", "energy", last] {
+        for name in ["path", "multipliers", "energy", "momentum", "observables"] {
             if let Some(c) = self.channel_index(name) {
                 record.extend_into(name, &mut out.channels[c]);
             }
@@ -246,8 +317,12 @@ impl GpuKernel for VariationalPlan {
         if self.channel_index("energy").is_some() {
             state.extend_into("energy_drift", &mut out.totals);
         }
-        if self.channel_index("momentum").is_some() {
+        if let Some(c) = self.channel_index("momentum") {
             state.extend_into("momentum_drift", &mut out.totals);
+            if self.model.order == 2 {
+                // J_0 comes from the kernel's start (Family::record_start holds its place).
+                out.channels[c][0] = state.get("start_momentum", 0);
+            }
         }
     }
 
@@ -256,6 +331,12 @@ impl GpuKernel for VariationalPlan {
             let shape = BoundaryShape::of(self)
                 .expect("the executor runs a twin only after kernel_bound accepted the plan");
             variational_boundary_twin(&shape, &self.model, kernel, bindings, member);
+            return;
+        }
+        if self.model.order == 2 {
+            let shape = SecondOrderShape::of(self)
+                .expect("the executor runs a twin only after kernel_bound accepted the plan");
+            variational_second_order_twin(&shape, &self.model, kernel, bindings, member);
             return;
         }
         let shape = VariationalShape::of(self)

@@ -1,11 +1,10 @@
 //! The variational family as the engine runs it: members, records and the reference solves
 //! (marching for initial values, [`super::march`]; one banded Newton solve for boundary
 //! values, [`super::bvp`]), member by member on all cores; its GPU kernels
-//! ([`super::gpu`]) march first-order initial-value problems and solve boundary-value
+//! ([`super::gpu`]) march initial-value problems of both orders and solve boundary-value
 //! problems.
 
 use super::bvp::{BoundarySolver, SolveFailure};
-use super::ivp::Marcher;
 use super::plan::{MemberProblem, VariationalMember, VariationalPlan};
 use crate::error::Result;
 use crate::kernels::family::{Absent, Family};
@@ -65,7 +64,6 @@ impl VariationalPlan {
     ) -> MemberResult {
         let model = &self.model;
         let d = model.d();
-        let h = self.grid.h;
         let solver = BoundarySolver {
             model,
             rule: &self.rule,
@@ -74,39 +72,38 @@ impl VariationalPlan {
         };
         let records = self.grid.record_points();
         let mut result = MemberResult::with_capacity(self.record_spec(), records.len());
-        let (path, multipliers, energy_channel, observables_channel) = (
+        let (path, multipliers, energy_channel, observables_channel, momentum_channel) = (
             self.channel("path"),
             self.channel("multipliers"),
             self.channel("energy"),
             self.channel("observables"),
+            self.channel("momentum"),
         );
         let c = model.window_count() + model.holonomic_count();
         let observables_width = model.observables.n_outputs();
         let mut totals = vec![status::OK, 0.0, 0.0, 0.0, 0.0, 0.0];
         let mut energy = Drift::new();
+        let mut momentum = Drift::new();
         match solver.solve(data, &member.parameters) {
             Ok(solution) => {
                 totals[2] = solution.iterations as f64;
                 totals[3] = solution.constraint_residual;
                 totals[4] = solution.equation_residual;
-                let mut marcher = Marcher::new(model, &self.rule, &member.parameters, self.newton);
-                let (action, observables) = self.action_and_observables(member, &solution.path);
-                totals[5] = action;
-                let energies: Vec<f64> = if energy_channel.is_some() {
-                    (0..self.grid.steps)
-                        .map(|k| {
-                            let delta: Vec<f64> = solution.path[k + 1]
-                                .iter()
-                                .zip(&solution.path[k])
-                                .map(|(a, b)| a - b)
-                                .collect();
-                            marcher.energy(k as f64 * h, &solution.path[k], &delta)
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                let quantities = self.path_quantities(
+                    member,
+                    &solution.path,
+                    &solution.multipliers,
+                    energy_channel.is_some(),
+                    momentum_channel.is_some(),
+                );
+                totals[5] = quantities.action;
+                let (energies, momenta, observables) = (
+                    &quantities.energies,
+                    &quantities.momenta,
+                    &quantities.observables,
+                );
                 energies.iter().for_each(|&e| energy.add(e));
+                momenta.iter().for_each(|&j| momentum.add(j));
                 let push = |k: usize, result: &mut MemberResult| {
                     if let Some(ch) = path {
                         result.channels[ch].extend_from_slice(&solution.path[k]);
@@ -118,6 +115,11 @@ impl VariationalPlan {
                         && let Some(ch) = energy_channel
                     {
                         result.channels[ch].push(energies[k - 1]);
+                    }
+                    if k > 0
+                        && let Some(ch) = momentum_channel
+                    {
+                        result.channels[ch].push(momenta[k - 1]);
                     }
                     if let Some(ch) = observables_channel {
                         // Order 2: the window centred at k (from k = 0); order 1: the step
@@ -162,7 +164,7 @@ impl VariationalPlan {
                         result.channels[ch].extend(std::iter::repeat_n(f64::NAN, c));
                     }
                 }
-                if let Some(ch) = energy_channel {
+                for ch in [energy_channel, momentum_channel].into_iter().flatten() {
                     result.channels[ch].extend(std::iter::repeat_n(f64::NAN, records.len()));
                 }
                 if let Some(ch) = observables_channel {
@@ -177,87 +179,10 @@ impl VariationalPlan {
         if energy_channel.is_some() {
             result.totals.extend(energy.totals());
         }
-        result
-    }
-}
-
-impl VariationalPlan {
-    /// The discrete action Σ_j w_j L_d(window j) of a solved path (w_j = ½ for the two
-    /// windows centred on the ends of an order-2 path, else 1; compensated sum) and the
-    /// observables of every window.
-    fn action_and_observables(
-        &self,
-        member: &VariationalMember,
-        path: &[Vec<f64>],
-    ) -> (f64, Vec<Vec<f64>>) {
-        let model = &self.model;
-        let d = model.d();
-        let n = self.grid.steps;
-        let h = self.grid.h;
-        let mut scratch = super::discrete::Scratch::default();
-        let mut action = crate::compensated::CompensatedSum::default();
-        let mut observables = Vec::new();
-        // Order 2 windows are centred at j = 0 … N with ghost points beyond the ends,
-        // reconstructed from the clamped velocities: q_{−1} = q_1 − 2h q̇(0).
-        // q_{−1} = q_1 − 2h q̇(0) and q_{N+1} = q_{N−1} + 2h q̇(T).
-        let ghost = |beyond: usize, velocity: &[f64], sign: f64| -> Vec<f64> {
-            (0..d)
-                .map(|c| path[beyond][c] - sign * 2.0 * h * velocity[c])
-                .collect()
-        };
-        let super::plan::MemberProblem::BoundaryValue(data) = &member.problem else {
-            return (f64::NAN, observables);
-        };
-        let (before, after) = if model.order == 2 {
-            (
-                ghost(1, &data.start_qd, 1.0),
-                ghost(n - 1, &data.end_qd, -1.0),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let point = |k: isize| -> &[f64] {
-            if k < 0 {
-                &before
-            } else if k as usize > n {
-                &after
-            } else {
-                &path[k as usize]
-            }
-        };
-        let windows: Vec<(isize, f64)> = if model.order == 2 {
-            (0..=n as isize)
-                .map(|j| (j - 1, if j == 0 || j == n as isize { 0.5 } else { 1.0 }))
-                .collect()
-        } else {
-            (0..n as isize).map(|j| (j, 1.0)).collect()
-        };
-        for (start, weight) in windows {
-            let base = point(start);
-            let offsets: Vec<Vec<f64>> = (0..=model.order as isize)
-                .map(|i| {
-                    point(start + i)
-                        .iter()
-                        .zip(base)
-                        .map(|(a, b)| a - b)
-                        .collect()
-                })
-                .collect();
-            let slices: Vec<&[f64]> = offsets.iter().map(Vec::as_slice).collect();
-            let mut values = Vec::new();
-            let l_d = scratch.lagrangian_and_observables(
-                model,
-                &self.rule,
-                &member.parameters,
-                start as f64 * h,
-                base,
-                &slices,
-                &mut values,
-            );
-            action.add(weight * l_d);
-            observables.push(values);
+        if momentum_channel.is_some() {
+            result.totals.extend(momentum.totals());
         }
-        (action.value(), observables)
+        result
     }
 }
 
@@ -339,8 +264,9 @@ impl Family for VariationalPlan {
 
     /// The path's first row (q_0 is known for both kinds of problem; a boundary-value
     /// kernel overwrites it with NaN where its solve fails) and, for initial values with a
-    /// symmetry, the momentum map's J_0; for boundary values, NaN places for the first rows
-    /// of the multipliers and (order 2) the observables, which the kernel's solve fills.
+    /// symmetry, the momentum map's J_0 (order 2: a NaN place, which the kernel's start
+    /// fills); for boundary values, NaN places for the first rows of the multipliers and
+    /// (order 2) the observables, which the kernel's solve fills.
     fn record_start(&self, member: &VariationalMember, out: &mut MemberResult) {
         let q0 = match &member.problem {
             MemberProblem::InitialValue(data) => &data.q0,
@@ -363,9 +289,14 @@ impl Family for VariationalPlan {
             }
         }
         if let Some(c) = self.channel("momentum")
-            && let Some(j0) = self.start(member).and_then(|start| start.momentum_map)
+            && let MemberProblem::InitialValue(_) = &member.problem
         {
-            out.channels[c].push(j0);
+            if self.model.order == 2 {
+                // The place of J_0, which the kernel's start gives (its decode_final).
+                out.channels[c].push(f64::NAN);
+            } else if let Some(j0) = self.start(member).and_then(|start| start.momentum_map) {
+                out.channels[c].push(j0);
+            }
         }
     }
 
@@ -381,13 +312,13 @@ impl Family for VariationalPlan {
     }
 
     /// The kernel: initial-value problems of first-order Lagrangians marched
-    /// ([`super::shape`]), boundary-value problems solved whole ([`super::boundary`]),
-    /// generalised forces evaluated in both (their tape generated into the kernel, (h/2) f
-    /// and its Jacobian added to the window terms as the reference adds them).
-    /// Initial-value problems of second-order Lagrangians march on the CPU.
+    /// ([`super::shape`]), of second-order Lagrangians started and marched
+    /// ([`super::second_order`]), boundary-value problems solved whole
+    /// ([`super::boundary`]), generalised forces evaluated in the first-order ones (their
+    /// tape generated into the kernel, (h/2) f and its Jacobian added to the window terms as
+    /// the reference adds them).
     fn gpu_kernel(&self) -> Option<&VariationalPlan> {
-        let second_order_march = self.model.order == 2 && !self.is_boundary_value();
-        (!second_order_march).then_some(self)
+        Some(self)
     }
 
     fn fast_engine(&self) -> Option<&Absent<VariationalMember>> {

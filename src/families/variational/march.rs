@@ -307,7 +307,13 @@ impl VariationalPlan {
                     started = March::Second(Box::new(state));
                     March::Starting(Some(Ok(outcome)))
                 }
-                Err(failure) => March::Starting(Some(Err(failure))),
+                Err(failure) => {
+                    // The path ending at q_1 does not exist: J_0's place holds NaN.
+                    if let Some(c) = momentum_channel {
+                        result.channels[c].push(f64::NAN);
+                    }
+                    March::Starting(Some(Err(failure)))
+                }
             }
         };
         let (mut status, mut failed_step, mut iterations) = (status::OK, 0usize, 0usize);

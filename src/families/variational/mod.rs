@@ -18,8 +18,12 @@
 //!   family as the engine runs it (CPU, all cores);
 //! - [`gpu`], [`shape`], [`twin`]: the GPU kernel of first-order initial-value problems
 //!   (`shaders/variational/step.wgsl`, the model's tapes and the rule generated into it),
-//!   its variants and its CPU twin; [`boundary`], [`boundary_twin`]: the kernel of
-//!   boundary-value problems (`shaders/variational/boundary.wgsl`) and its twin.
+//!   its variants and its CPU twin; [`second_order`], [`second_order_twin`]: the kernel of
+//!   second-order initial-value problems, start and march
+//!   (`shaders/variational/second_order.wgsl`), and its twin; [`boundary`],
+//!   [`boundary_twin`]: the kernel of boundary-value problems
+//!   (`shaders/variational/boundary.wgsl`) and its twin; [`path_quantities`]: the action,
+//!   observables, energies and momentum maps of a solved boundary-value path.
 //!
 //! # The discrete equations
 //!
@@ -66,8 +70,11 @@ pub mod ivp;
 pub mod kernel;
 pub mod march;
 pub mod model;
+pub mod path_quantities;
 pub mod plan;
 pub mod rule;
+pub mod second_order;
+pub mod second_order_twin;
 pub mod shape;
 pub mod solve;
 pub mod spec;

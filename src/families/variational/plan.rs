@@ -493,7 +493,7 @@ pub const TOTALS: [&str; 5] = [
 /// The energy totals (first-order Lagrangians).
 pub const ENERGY_TOTALS: [&str; 3] = ["energy_first", "energy_last", "energy_max_abs_change"];
 
-/// The momentum-map totals (a symmetry named, initial-value problems).
+/// The momentum-map totals (a symmetry named).
 pub const MOMENTUM_TOTALS: [&str; 3] =
     ["momentum_first", "momentum_last", "momentum_max_abs_change"];
 
@@ -552,7 +552,7 @@ fn record_spec(model: &LagrangianModel, problem: &MemberProblem) -> RecordSpec {
             description: "E = q̇ · ∂L/∂q̇ − L at the rule's midpoint jet of the step ending at the record point".into(),
         });
         totals.extend(ENERGY_TOTALS);
-    } else if model.order == 2 && !boundary {
+    } else if model.order == 2 {
         channels.push(Channel {
             name: "energy",
             shape: vec![],
@@ -561,12 +561,18 @@ fn record_spec(model: &LagrangianModel, problem: &MemberProblem) -> RecordSpec {
         });
         totals.extend(ENERGY_TOTALS);
     }
-    if model.symmetry.is_some() && !boundary {
+    if model.symmetry.is_some() {
         channels.push(Channel {
             name: "momentum",
             shape: vec![],
-            at_start: true,
-            description: "the discrete momentum map J_k = p_k · ξ(q_k)".into(),
+            at_start: !boundary,
+            description: match (model.order, boundary) {
+                (1, false) => "the discrete momentum map J_k = p_k · ξ(q_k)",
+                (1, true) => "the discrete momentum map J_k = D₂L_d(q_{k−1}, q_k) · ξ(q_k) of the step ending at the record point (constant between knots)",
+                (_, false) => "the discrete momentum map of the path ending at q_{k+1}, J_k = p_k · ξ(q_k) + π_{k+1} · ξ(q_{k+1})",
+                (_, true) => "the discrete momentum map of the path ending at q_{k+1}, J_k = p_k · ξ(q_k) + π_{k+1} · ξ(q_{k+1}), from the record point (constant between knots)",
+            }
+            .into(),
         });
         totals.extend(MOMENTUM_TOTALS);
     }

@@ -247,11 +247,7 @@ impl VariationalShape {
     }
 
     pub fn constants_layout(&self) -> Layout {
-        Layout::new("CONST")
-            .field("h", 1)
-            .field("tolerance", 1)
-            .field("nan", 2)
-            .field("tiny", 1)
+        constants_layout()
     }
 
     /// Floating-point operations per member-step, counted from the kernel with
@@ -350,6 +346,16 @@ impl VariationalShape {
             scratch: 0,
         }
     }
+}
+
+/// The run constants of the marching kernels: h, the Newton tolerance, two NaNs and
+/// 2⁻¹⁰⁰.
+pub(super) fn constants_layout() -> Layout {
+    Layout::new("CONST")
+        .field("h", 1)
+        .field("tolerance", 1)
+        .field("nan", 2)
+        .field("tiny", 1)
 }
 
 /// Σ_i a\[i\]\[b\], the weight of q_k in jet block b of `evaluation` (as [`DiscreteRule::jet`]
