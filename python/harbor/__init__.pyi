@@ -87,8 +87,9 @@ class SimulationResult:
     """Per member: 0 while finite, else the first step after which it was not."""
     energy: Optional[npt.NDArray[np.float64]]
     """The channel ``energy``: PH families (members, windows, 4) of stored, supplied, port
-    and dissipated energy per recording window; variational (members, steps). None when
-    not recorded."""
+    and dissipated energy per recording window; variational (members, records), the
+    energy E = q̇·∂L/∂q̇ − L at each record point (first-order Lagrangians). None when not
+    recorded."""
     outputs: Optional[npt.NDArray[np.float64]]
     """The channel ``outputs``, the discrete outputs y^k: (members, records, s, m). None
     when not recorded."""

@@ -44,8 +44,8 @@ pub struct SimulationResult {
     /// Per member (int64): 0 while finite, else the first step after which it was not.
     nonfinite_step: Py<PyAny>,
     /// The family's energy channel (linear and nonlinear PH: (members, windows, 4) of
-    /// stored, supplied, port, dissipated; variational: (members, steps)); None when the
-    /// run records none.
+    /// stored, supplied, port, dissipated; variational: (members, records), the energy at
+    /// each record point); None when the run records none.
     energy: Py<PyAny>,
     /// The discrete outputs y^k (PH families: (members, records, s, m)); None when the run
     /// records none.

@@ -6,7 +6,7 @@ use harbor::tableau::{NamedTableau, Tableau as Table};
 use pyo3::prelude::*;
 
 use crate::arrays::{matrix, shaped};
-use crate::errors::{from_harbor, guarded};
+use crate::errors::{Kind, error, from_harbor, guarded};
 
 /// A Butcher table (c, a, b) with the mass matrix m_ij = ∫₀¹ ℓ_i ℓ_j of its Lagrange basis.
 /// For `lobatto-pair`, `a` is Lobatto IIIA's (the positions') and `a_momenta` Lobatto
@@ -45,8 +45,14 @@ impl Tableau {
 /// 2…6) with `stages` stages; every coefficient correct to the last bit or within one unit
 /// of it.
 #[pyfunction]
-pub fn tableau(py: Python<'_>, family: &str, stages: usize) -> PyResult<Tableau> {
+pub fn tableau(py: Python<'_>, family: &str, stages: i64) -> PyResult<Tableau> {
     guarded(|| {
+        let stages = usize::try_from(stages).map_err(|_| {
+            error(
+                Kind::Config,
+                format!("stages: must be a whole number ≥ 1, got {stages}"),
+            )
+        })?;
         let named = py
             .detach(|| NamedTableau::new(family, stages))
             .map_err(from_harbor)?;

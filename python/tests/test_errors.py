@@ -268,6 +268,12 @@ BAD_INPUT = [
         ["stages", "1..=8", "9"],
     ),
     (
+        "a table of a negative number of stages",
+        lambda: harbor.tableau("gauss", -1),
+        harbor.ConfigError,
+        ["stages", "≥ 1", "-1"],
+    ),
+    (
         "a table of an unknown family",
         lambda: harbor.tableau("radau", 3),
         harbor.ConfigError,

@@ -17,10 +17,23 @@ use crate::plan::budget::members_within;
 /// flight stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
-/// Blocks per thread in a wave: the unit between two progress reports (and so the points
-/// where a run can be stopped, [`ResultSink::progress`]), large enough that the cores stay
-/// busy to the end of each wave.
+/// Blocks per thread in a wave, the unit between two progress reports (and so the points
+/// where a run can be stopped, [`ResultSink::progress`]): enough that the cores stay busy
+/// to the end of each wave.
 const WAVE_BLOCKS_PER_THREAD: usize = 16;
+
+/// Member-steps a wave holds at least, so that its fork and join (tens of microseconds)
+/// stay a small part of its work (0.6 ms at the fastest engine's 1.6e9 member-steps/s,
+/// under 2 s at the slowest reference integrator's).
+const MIN_WAVE_MEMBER_STEPS: usize = 1 << 20;
+
+/// Members of a wave: whole blocks, [`WAVE_BLOCKS_PER_THREAD`] per thread, and at least
+/// [`MIN_WAVE_MEMBER_STEPS`] of work over `steps` steps.
+fn wave_members(block: usize, steps: usize) -> usize {
+    let by_blocks = block * WAVE_BLOCKS_PER_THREAD * rayon::current_num_threads().max(1);
+    let by_work = MIN_WAVE_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(block) * block;
+    by_blocks.max(by_work)
+}
 
 /// Members per chunk of a CPU run whose results may take `result_budget` bytes.
 pub fn chunk_members<F: Family>(family: &F, result_budget: usize) -> usize {
@@ -60,7 +73,7 @@ pub fn run_into_within<F: Family>(
         _ => None,
     };
     let block = engine.map_or(1, |engine| engine.block_members().max(1));
-    let wave = block * WAVE_BLOCKS_PER_THREAD * rayon::current_num_threads().max(1);
+    let wave = wave_members(block, grid.steps);
     for first in (0..total).step_by(chunk) {
         let end = (first + chunk).min(total);
         let mut results = Vec::with_capacity(end - first);

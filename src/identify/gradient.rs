@@ -113,8 +113,7 @@ struct Collector<'a> {
     /// Whether a candidate whose trajectory overflows gets cost +∞ (an optimiser's trial)
     /// rather than failing the batch.
     overflow_is_infinite: bool,
-    /// Told the member-steps done (of candidates × steps × passes); its error stops the
-    /// run.
+    /// Told the member-steps done (of candidates × steps); its error stops the run.
     progress: &'a mut dyn FnMut(u64) -> Result<()>,
 }
 
