@@ -10,7 +10,7 @@ use harbor::plan::MemoryBudget;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
 
-use crate::errors::{Kind, error, from_harbor};
+use crate::errors::{Kind, error, from_harbor, in_python_words};
 
 /// Which backend, adapter, precision and memory budget a call asked for.
 #[derive(Debug, Clone)]
@@ -78,15 +78,14 @@ impl DeviceChoice {
             precision: self.precision,
         };
         let (backend, chosen) = Backend::open(&request)?;
-        match &chosen.fallback {
-            Some(reason) => {
-                log::info!(target: "harbor", "backend: {} — {reason}", chosen.description)
-            }
-            None => log::info!(target: "harbor", "backend: {}", chosen.description),
-        }
+        let line = match &chosen.fallback {
+            Some(reason) => format!("backend: {} — {reason}", chosen.description),
+            None => format!("backend: {}", chosen.description),
+        };
+        log::info!(target: "harbor", "{}", in_python_words(&line));
         let (backend, reason) = backend.for_family(family, self.kind == BackendKind::Auto);
         if let Some(reason) = reason {
-            log::info!(target: "harbor", "{reason}");
+            log::info!(target: "harbor", "{}", in_python_words(&reason));
         }
         Ok(backend)
     }

@@ -81,8 +81,8 @@ const FLAGS: [(&str, &str); 8] = [
     ("--set", "overrides"),
 ];
 
-/// `message` with the CLI's flags replaced by the keyword arguments that set the same
-/// thing from Python.
+/// `message` (an error's, or a notice's) with the CLI's flags replaced by the keyword
+/// arguments that set the same thing from Python.
 pub fn in_python_words(message: &str) -> String {
     FLAGS
         .iter()

@@ -26,7 +26,12 @@ use pyo3::prelude::*;
 /// The extension module: the functions and result classes `harbor/__init__.py` exports.
 #[pymodule]
 fn _harbor(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    pyo3_log::init();
+    // Records go to Python's `logging` (logger `harbor`), whose level is asked at every
+    // record, so that a level set after the import applies; only INFO and above cross over
+    // (the library logs rarely: notices, and what `auto` chose).
+    let _ = pyo3_log::Logger::new(m.py(), pyo3_log::Caching::Loggers)?
+        .filter(log::LevelFilter::Info)
+        .install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(gradient::gradient, m)?)?;

@@ -152,3 +152,13 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly(backend):
     assert lines[1] == "next call (4, 2)", out
     assert child.returncode == 0, err
     assert waited < 10.0, f"the run took {waited:.1f} s to stop"
+
+
+def test_the_backend_choice_goes_to_the_harbor_logger(caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="harbor"):
+        harbor.simulate(EXAMPLES / "oscillator_pulse.toml")
+    lines = [r.getMessage() for r in caplog.records if r.name == "harbor"]
+    assert any(line.startswith("backend: ") for line in lines), lines
+    assert not any("--backend" in line for line in lines), lines

@@ -17,22 +17,23 @@ use crate::plan::budget::members_within;
 /// flight stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
-/// Blocks per thread in a wave, the unit between two progress reports (and so the points
-/// where a run can be stopped, [`ResultSink::progress`]): enough that the cores stay busy
-/// to the end of each wave.
-const WAVE_BLOCKS_PER_THREAD: usize = 16;
+/// The least blocks per thread in a wave, the unit between two progress reports (and so
+/// the points where a run can be stopped, [`ResultSink::progress`]): enough that the cores
+/// stay busy to the end of each wave.
+const WAVE_BLOCKS_PER_THREAD: usize = 4;
 
-/// Member-steps a wave holds at least, so that its fork and join (tens of microseconds)
-/// stay a small part of its work (0.6 ms at the fastest engine's 1.6e9 member-steps/s,
-/// under 2 s at the slowest reference integrator's).
-const MIN_WAVE_MEMBER_STEPS: usize = 1 << 20;
+/// Member-steps a wave holds at least: its fork and join (tens of microseconds) stay a
+/// small part of its work (2.6 ms at the fastest engine's 1.6e9 member-steps/s), and a
+/// wave of long runs is still short (about a second at 4e6 member-steps/s).
+const WAVE_MEMBER_STEPS: usize = 1 << 22;
 
-/// Members of a wave: whole blocks, [`WAVE_BLOCKS_PER_THREAD`] per thread, and at least
-/// [`MIN_WAVE_MEMBER_STEPS`] of work over `steps` steps.
+/// Members of a wave over `steps` steps: as many whole blocks on every thread (so that
+/// blocks of equal cost end together), at least [`WAVE_BLOCKS_PER_THREAD`] per thread and
+/// at least [`WAVE_MEMBER_STEPS`] of work.
 fn wave_members(block: usize, steps: usize) -> usize {
-    let by_blocks = block * WAVE_BLOCKS_PER_THREAD * rayon::current_num_threads().max(1);
-    let by_work = MIN_WAVE_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(block) * block;
-    by_blocks.max(by_work)
+    let round = block * rayon::current_num_threads().max(1);
+    let by_work = WAVE_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(round) * round;
+    (round * WAVE_BLOCKS_PER_THREAD).max(by_work)
 }
 
 /// Members per chunk of a CPU run whose results may take `result_budget` bytes.
