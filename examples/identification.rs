@@ -33,7 +33,7 @@ fn main() -> harbor::Result<()> {
         &budget,
         &config.problem,
         &config.setup,
-        &mut |_| {},
+        &mut |_| Ok(()),
     )?;
 
     let best = outcome.best_start();

@@ -30,6 +30,11 @@ pub enum Error {
     /// A numerical step that failed although its inputs were valid (a singular stage matrix).
     #[error("numerical failure in {context}: {problem}")]
     Numerical { context: String, problem: String },
+
+    /// A run stopped by its caller before it finished (a progress report that asked to
+    /// stop, [`crate::plan::ResultSink::progress`]: Ctrl-C in Python); the text says why.
+    #[error("stopped: {0}")]
+    Stopped(String),
 }
 
 /// Result with harbor's [`Error`].

@@ -11,7 +11,8 @@
 //! (contact-Hamiltonian systems by splitting or Herglotz), [`port_hamiltonian`] (nonlinear
 //! models written as expressions). [`io`] (config, files) sits on
 //! them; [`identify`] (cost and adjoint gradients of candidate models), [`study`] and
-//! [`bench`](mod@bench) are applications; the `harbor` binary is the top. [`error`] and
+//! [`bench`](mod@bench) are applications; the `harbor` binary and the Python package
+//! (`python/`, a workspace member) are the two front ends on top. [`error`] and
 //! [`compensated`] sit below everything; [`reference`](mod@reference) (independent
 //! high-accuracy solutions) is used by studies and tests, never by the integrators it
 //! checks.

@@ -50,7 +50,7 @@ fn checked_descent(example: &str, overrides: &[&str], settings: CgSettings) -> V
             }
             evaluate_points(&backend, &budget, &config.problem, points)
         },
-        &mut |_| {},
+        &mut |_| Ok(()),
     )
     .unwrap();
     assert!(checked > 0);

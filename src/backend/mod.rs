@@ -39,6 +39,33 @@ pub enum BackendKind {
     Twin,
 }
 
+impl BackendKind {
+    /// Every kind by the name the front ends take (`--backend`, Python's `backend=`).
+    pub const NAMED: [(&'static str, BackendKind); 5] = [
+        ("auto", BackendKind::Auto),
+        ("gpu", BackendKind::Gpu),
+        ("cpu", BackendKind::Cpu),
+        ("reference", BackendKind::Reference),
+        ("twin", BackendKind::Twin),
+    ];
+
+    /// The kind called `name`; an unknown name is an error on `field` that lists the
+    /// names.
+    pub fn from_name(field: &str, name: &str) -> Result<Self> {
+        Self::NAMED
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, kind)| *kind)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::NAMED.iter().map(|(known, _)| *known).collect();
+                Error::invalid(
+                    field,
+                    format!("unknown backend {name:?}: expected {}", names.join(", ")),
+                )
+            })
+    }
+}
+
 /// A backend request: kind, adapter name substring, precision.
 #[derive(Debug, Clone, Default)]
 pub struct BackendRequest {

@@ -218,13 +218,14 @@ fn prune(walkers: &mut [Walker], prune_at: &mut usize, every: usize) {
 /// Minimises from every start (a point with its evaluation), all advanced together:
 /// `evaluate` gets every trial point of every active start in one slice and returns their
 /// costs and Euclidean gradients in order. Returns the starts' results, in the order
-/// given, and the number of evaluations made.
+/// given, and the number of evaluations made. `progress` hears where the starts stand after
+/// every batch; an error it returns stops the minimisation (a caller's interrupt).
 pub fn minimize(
     geometry: &Geometry,
     starts: Vec<(Point, Evaluation)>,
     settings: &CgSettings,
     evaluate: &mut dyn FnMut(&[Point]) -> Result<Vec<Evaluation>>,
-    progress: &mut dyn FnMut(&Progress),
+    progress: &mut dyn FnMut(&Progress) -> Result<()>,
 ) -> Result<(Vec<StartResult>, usize)> {
     settings.check()?;
     let mut walkers: Vec<Walker> = starts
@@ -286,7 +287,7 @@ pub fn minimize(
             best_cost: walkers.iter().map(|w| w.cost).fold(f64::INFINITY, f64::min),
             active: walkers.iter().filter(|w| w.is_active()).count(),
             iterations: walkers.iter().map(Walker::iterations).max().unwrap_or(0),
-        });
+        })?;
     }
     Ok((
         walkers.into_iter().map(Walker::result).collect(),
@@ -345,7 +346,7 @@ mod tests {
             starts.iter().map(|&offset| start(offset)).collect(),
             &settings,
             &mut |points| Ok(points.iter().map(quadratic).collect()),
-            &mut |_| {},
+            &mut |_| Ok(()),
         )
         .unwrap();
         results

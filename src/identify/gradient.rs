@@ -113,6 +113,8 @@ struct Collector<'a> {
     /// Whether a candidate whose trajectory overflows gets cost +∞ (an optimiser's trial)
     /// rather than failing the batch.
     overflow_is_infinite: bool,
+    /// Told the member-steps done (of candidates × steps); its error stops the run.
+    progress: &'a mut dyn FnMut(u64) -> Result<()>,
 }
 
 impl ResultSink for Collector<'_> {
@@ -150,6 +152,10 @@ impl ResultSink for Collector<'_> {
         }
         Ok(())
     }
+
+    fn progress(&mut self, member_steps_done: u64) -> Result<()> {
+        (self.progress)(member_steps_done)
+    }
 }
 
 /// Cost and gradient of every candidate of `plan` on `backend`, in candidate order; a
@@ -159,7 +165,19 @@ pub fn evaluate(
     plan: &GradientPlan,
     budget: &MemoryBudget,
 ) -> Result<Vec<Evaluation>> {
-    collect(backend, plan, budget, false)
+    collect(backend, plan, budget, false, &mut |_| Ok(()))
+}
+
+/// As [`evaluate`], telling `progress` the member-steps done as the backend reports them
+/// (of candidates × steps, the forward and backward sweeps counted as halves); an error it
+/// returns stops the run (a caller's interrupt) and is returned.
+pub fn evaluate_reporting(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+    progress: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<Vec<Evaluation>> {
+    collect(backend, plan, budget, false, progress)
 }
 
 /// As [`evaluate`], but a candidate whose trajectory overflows gets cost +∞ and a zero
@@ -169,7 +187,7 @@ pub fn evaluate_trials(
     plan: &GradientPlan,
     budget: &MemoryBudget,
 ) -> Result<Vec<Evaluation>> {
-    collect(backend, plan, budget, true)
+    collect(backend, plan, budget, true, &mut |_| Ok(()))
 }
 
 fn collect(
@@ -177,6 +195,7 @@ fn collect(
     plan: &GradientPlan,
     budget: &MemoryBudget,
     overflow_is_infinite: bool,
+    progress: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<Vec<Evaluation>> {
     // The gradients are collected in memory: refuse a batch whose gradients alone exceed
     // the budget before any work.
@@ -198,6 +217,7 @@ fn collect(
         plan,
         evaluations: Vec::with_capacity(plan.member_count()),
         overflow_is_infinite,
+        progress,
     };
     backend.run_into_within(plan, budget, &mut collector)?;
     Ok(collector.evaluations)

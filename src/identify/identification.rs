@@ -74,13 +74,15 @@ pub fn evaluate_points(
     evaluate_trials(backend, &problem.with_candidates(members)?, budget)
 }
 
-/// Runs the identification of `setup` against `problem` on `backend`.
+/// Runs the identification of `setup` against `problem` on `backend`. `status` hears where
+/// the run stands after every batch of evaluations; an error it returns stops the run (a
+/// caller's interrupt) and is returned.
 pub fn identify(
     backend: &Backend,
     budget: &MemoryBudget,
     problem: &GradientPlan,
     setup: &Setup,
-    status: &mut dyn FnMut(Status),
+    status: &mut dyn FnMut(Status) -> Result<()>,
 ) -> Result<Outcome> {
     let mc = &setup.monte_carlo;
     mc.check()?;
@@ -123,7 +125,7 @@ pub fn identify(
             evaluated: first,
             total: mc.candidates,
             best_cost,
-        });
+        })?;
     }
     let kept = best.into_entries();
     if kept.is_empty() {

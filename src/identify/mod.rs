@@ -38,7 +38,7 @@ mod walker;
 
 pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};
 pub use data::{Noise, simulate_outputs};
-pub use gradient::{Evaluation, evaluate, evaluate_trials};
+pub use gradient::{Evaluation, evaluate, evaluate_reporting, evaluate_trials};
 pub use identification::{Outcome, Setup, Status, evaluate_points, identify};
 pub use manifold::{Geometry, Point, Tangent};
 pub use monte_carlo::MonteCarlo;

@@ -268,6 +268,13 @@ impl Config {
     /// Parses config text; `origin` names it in errors.
     pub fn from_str_with(text: &str, overrides: &[String], origin: &str) -> Result<Config> {
         let table = parse_with_overrides(text, overrides, origin)?;
+        Self::from_table(table, origin, PathBuf::new())
+    }
+
+    /// The config of a TOML table already parsed (or built by a program: the Python
+    /// package's dicts); `origin` names it in errors, relative paths (CSV inputs) are
+    /// resolved against `base_dir`.
+    pub fn from_table(table: toml::Table, origin: &str, base_dir: PathBuf) -> Result<Config> {
         let file: ConfigFile = deserialize_section(toml::Value::Table(table), "", origin)?;
         file.study.check()?;
         Ok(Config {
@@ -279,7 +286,7 @@ impl Config {
             study: file.study,
             problem: file.problem,
             origin: origin.to_string(),
-            base_dir: PathBuf::new(),
+            base_dir,
         })
     }
 
@@ -319,11 +326,7 @@ impl Config {
 }
 
 /// Parses TOML text (`origin` names it in errors) and applies `--set` overrides in order.
-pub(crate) fn parse_with_overrides(
-    text: &str,
-    overrides: &[String],
-    origin: &str,
-) -> Result<toml::Table> {
+pub fn parse_with_overrides(text: &str, overrides: &[String], origin: &str) -> Result<toml::Table> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::Config {
         path: origin.to_string(),
         message: e.to_string(),

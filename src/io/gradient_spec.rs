@@ -13,7 +13,8 @@
 //! h = 1e-3
 //! t_end = 1.0
 //!
-//! [data]                        # file = "y.csv" | "y.npy": N + 1 rows [t_k, y_k] with t_k = k h
+//! [data]                        # file = "y.csv" | "y.npy": N + 1 rows [t_k, y_k] with t_k = k h,
+//!                               # or values = [[t_0, y_0…], …]: the same rows inline
 //! noise = 0.0                   # σ of Gaussian noise added to the outputs (seeded by `seed`);
 //!                               # or a table: [data.noise] sigma = 0.05, seed = 7
 //! seed = 0
@@ -46,7 +47,7 @@
 //! The model tables (`[candidate]`, `[data.reference]`) and the shared sections are read by
 //! `io::problem_spec`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -110,6 +111,14 @@ impl GradientConfig {
     /// Reads `path` and applies `--set` overrides in order.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
         let (file, context) = SpecContext::load(path, overrides)?;
+        Ok(GradientConfig { file, context })
+    }
+
+    /// The config of a TOML table already parsed (or built by a program: the Python
+    /// package's dicts); `origin` names it in errors, relative paths (data files) are
+    /// resolved against `base_dir`.
+    pub fn from_table(table: toml::Table, origin: &str, base_dir: PathBuf) -> Result<Self> {
+        let (file, context) = SpecContext::from_table(table, origin, base_dir)?;
         Ok(GradientConfig { file, context })
     }
 

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use nalgebra::DMatrix;
 use serde_json::{Value, json};
 
+use super::identify_spec::IdentifyProblem;
 #[cfg(feature = "cli")]
 use super::plot::{Marker, Panel, Series, panels_svg};
 use crate::error::{Error, Result};
-use crate::identify::{Outcome, OutputError};
+use crate::identify::{Outcome, OutputError, simulate_outputs};
 use crate::linear_ph::OutputData;
 use crate::linear_ph::Parts;
 
@@ -46,6 +47,60 @@ pub struct IdentifyReport {
     pub cross_validation: Option<OutputComparison>,
     pub wall_seconds: f64,
     pub backend: String,
+}
+
+impl IdentifyReport {
+    /// The report of `outcome` on `problem`: the best start's outputs on the training
+    /// inputs against the data (with the outputs of its Monte-Carlo candidate, before the
+    /// descent), and on the test inputs against the test data when there are some;
+    /// `backend` is the label of the backend that ran it.
+    pub fn new(
+        problem: &IdentifyProblem,
+        outcome: Outcome,
+        wall_seconds: f64,
+        backend: String,
+    ) -> Result<Self> {
+        let plan = &problem.problem;
+        let setup = &problem.setup;
+        let h = plan.grid().h;
+        let quadrature = plan.quadrature;
+        let best = outcome.best_start();
+        let fitted = simulate_outputs(&plan.model, &best.point.member(), None)?;
+        let initial_point = setup.monte_carlo.draw(
+            &setup.template,
+            setup.fit,
+            outcome.candidate_indices[outcome.best],
+        )?;
+        let initial = simulate_outputs(&plan.model, &initial_point.member(), None)?;
+        let training = OutputComparison {
+            h,
+            error: OutputError::of(&fitted, &plan.data, quadrature, h),
+            data: plan.data.clone(),
+            fitted,
+            initial: Some(initial),
+        };
+        let cross_validation = match &problem.cross_validation {
+            Some(cv) => {
+                let fitted = simulate_outputs(&cv.model, &best.point.member(), None)?;
+                Some(OutputComparison {
+                    h,
+                    error: OutputError::of(&fitted, &cv.data, quadrature, h),
+                    data: cv.data.clone(),
+                    fitted,
+                    initial: None,
+                })
+            }
+            None => None,
+        };
+        Ok(IdentifyReport {
+            outcome,
+            fit: setup.fit,
+            training,
+            cross_validation,
+            wall_seconds,
+            backend,
+        })
+    }
 }
 
 fn rows(m: &DMatrix<f64>) -> Value {

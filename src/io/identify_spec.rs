@@ -5,10 +5,12 @@
 //! [[input]]                 # training inputs, one signal per channel (as for simulate)
 //! [[test_input]]            # optional cross-validation inputs, same channel count
 //! [scheme]                  # gauss or lobatto-iiia, stages, h, t_end
-//! [data]                    # file = "y.csv" | "y.npy", or [data.reference] (kind =
-//!                           # "linear-ph" | "random" | "msd-chain"), noise = σ, seed
-//! [test_data]               # file = …: outputs under the test inputs (needed when the data
-//!                           # come from a file; otherwise [data.reference] is simulated)
+//! [data]                    # file = "y.csv" | "y.npy", values = [[t, y…], …], or
+//!                           # [data.reference] (kind = "linear-ph" | "random" |
+//!                           # "msd-chain"), noise = σ, seed
+//! [test_data]               # file = … or values = …: outputs under the test inputs (needed
+//!                           # when the data are measured; otherwise [data.reference] is
+//!                           # simulated)
 //! [cost]                    # regularization = λ, regularized = ["Q"], q_distance = "log",
 //!                           # quadrature, [cost.reference] (src/io/cost_spec.rs)
 //!
@@ -49,7 +51,7 @@ use serde::Deserialize;
 
 use super::config::SchemeSpec;
 use super::cost_spec::CostSpec;
-use super::problem_spec::{DataSpec, SpecContext, read_data_file};
+use super::problem_spec::{DataSpec, SpecContext, data_from_rows, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::identification::MONTE_CARLO_BATCH;
 use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
@@ -98,8 +100,14 @@ pub(crate) struct IdentifyFile {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TestDataSpec {
-    /// Measured outputs under `[[test_input]]`, CSV or NPY as `data.file`.
-    file: PathBuf,
+    /// Measured outputs under `[[test_input]]`, CSV or NPY as `data.file`; give this or
+    /// `test_data.values`.
+    #[serde(default)]
+    file: Option<PathBuf>,
+    /// Measured outputs under `[[test_input]]` written in the config (or handed over as a
+    /// NumPy array by the Python package), rows as `data.values`.
+    #[serde(default)]
+    values: Option<Vec<Vec<f64>>>,
 }
 
 /// `[model]`.
@@ -160,6 +168,14 @@ impl IdentifyConfig {
     /// Reads `path` and applies `--set` overrides in order.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self> {
         let (file, context) = SpecContext::load(path, overrides)?;
+        Ok(IdentifyConfig { file, context })
+    }
+
+    /// The config of a TOML table already parsed (or built by a program: the Python
+    /// package's dicts); `origin` names it in errors, relative paths (data files) are
+    /// resolved against `base_dir`.
+    pub fn from_table(table: toml::Table, origin: &str, base_dir: PathBuf) -> Result<Self> {
+        let (file, context) = SpecContext::from_table(table, origin, base_dir)?;
         Ok(IdentifyConfig { file, context })
     }
 
@@ -331,22 +347,28 @@ impl IdentifyConfig {
         model.check_inputs()?;
         let m = signals.len();
         let data = match (&file.test_data, reference) {
-            (Some(spec), _) => {
-                read_data_file(&self.context.base_dir.join(&spec.file), m, &model.grid).map_err(
-                    |e| match e {
-                        Error::Invalid { problem, .. } => Error::Invalid {
-                            field: "test_data.file".into(),
-                            problem,
-                        },
-                        other => other,
-                    },
-                )?
-            }
+            (Some(spec), _) => match (&spec.file, &spec.values) {
+                (Some(path), None) => read_data_file(
+                    "test_data.file",
+                    &self.context.base_dir.join(path),
+                    m,
+                    &model.grid,
+                )?,
+                (None, Some(rows)) => {
+                    data_from_rows("test_data.values", None, rows, m, &model.grid)?
+                }
+                _ => {
+                    return Err(Error::invalid(
+                        "test_data",
+                        "give exactly one of test_data.file and test_data.values",
+                    ));
+                }
+            },
             (None, Some(reference)) => simulate_outputs(&model, reference, None)?,
             (None, None) => {
                 return Err(Error::invalid(
                     "test_data.file",
-                    "is required with [[test_input]] when the data come from data.file (there is no reference model to simulate)",
+                    "is required with [[test_input]] when the data are measured (data.file or data.values; there is no reference model to simulate): give test_data.file or test_data.values",
                 ));
             }
         };

@@ -17,9 +17,12 @@ pub mod path_plot;
 pub mod plot;
 pub mod problem_spec;
 pub mod resources;
+pub mod run_arrays;
 pub mod serde_words;
+pub mod simulation_arrays;
 pub mod statistics;
 pub mod study_spec;
+pub mod summary;
 
 pub use crate::families::{FamilyVisitor, RunPlan, SystemSpec};
 pub use config::Config;

@@ -28,7 +28,9 @@ use ndarray_npy::write_npy;
 use serde_json::{Map, Value, json};
 
 use super::npy_stream::{Element, NpyStream, npy_file_bytes, read_rows};
-use super::statistics::{ColumnStatistics, MAX_COLUMN_BYTES};
+use super::run_arrays::run_arrays;
+use super::statistics::MAX_COLUMN_BYTES;
+use super::summary::{RunLabels, RunSummary, SummaryRows, statistics_columns};
 use crate::error::{Error, Result};
 use crate::kernels::Family;
 use crate::plan::{MemberResult, RecordSpec, ResultSink};
@@ -52,25 +54,15 @@ pub fn write_json(path: &Path, value: &Value) -> Result<()> {
     writer.flush().map_err(|e| Error::io(path, e))
 }
 
-/// Ensembles up to this many members list their totals and final states in summary.json;
-/// larger ones give aggregate statistics there and the per-member values in NPY files only.
-pub const SUMMARY_MEMBER_LIMIT: usize = 4096;
-
-/// Final-state components with statistics in summary.json (the first ones; all of them are
-/// in final_state.npy).
-pub const STATISTICS_STATE_COMPONENTS: usize = 64;
+pub use super::summary::{
+    NONFINITE_LISTED, REPORTED_MEMBERS, STATISTICS_STATE_COMPONENTS, SUMMARY_MEMBER_LIMIT,
+};
 
 /// Bytes of summary.json per column of statistics (12 pretty-printed numbers with keys).
 const SUMMARY_BYTES_PER_STATISTIC: u64 = 640;
 
 /// Write buffer of each array file.
 const NPY_BUFFER_BYTES: u64 = 1 << 20;
-
-/// Members listed under `nonfinite.first` in summary.json.
-const NONFINITE_LISTED: usize = 1000;
-
-/// Members whose totals the CLI prints.
-pub const REPORTED_MEMBERS: usize = 8;
 
 /// The summary's size beyond its per-member lists (description, statistics, file notes).
 const SUMMARY_BASE_BYTES: u64 = 64 << 10;
@@ -85,54 +77,23 @@ const SUMMARY_BYTES_PER_VALUE: u64 = 32;
 pub struct SimulationWriter {
     dir: PathBuf,
     spec: RecordSpec,
-    members: usize,
     /// `None` when the run records no trajectory (`output.trajectory = false`).
     trajectory: Option<NpyStream>,
     channels: Vec<NpyStream>,
     totals_file: NpyStream,
     final_state_file: NpyStream,
     status_file: NpyStream,
-    totals_statistics: ColumnStatistics,
-    state_statistics: ColumnStatistics,
-    /// Totals and final states of the first members: every member up to
-    /// [`SUMMARY_MEMBER_LIMIT`], else the first [`REPORTED_MEMBERS`].
-    listed_totals: Vec<Vec<f64>>,
-    listed_final_states: Vec<Vec<f64>>,
-    /// Members that did not stay finite, and the first [`NONFINITE_LISTED`] of them as
-    /// (member, first non-finite step).
-    nonfinite_count: usize,
-    nonfinite_first: Vec<(usize, u64)>,
-    received: usize,
+    summary: RunSummary,
     /// Told the member-steps done after every chunk (the CLI draws a bar).
     progress: Option<Box<dyn FnMut(u64) + Send>>,
 }
 
-/// Columns with statistics: every total and the first state components.
-fn statistics_columns(spec: &RecordSpec) -> usize {
-    spec.totals.len() + spec.state_width.min(STATISTICS_STATE_COMPONENTS)
-}
-
-/// The array files of a run: name and shape.
+/// The array files of a run: file name and shape.
 fn array_shapes<F: Family>(family: &F) -> Vec<(String, Vec<usize>)> {
-    let members = family.member_count();
-    let spec = family.record_spec();
-    let records = family.grid().records();
-    let mut shapes = vec![("times.npy".to_string(), vec![records + 1])];
-    if spec.trajectory {
-        shapes.push((
-            "trajectory.npy".to_string(),
-            vec![members, records + 1, spec.state_width],
-        ));
-    }
-    for c in &spec.channels {
-        let mut shape = vec![members, c.rows(records)];
-        shape.extend(&c.shape);
-        shapes.push((format!("{}.npy", c.name), shape));
-    }
-    shapes.push(("totals.npy".into(), vec![members, spec.totals.len()]));
-    shapes.push(("final_state.npy".into(), vec![members, spec.state_width]));
-    shapes.push(("nonfinite_step.npy".into(), vec![members]));
-    shapes
+    run_arrays(family)
+        .into_iter()
+        .map(|array| (format!("{}.npy", array.name), array.shape))
+        .collect()
 }
 
 impl SimulationWriter {
@@ -189,24 +150,14 @@ impl SimulationWriter {
         let totals_file = next(Element::F64)?;
         let final_state_file = next(Element::F64)?;
         let status_file = next(Element::I64)?;
-        let listed = members.min(SUMMARY_MEMBER_LIMIT);
         Ok(SimulationWriter {
             dir: dir.to_path_buf(),
-            members,
             trajectory,
             channels,
             totals_file,
             final_state_file,
             status_file,
-            totals_statistics: ColumnStatistics::new(spec.totals.len()),
-            state_statistics: ColumnStatistics::new(
-                spec.state_width.min(STATISTICS_STATE_COMPONENTS),
-            ),
-            listed_totals: Vec::with_capacity(listed),
-            listed_final_states: Vec::with_capacity(listed),
-            nonfinite_count: 0,
-            nonfinite_first: Vec::new(),
-            received: 0,
+            summary: RunSummary::new(&spec, members),
             spec,
             progress: None,
         })
@@ -231,30 +182,30 @@ impl SimulationWriter {
 
     /// Members received so far.
     pub fn members_received(&self) -> usize {
-        self.received
+        self.summary.members_received()
     }
 
     /// How many members did not stay finite, and the first of them as (member, step).
     pub fn nonfinite(&self) -> (usize, Option<(usize, u64)>) {
-        (self.nonfinite_count, self.nonfinite_first.first().copied())
+        self.summary.nonfinite()
+    }
+
+    /// What happened when members did not stay finite
+    /// ([`RunSummary::nonfinite_description`]); `None` when all did.
+    pub fn nonfinite_description(&self) -> Option<String> {
+        self.summary.nonfinite_description()
     }
 
     /// The totals of the first members (at most [`REPORTED_MEMBERS`]), for the report.
     pub fn first_totals(&self) -> &[Vec<f64>] {
-        &self.listed_totals[..self.listed_totals.len().min(REPORTED_MEMBERS)]
+        self.summary.first_totals()
     }
 
     /// Closes the arrays, completes the statistics from the per-member files, and writes
-    /// `summary.json` (`engine`: what integrated the members on `backend`, see
-    /// [`crate::backend::Backend::engine`]); returns the summary's path.
-    pub fn finish<F: Family>(
-        mut self,
-        backend: &str,
-        engine: &str,
-        precision: &str,
-        family: &F,
-        seconds: f64,
-    ) -> Result<PathBuf> {
+    /// `summary.json` (the [`RunSummary`] and the list of files; `labels.engine`: what
+    /// integrated the members, see [`crate::backend::Backend::engine`]); returns the
+    /// summary's path.
+    pub fn finish<F: Family>(mut self, labels: &RunLabels, family: &F) -> Result<PathBuf> {
         self.progress = None;
         if let Some(trajectory) = self.trajectory {
             trajectory.finish()?;
@@ -265,82 +216,14 @@ impl SimulationWriter {
         self.totals_file.finish()?;
         self.final_state_file.finish()?;
         self.status_file.finish()?;
+        let dir = &self.dir;
         let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
-        let columns = state.min(STATISTICS_STATE_COMPONENTS);
-        for (statistics, file, width, used) in [
-            (&mut self.totals_statistics, "totals.npy", totals, totals),
-            (
-                &mut self.state_statistics,
-                "final_state.npy",
-                state,
-                columns,
-            ),
-        ] {
-            while width > 0 && statistics.end_pass() {
-                read_rows(&self.dir.join(file), width, |row| {
-                    statistics.observe(&row[..used]);
-                })?;
-            }
-        }
-        let grid = family.grid();
-        let members = self.received;
-        let mut summary = Map::new();
-        summary.insert("harbor_version".into(), json!(env!("CARGO_PKG_VERSION")));
-        summary.insert("backend".into(), json!(backend));
-        summary.insert("engine".into(), json!(engine));
-        summary.insert("precision".into(), json!(precision));
-        summary.insert("model".into(), json!(family.name()));
-        let mut description = family.describe();
-        if let Some(scheme) = description.remove("scheme") {
-            summary.insert("scheme".into(), scheme);
-        }
-        summary.insert("members".into(), json!(members));
-        summary.insert("steps".into(), json!(grid.steps));
-        summary.insert("h".into(), json!(grid.h));
-        summary.insert("t_end".into(), json!(grid.t_end()));
-        summary.extend(description);
-        summary.insert("record_every".into(), json!(grid.record_every));
-        summary.insert("seconds".into(), json!(seconds));
-        summary.insert(
-            "member_steps_per_second".into(),
-            json!((members * grid.steps) as f64 / seconds.max(1e-9)),
-        );
-        let group = self.spec.totals_group;
-        if members <= SUMMARY_MEMBER_LIMIT {
-            let mut totals = Map::new();
-            for (index, name) in self.spec.totals.iter().enumerate() {
-                let column: Vec<f64> = self.listed_totals.iter().map(|t| t[index]).collect();
-                totals.insert((*name).into(), json!(column));
-            }
-            summary.insert(group.into(), Value::Object(totals));
-            summary.insert("final_state".into(), json!(self.listed_final_states));
-        }
-        let mut totals_statistics = Map::new();
-        for (index, name) in self.spec.totals.iter().enumerate() {
-            totals_statistics.insert((*name).into(), self.totals_statistics.summary(index));
-        }
-        let state_statistics: Vec<Value> = (0..columns)
-            .map(|index| self.state_statistics.summary(index))
-            .collect();
-        summary.insert(
-            "statistics".into(),
-            json!({
-                "listed_members_up_to": SUMMARY_MEMBER_LIMIT,
-                "final_state_components": columns,
-                group: totals_statistics,
-                "final_state": state_statistics,
-            }),
-        );
-        // Members that stopped being finite, with the first step after which they were not.
-        let listed: Vec<Value> = self
-            .nonfinite_first
-            .iter()
-            .map(|&(member, step)| json!({"member": member, "step": step}))
-            .collect();
-        summary.insert(
-            "nonfinite".into(),
-            json!({"members": self.nonfinite_count, "first": listed}),
-        );
+        let mut summary = self
+            .summary
+            .finish(family, labels, |rows, row| match rows {
+                SummaryRows::Totals => read_rows(&dir.join("totals.npy"), totals, row),
+                SummaryRows::FinalStates => read_rows(&dir.join("final_state.npy"), state, row),
+            })?;
         let mut files = Map::new();
         files.insert(
             "times.npy".into(),
@@ -386,7 +269,7 @@ impl SimulationWriter {
 
 impl ResultSink for SimulationWriter {
     fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
-        debug_assert_eq!(first, self.received);
+        debug_assert_eq!(first, self.summary.members_received());
         let rows = |select: &dyn Fn(&MemberResult) -> &[f64]| -> Vec<f64> {
             members
                 .iter()
@@ -402,39 +285,24 @@ impl ResultSink for SimulationWriter {
         self.totals_file.write_rows(first, &rows(&|m| &m.totals))?;
         self.final_state_file
             .write_rows(first, &rows(&|m| &m.final_state))?;
-        let status: Vec<i64> = members
-            .iter()
-            .map(|m| m.nonfinite_step.map_or(0, |s| s as i64))
-            .collect();
+        let status: Vec<i64> = members.iter().map(nonfinite_step_entry).collect();
         self.status_file.write_rows_i64(first, &status)?;
-        let keep = if self.members <= SUMMARY_MEMBER_LIMIT {
-            SUMMARY_MEMBER_LIMIT
-        } else {
-            REPORTED_MEMBERS
-        };
-        for (offset, member) in members.into_iter().enumerate() {
-            if let Some(step) = member.nonfinite_step {
-                self.nonfinite_count += 1;
-                if self.nonfinite_first.len() < NONFINITE_LISTED {
-                    self.nonfinite_first.push((first + offset, step));
-                }
-            }
-            self.totals_statistics.observe(&member.totals);
-            let columns = member.final_state.len().min(STATISTICS_STATE_COMPONENTS);
-            self.state_statistics
-                .observe(&member.final_state[..columns]);
-            if self.listed_totals.len() < keep {
-                self.listed_totals.push(member.totals);
-                self.listed_final_states.push(member.final_state);
-            }
-        }
-        self.received = first + status.len();
+        self.summary.observe(first, &members);
         Ok(())
     }
 
-    fn progress(&mut self, member_steps_done: u64) {
+    fn progress(&mut self, member_steps_done: u64) -> Result<()> {
         if let Some(observer) = &mut self.progress {
             observer(member_steps_done);
         }
+        Ok(())
     }
+}
+
+/// A member's entry of `nonfinite_step.npy`: 0 while finite, else the first step after
+/// which it was not.
+pub fn nonfinite_step_entry(member: &MemberResult) -> i64 {
+    member
+        .nonfinite_step
+        .map_or(0, |step| i64::try_from(step).unwrap_or(i64::MAX))
 }

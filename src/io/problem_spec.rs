@@ -36,9 +36,13 @@ use crate::tableau::Scheme;
 #[serde(deny_unknown_fields)]
 pub(crate) struct DataSpec {
     /// Measured outputs: N + 1 rows [t_k, y_k] with t_k = k h, CSV or NPY, relative to the
-    /// config's folder; give this or `[data.reference]`.
+    /// config's folder; give this, `data.values` or `[data.reference]`.
     #[serde(default)]
     pub(crate) file: Option<PathBuf>,
+    /// Measured outputs written in the config (or handed over as a NumPy array by the
+    /// Python package): N + 1 rows [t_k, y_k] with t_k = k h, as in `data.file`.
+    #[serde(default)]
+    pub(crate) values: Option<Vec<Vec<f64>>>,
     /// A model whose simulated outputs are the data; give this or `data.file`.
     #[serde(default)]
     #[schemars(with = "Option<super::config_keys::ModelTable>")]
@@ -167,12 +171,23 @@ impl SpecContext {
         let text = read_config_text(path)?;
         let origin = path.display().to_string();
         let table = parse_with_overrides(&text, overrides, &origin)?;
-        let file = deserialize_section(toml::Value::Table(table), "", &origin)?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::from_table(table, &origin, base_dir)
+    }
+
+    /// Deserialises a TOML table already parsed (or built by a program), with `origin` to
+    /// name it in errors and `base_dir` for relative paths.
+    pub(crate) fn from_table<T: serde::de::DeserializeOwned>(
+        table: toml::Table,
+        origin: &str,
+        base_dir: PathBuf,
+    ) -> Result<(T, SpecContext)> {
+        let file = deserialize_section(toml::Value::Table(table), "", origin)?;
         Ok((
             file,
             SpecContext {
-                origin,
-                base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                origin: origin.to_string(),
+                base_dir,
                 work_limit: DEFAULT_WORK_LIMIT,
             },
         ))
@@ -304,12 +319,8 @@ impl SpecContext {
             ));
         }
         let noise = (sigma > 0.0).then_some(Noise { sigma, seed });
-        match (&spec.file, &spec.reference) {
-            (Some(_), Some(_)) | (None, None) => Err(Error::invalid(
-                "data",
-                "give exactly one of data.file (measured outputs) and [data.reference] (a model to simulate)",
-            )),
-            (None, Some(table)) => {
+        let data = match (&spec.file, &spec.values, &spec.reference) {
+            (None, None, Some(table)) => {
                 let reference = self.model("data.reference", table, m)?;
                 if reference.system.inputs() != m {
                     return Err(Error::invalid(
@@ -320,17 +331,24 @@ impl SpecContext {
                         ),
                     ));
                 }
-                simulate_outputs(model, &reference, noise)
+                return simulate_outputs(model, &reference, noise);
             }
-            (Some(path), None) => {
-                let path = self.base_dir.join(path);
-                let mut data = read_data_file(&path, m, &model.grid)?;
-                if let Some(noise) = noise {
-                    add_noise(&mut data, noise)?;
-                }
-                Ok(data)
+            (Some(path), None, None) => {
+                read_data_file("data.file", &self.base_dir.join(path), m, &model.grid)?
             }
+            (None, Some(rows), None) => data_from_rows("data.values", None, rows, m, &model.grid)?,
+            _ => {
+                return Err(Error::invalid(
+                    "data",
+                    "give exactly one of data.file, data.values (measured outputs) and [data.reference] (a model to simulate)",
+                ));
+            }
+        };
+        let mut data = data;
+        if let Some(noise) = noise {
+            add_noise(&mut data, noise)?;
         }
+        Ok(data)
     }
 }
 
@@ -386,10 +404,14 @@ fn add_noise(data: &mut OutputData, noise: Noise) -> Result<()> {
 }
 
 /// Reads N + 1 rows [t_k, y_k] (m outputs) from a CSV file (an optional header line) or an
-/// NPY array ((N + 1) × (1 + m), f64), checking the columns, the grid t_k = k h and that
-/// every value is finite.
-pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Result<OutputData> {
-    let field = "data.file";
+/// NPY array ((N + 1) × (1 + m), f64) at `path`, checked as [`data_from_rows`] does; `field`
+/// names the setting that named the file in errors.
+pub fn read_data_file(
+    field: &str,
+    path: &Path,
+    m: usize,
+    grid: &crate::plan::StepGrid,
+) -> Result<OutputData> {
     let bytes = read_capped(path, DATA_FILE_CAP).map_err(|e| e.into_error(field, path))?;
     let rows: Vec<Vec<f64>> = match path.extension().and_then(|e| e.to_str()) {
         Some("npy") => {
@@ -402,8 +424,22 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
             })?;
             array.outer_iter().map(|row| row.to_vec()).collect()
         }
-        _ => read_csv_rows(path, &bytes)?,
+        _ => read_csv_rows(field, path, &bytes)?,
     };
+    data_from_rows(field, Some(path), &rows, m, grid)
+}
+
+/// The outputs of N + 1 rows [t_k, y_k] (m outputs each), checking the columns, the grid
+/// t_k = k h and that every value is finite; errors name `field` (and `source`, the file the
+/// rows came from, when they did).
+pub fn data_from_rows(
+    field: &str,
+    source: Option<&Path>,
+    rows: &[Vec<f64>],
+    m: usize,
+    grid: &crate::plan::StepGrid,
+) -> Result<OutputData> {
+    let source = source.map_or_else(String::new, |path| format!("{}: ", path.display()));
     let columns = 1 + m;
     let mut values = Vec::with_capacity(rows.len() * m);
     for (k, row) in rows.iter().enumerate() {
@@ -411,8 +447,7 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
             return Err(Error::invalid(
                 field,
                 format!(
-                    "{}: row {k} has {} column(s), expected 1 + m = {columns} (t and one output per input)",
-                    path.display(),
+                    "{source}row {k} has {} column(s), expected 1 + m = {columns} (t and one output per input)",
                     row.len()
                 ),
             ));
@@ -421,8 +456,7 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
             return Err(Error::invalid(
                 field,
                 format!(
-                    "{}: row {k}, column {c} is {} (values must be finite)",
-                    path.display(),
+                    "{source}row {k}, column {c} is {} (values must be finite)",
                     row[c]
                 ),
             ));
@@ -432,10 +466,8 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
             return Err(Error::invalid(
                 field,
                 format!(
-                    "{}: row {k} has t = {}, but the grid needs t_k = k h = {expected} (scheme.h = {}): the data grid does not match h",
-                    path.display(),
-                    row[0],
-                    grid.h
+                    "{source}row {k} has t = {}, but the grid needs t_k = k h = {expected} (scheme.h = {}): the data grid does not match h",
+                    row[0], grid.h
                 ),
             ));
         }
@@ -445,8 +477,7 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
         return Err(Error::invalid(
             field,
             format!(
-                "{}: has {} row(s), the grid t_k = k h, k = 0…N has N + 1 = {} (scheme.h = {}, scheme.t_end = {})",
-                path.display(),
+                "{source}has {} row(s), the grid t_k = k h, k = 0…N has N + 1 = {} (scheme.h = {}, scheme.t_end = {})",
                 rows.len(),
                 grid.steps + 1,
                 grid.h,
@@ -460,9 +491,9 @@ pub fn read_data_file(path: &Path, m: usize, grid: &crate::plan::StepGrid) -> Re
     })
 }
 
-/// The numeric rows of the CSV text `bytes` read from `path`; a first line that is not
-/// numeric is a header.
-fn read_csv_rows(path: &Path, bytes: &[u8]) -> Result<Vec<Vec<f64>>> {
+/// The numeric rows of the CSV text `bytes` read from `path` (named by `field` in errors);
+/// a first line that is not numeric is a header.
+fn read_csv_rows(field: &str, path: &Path, bytes: &[u8]) -> Result<Vec<Vec<f64>>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -471,7 +502,7 @@ fn read_csv_rows(path: &Path, bytes: &[u8]) -> Result<Vec<Vec<f64>>> {
     let mut rows = Vec::new();
     for (line, record) in reader.records().enumerate() {
         let record =
-            record.map_err(|e| Error::invalid("data.file", format!("{}: {e}", path.display())))?;
+            record.map_err(|e| Error::invalid(field, format!("{}: {e}", path.display())))?;
         let parsed: std::result::Result<Vec<f64>, _> =
             record.iter().map(str::parse::<f64>).collect();
         match parsed {
@@ -484,7 +515,7 @@ fn read_csv_rows(path: &Path, bytes: &[u8]) -> Result<Vec<Vec<f64>>> {
                     .find(|(_, v)| v.parse::<f64>().is_err())
                     .expect("a field failed to parse");
                 return Err(Error::invalid(
-                    "data.file",
+                    field,
                     format!(
                         "{}: line {}, column {column}: {text:?} is not a number",
                         path.display(),

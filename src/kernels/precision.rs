@@ -9,6 +9,18 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// The precision called `name` (`f32`, `f64`); anything else is an error on `field`.
+    pub fn from_name(field: &str, name: &str) -> crate::error::Result<Self> {
+        match name {
+            "f32" => Ok(Precision::F32),
+            "f64" => Ok(Precision::F64),
+            other => Err(crate::error::Error::invalid(
+                field,
+                format!("unknown precision {other:?}: expected f32 or f64"),
+            )),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "f32",

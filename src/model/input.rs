@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use super::sampled::{ColumnRef, Outside};
-use super::sampled::{default_column, interpolate, read_samples};
+use super::sampled::{check_samples, default_column, interpolate, read_samples};
 use crate::error::{Error, Num, Result};
 
 fn one() -> f64 {
@@ -117,6 +117,17 @@ pub enum SignalSpec {
         #[serde(default)]
         outside: Outside,
     },
+    /// Piecewise-linear interpolation of samples written in the config (or handed over as
+    /// NumPy arrays by the Python package): `values[i]` at time `t[i]`.
+    Samples {
+        /// The sample times, strictly increasing, at least 2.
+        t: Vec<f64>,
+        /// The value at each sample time, as many as `t`.
+        values: Vec<f64>,
+        /// What u(t) is outside the sampled times.
+        #[serde(default)]
+        outside: Outside,
+    },
 }
 
 /// A validated, ready-to-evaluate input signal.
@@ -152,7 +163,8 @@ pub enum Signal {
         times: Vec<f64>,
         values: Vec<f64>,
         outside: Outside,
-        source: PathBuf,
+        /// Where the samples came from, for errors: the CSV file, or the config field.
+        source: String,
     },
 }
 
@@ -279,7 +291,16 @@ impl Signal {
                     times,
                     values,
                     outside: *outside,
-                    source,
+                    source: source.display().to_string(),
+                }
+            }
+            SignalSpec::Samples { t, values, outside } => {
+                check_samples(field, t, values)?;
+                Signal::Samples {
+                    times: t.clone(),
+                    values: values.clone(),
+                    outside: *outside,
+                    source: format!("{field}.t"),
                 }
             }
         })
@@ -411,8 +432,7 @@ impl Signal {
                 return Err(Error::invalid(
                     field,
                     format!(
-                        "samples in {} cover [{}, {}] but the run needs [0, {}] (set outside = \"hold\" or \"zero\" to extend)",
-                        source.display(),
+                        "samples in {source} cover [{}, {}] but the run needs [0, {}] (set outside = \"hold\" or \"zero\" to extend)",
                         Num(first),
                         Num(last),
                         Num(t_end)

@@ -91,6 +91,51 @@ pub(super) fn interpolate(times: &[f64], values: &[f64], outside: Outside, t: f6
     values[upper - 1] + w * (values[upper] - values[upper - 1])
 }
 
+/// Checks samples written in a config (`kind = "samples"` at `field`): as many values as
+/// times, at least 2, every one finite, the times strictly increasing; errors name
+/// `<field>.t` or `<field>.values`, the index and the value.
+pub(super) fn check_samples(field: &str, times: &[f64], values: &[f64]) -> Result<()> {
+    if values.len() != times.len() {
+        return Err(Error::invalid(
+            format!("{field}.values"),
+            format!(
+                "has {} value(s) but t has {} time(s): give one value per time",
+                values.len(),
+                times.len()
+            ),
+        ));
+    }
+    if times.len() < 2 {
+        return Err(Error::invalid(
+            format!("{field}.t"),
+            format!("holds {} sample(s), at least 2 are needed", times.len()),
+        ));
+    }
+    for (name, samples) in [("t", times), ("values", values)] {
+        if let Some(i) = samples.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                format!("{field}.{name}"),
+                format!(
+                    "{name}[{i}] is {}, but samples must be finite",
+                    Num(samples[i])
+                ),
+            ));
+        }
+    }
+    if let Some(i) = times.windows(2).position(|pair| pair[1] <= pair[0]) {
+        return Err(Error::invalid(
+            format!("{field}.t"),
+            format!(
+                "times must increase strictly: t[{}] = {} follows t[{i}] = {}",
+                i + 1,
+                Num(times[i + 1]),
+                Num(times[i])
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads (time, value) samples; only the first row may be a header (a row whose first cell
 /// is not a number). Errors name the file and its line, counted from 1 with the header and
 /// `#` comments included.

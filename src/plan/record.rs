@@ -193,8 +193,12 @@ pub trait ResultSink {
     /// Members `first .. first + members.len()`.
     fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()>;
 
-    /// Progress in member-steps completed so far (of members × steps).
-    fn progress(&mut self, _member_steps_done: u64) {}
+    /// Progress in member-steps completed so far (of members × steps), reported between
+    /// blocks of members (CPU) and dispatch windows (the executor). An error stops the run
+    /// there and is returned by it: the way a caller interrupts a run (Ctrl-C in Python).
+    fn progress(&mut self, _member_steps_done: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl ResultSink for Vec<MemberResult> {

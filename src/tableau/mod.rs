@@ -5,6 +5,7 @@
 pub mod bch;
 pub mod collocation;
 pub mod double_double;
+pub mod named;
 pub mod partitioned;
 pub mod polynomial;
 pub mod projection;
@@ -12,6 +13,7 @@ pub mod scheme;
 pub mod splitting;
 
 pub use collocation::{Family, Tableau};
+pub use named::NamedTableau;
 pub use partitioned::LobattoPair;
 pub use projection::ProjectionRule;
 pub use scheme::{Scheme, SchemeFamily};

@@ -313,7 +313,7 @@ impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
                 }
                 stats.readback_seconds += decoding.elapsed().as_secs_f64();
             }
-            sink.progress(window.progress);
+            sink.progress(window.progress)?;
             Ok(())
         };
         for (pass, direction) in passes.iter().enumerate() {

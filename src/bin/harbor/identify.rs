@@ -8,8 +8,8 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use harbor::Result;
-use harbor::identify::{OutputError, Status, identify, simulate_outputs};
-use harbor::io::identify_output::{IdentifyReport, OutputComparison};
+use harbor::identify::{Status, identify};
+use harbor::io::identify_output::IdentifyReport;
 use harbor::io::identify_spec::IdentifyConfig;
 use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
@@ -54,12 +54,8 @@ pub fn identify_command(
     bar.set_prefix("monte carlo");
     let started = Instant::now();
     let mut descending = false;
-    let outcome = identify(
-        &backend,
-        &budget,
-        problem,
-        setup,
-        &mut |status| match status {
+    let outcome = identify(&backend, &budget, problem, setup, &mut |status| {
+        match status {
             Status::MonteCarlo {
                 evaluated,
                 best_cost,
@@ -80,48 +76,13 @@ pub fn identify_command(
                     progress.best_cost, progress.active, progress.evaluations
                 ));
             }
-        },
-    );
+        }
+        Ok(())
+    });
     bar.finish_and_clear();
     let outcome = outcome?;
     let wall_seconds = started.elapsed().as_secs_f64();
-    let best = outcome.best_start();
-    let quadrature = problem.quadrature;
-    let fitted = simulate_outputs(&problem.model, &best.point.member(), None)?;
-    let initial_point = setup.monte_carlo.draw(
-        &setup.template,
-        setup.fit,
-        outcome.candidate_indices[outcome.best],
-    )?;
-    let initial = simulate_outputs(&problem.model, &initial_point.member(), None)?;
-    let training = OutputComparison {
-        h: grid.h,
-        error: OutputError::of(&fitted, &problem.data, quadrature, grid.h),
-        data: problem.data.clone(),
-        fitted,
-        initial: Some(initial),
-    };
-    let cross_validation = match &config.cross_validation {
-        Some(cv) => {
-            let fitted = simulate_outputs(&cv.model, &best.point.member(), None)?;
-            Some(OutputComparison {
-                h: grid.h,
-                error: OutputError::of(&fitted, &cv.data, quadrature, grid.h),
-                data: cv.data.clone(),
-                fitted,
-                initial: None,
-            })
-        }
-        None => None,
-    };
-    let report = IdentifyReport {
-        outcome,
-        fit: setup.fit,
-        training,
-        cross_validation,
-        wall_seconds,
-        backend: backend.label(),
-    };
+    let report = IdentifyReport::new(&config, outcome, wall_seconds, backend.label())?;
     let mut files = Vec::new();
     target.write(|dir| {
         files = report.write(dir)?;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use harbor::backend::Backend;
 use harbor::io::output::SimulationWriter;
+use harbor::io::summary::RunLabels;
 
 use crate::progress::member_steps_bar;
 use harbor::io::output_target::OutputTarget;
@@ -82,11 +83,7 @@ impl FamilyVisitor for Simulate<'_> {
         bar.finish_and_clear();
         run?;
         let seconds = started.elapsed().as_secs_f64();
-        if let (count, Some((member, step))) = writer.nonfinite() {
-            let what = format!(
-                "{count} of {} member(s) became non-finite (NaN or ±inf; first: member {member} after step {step})",
-                writer.members_received()
-            );
+        if let Some(what) = writer.nonfinite_description() {
             if !self.keep_nonfinite {
                 return Err(Error::Numerical {
                     context: "simulation".into(),
@@ -108,7 +105,13 @@ impl FamilyVisitor for Simulate<'_> {
             seconds,
         );
         let files = writer.file_names();
-        writer.finish(&label, backend.engine(family), precision, family, seconds)?;
+        let labels = RunLabels {
+            backend: &label,
+            engine: backend.engine(family),
+            precision,
+            seconds,
+        };
+        writer.finish(&labels, family)?;
         self.target.commit()?;
         say!("{report}");
         say!("wrote {}/{{{}}}", self.out.display(), files.join(", "));

@@ -2,89 +2,45 @@
 
 use harbor::backend::gpu::context::AdapterSummary;
 use harbor::backend::gpu::list_adapters;
-use harbor::tableau::{Composition, Family as TableauFamily, LobattoPair, Tableau};
+use harbor::tableau::{Composition, NamedTableau, Tableau};
 use harbor::{Error, Result};
-use serde_json::json;
 
 /// `harbor tableau FAMILY STAGES`: the Butcher table with its mass matrix M as text or
 /// JSON; `lobatto-pair` prints both tables of the pair (IIIA on positions, IIIB on momenta,
 /// which share c, b and M).
 pub fn tableau(family: &str, stages: usize, as_json: bool) -> Result<()> {
-    if family == "lobatto-pair" {
-        return lobatto_pair(stages, as_json);
-    }
-    let family = TableauFamily::parse(family).ok_or_else(|| {
-        Error::invalid(
-            "family",
-            format!(
-                "unknown family {family:?}: expected gauss, lobatto-iiia, lobatto-iiib or lobatto-pair"
-            ),
-        )
-    })?;
-    let t = Tableau::new(family, stages)?;
+    let table = NamedTableau::new(family, stages)?;
     if as_json {
-        let doc = json!({
-            "family": family.name(),
-            "stages": t.stages,
-            "order": t.order,
-            "c": t.c,
-            "b": t.b,
-            "a": t.a_rows(),
-            "m": t.m_rows(),
-        });
         say!(
             "{}",
-            serde_json::to_string_pretty(&doc).expect("JSON values always serialise")
+            serde_json::to_string_pretty(&table.json()).expect("JSON values always serialise")
         );
         return Ok(());
     }
-    say!(
-        "{} with s = {}, order {}\n",
-        family.name(),
-        t.stages,
-        t.order
-    );
-    print_butcher(&t);
-    print_mass(&t);
-    Ok(())
-}
-
-/// The Lobatto IIIA/IIIB pair as configs mean `scheme.family = "lobatto-pair"`.
-fn lobatto_pair(stages: usize, as_json: bool) -> Result<()> {
-    let pair = LobattoPair::new(stages).map_err(|e| match e {
-        Error::Invalid { field, problem } => {
-            Error::invalid(field, problem.replace("lobatto-iiia", "lobatto-pair"))
+    match &table {
+        NamedTableau::Collocation(family, t) => {
+            say!(
+                "{} with s = {}, order {}\n",
+                family.name(),
+                t.stages,
+                t.order
+            );
+            print_butcher(t);
+            print_mass(t);
         }
-        other => other,
-    })?;
-    let (positions, momenta) = (&pair.positions, &pair.momenta);
-    if as_json {
-        let doc = json!({
-            "family": "lobatto-pair",
-            "stages": pair.stages(),
-            "order": pair.order(),
-            "c": positions.c,
-            "b": positions.b,
-            "a_positions": positions.a_rows(),
-            "a_momenta": momenta.a_rows(),
-            "m": positions.m_rows(),
-        });
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("JSON values always serialise")
-        );
-        return Ok(());
+        NamedTableau::Pair(pair) => {
+            say!(
+                "lobatto-pair with s = {}, order {}: lobatto-iiia on the positions q, lobatto-iiib on the momenta p (same c, b and M)\n",
+                pair.stages(),
+                pair.order()
+            );
+            say!("positions q: lobatto-iiia");
+            print_butcher(&pair.positions);
+            say!("\nmomenta p: lobatto-iiib");
+            print_butcher(&pair.momenta);
+            print_mass(&pair.positions);
+        }
     }
-    say!(
-        "lobatto-pair with s = {}, order {}: lobatto-iiia on the positions q, lobatto-iiib on the momenta p (same c, b and M)\n",
-        pair.stages(),
-        pair.order()
-    );
-    say!("positions q: lobatto-iiia");
-    print_butcher(positions);
-    say!("\nmomenta p: lobatto-iiib");
-    print_butcher(momenta);
-    print_mass(positions);
     Ok(())
 }
 
