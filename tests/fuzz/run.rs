@@ -32,6 +32,9 @@ pub struct Limits {
     pub machine_bytes: u64,
 }
 
+/// The least wall-clock limit of a GPU case (its kernel's compilation included).
+pub const GPU_CASE_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// MemTotal + SwapTotal from /proc/meminfo (0 where unknown).
 pub fn machine_bytes() -> u64 {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
@@ -456,6 +459,11 @@ pub fn run_case(bin: &Path, case: &Case, dir: &Path, limits: &Limits) -> Verdict
     let before = snapshot(&layout.out_parent);
     let limit = if case.large {
         limits.size_timeout
+    } else if case.gpu {
+        // A software rasteriser with a cold shader cache compiles a large generated
+        // kernel for tens of seconds (lavapipe: 24.5 s for the cart-pole boundary-value
+        // kernel): that is not a hang.
+        limits.timeout.max(GPU_CASE_TIMEOUT)
     } else {
         limits.timeout
     };
