@@ -262,12 +262,7 @@ impl<'a> Marcher<'a> {
                     jacobian[(d + cw + j, c2)] = self.there.jacobian[j * d + c2];
                 }
             }
-            if jacobian.iter().any(|v| !v.is_finite()) {
-                return Err(StepFailure::NotFinite);
-            }
-            let Some(update) = jacobian.lu().solve(&residual) else {
-                return Err(StepFailure::Singular);
-            };
+            let update = newton_update(jacobian, &residual)?;
             let mut change = 0.0_f64;
             for c in 0..d {
                 delta[c] -= update[c];
@@ -287,4 +282,16 @@ impl<'a> Marcher<'a> {
         }
         Err(StepFailure::NoConvergence)
     }
+}
+
+/// The Newton update x = A⁻¹ r of the step's system, by nalgebra's LU: `NotFinite` when A
+/// holds a non-finite entry, `Singular` when its LU has a zero pivot.
+pub(super) fn newton_update(
+    jacobian: DMatrix<f64>,
+    residual: &DVector<f64>,
+) -> Result<DVector<f64>, StepFailure> {
+    if jacobian.iter().any(|v| !v.is_finite()) {
+        return Err(StepFailure::NotFinite);
+    }
+    jacobian.lu().solve(residual).ok_or(StepFailure::Singular)
 }

@@ -40,7 +40,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::discrete::{OstrogradskyParts, PointTerms, Scratch, WindowTerms};
-use super::ivp::StepFailure;
+use super::ivp::{StepFailure, newton_update};
 use super::model::LagrangianModel;
 use super::rule::DiscreteRule;
 use super::solve::NewtonSettings;
@@ -307,12 +307,7 @@ pub fn second_order_start(
                 jacobian[(d + j, c2)] = there.jacobian[j * d + c2];
             }
         }
-        if jacobian.iter().any(|v| !v.is_finite()) {
-            return Err(StepFailure::NotFinite);
-        }
-        let Some(update) = jacobian.lu().solve(&residual) else {
-            return Err(StepFailure::Singular);
-        };
+        let update = newton_update(jacobian, &residual)?;
         let mut change = 0.0_f64;
         for c in 0..d {
             second[c] -= update[c];
