@@ -81,6 +81,7 @@ pub mod model;
 pub mod plan;
 pub mod reference;
 pub mod results;
+pub mod shard;
 pub mod study;
 pub mod tableau;
 

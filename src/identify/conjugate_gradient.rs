@@ -44,7 +44,9 @@ use std::fmt;
 
 use super::gradient::Evaluation;
 use super::manifold::{Geometry, Point};
-use super::walker::{Trial, Walker};
+use super::descent_live::LiveStarts;
+use super::descent_log::StartLog;
+use super::descent_loop::advance_all;
 use crate::error::{Error, Result};
 
 /// The settings of the iteration (module docs; `[optimizer]` of an identify config, every
@@ -153,7 +155,8 @@ impl CgSettings {
 }
 
 /// Why a start stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stop {
     Iterations,
     Gradient,
@@ -198,23 +201,6 @@ pub struct Progress {
     pub iterations: usize,
 }
 
-/// Successive halving: once every active start has made `prune_at` iterations, stops the
-/// costlier half of them (the cheaper ⌈a/2⌉ of a active go on) and moves `prune_at` on by
-/// `every`. A lone active start is never pruned.
-fn prune(walkers: &mut [Walker], prune_at: &mut usize, every: usize) {
-    let mut active: Vec<usize> = (0..walkers.len())
-        .filter(|&i| walkers[i].is_active())
-        .collect();
-    if active.len() < 2 || active.iter().any(|&i| walkers[i].iterations() < *prune_at) {
-        return;
-    }
-    active.sort_by(|&a, &b| walkers[a].cost.total_cmp(&walkers[b].cost).then(a.cmp(&b)));
-    for &i in &active[active.len().div_ceil(2)..] {
-        walkers[i].stop(Stop::Pruned);
-    }
-    *prune_at += every;
-}
-
 /// Minimises from every start (a point with its evaluation), all advanced together:
 /// `evaluate` gets every trial point of every active start in one slice and returns their
 /// costs and Euclidean gradients in order. Returns the starts' results, in the order
@@ -227,72 +213,26 @@ pub fn minimize(
     evaluate: &mut dyn FnMut(&[Point]) -> Result<Vec<Evaluation>>,
     progress: &mut dyn FnMut(&Progress) -> Result<()>,
 ) -> Result<(Vec<StartResult>, usize)> {
+    let (results, evaluations, _) =
+        minimize_recording(geometry, starts, settings, evaluate, progress, false)?;
+    Ok((results, evaluations))
+}
+
+/// As [`minimize`], with each start's walk recorded when `record` (its iterates and, per
+/// batch, its evaluations, iterations and stop: [`StartLog`]).
+pub fn minimize_recording(
+    geometry: &Geometry,
+    starts: Vec<(Point, Evaluation)>,
+    settings: &CgSettings,
+    evaluate: &mut dyn FnMut(&[Point]) -> Result<Vec<Evaluation>>,
+    progress: &mut dyn FnMut(&Progress) -> Result<()>,
+    record: bool,
+) -> Result<(Vec<StartResult>, usize, Vec<StartLog>)> {
     settings.check()?;
-    let mut walkers: Vec<Walker> = starts
-        .into_iter()
-        .map(|(point, evaluation)| Walker::new(geometry, point, &evaluation, settings))
-        .collect();
-    let mut evaluations = 0;
-    let mut prune_at = settings.prune_every;
-    loop {
-        let active: Vec<usize> = (0..walkers.len())
-            .filter(|&i| walkers[i].is_active())
-            .collect();
-        if active.is_empty() {
-            break;
-        }
-        // Every trial of every active start: (start, step, whether its point exists), the
-        // points in the same order.
-        let mut trials: Vec<(usize, f64, bool)> = Vec::new();
-        let mut points: Vec<Point> = Vec::new();
-        for &i in &active {
-            let w = &walkers[i];
-            for step in w.steps(settings) {
-                // A retraction that leaves the manifold numerically (Q loses its
-                // Cholesky factor) counts as a failed trial.
-                let point = geometry.retract(&w.point, &w.direction, step).ok();
-                trials.push((i, step, point.is_some()));
-                points.extend(point);
-            }
-        }
-        if let Some(budget) = settings.evaluation_budget
-            && evaluations + points.len() > budget
-        {
-            for &i in &active {
-                walkers[i].stop(Stop::Budget);
-            }
-            break;
-        }
-        let results = if points.is_empty() {
-            Vec::new()
-        } else {
-            evaluate(&points)?
-        };
-        evaluations += points.len();
-        let mut evaluated = points.into_iter().zip(results);
-        let mut per_start: Vec<Vec<Trial>> = vec![Vec::new(); walkers.len()];
-        for (i, step, exists) in trials {
-            let trial = if exists { evaluated.next() } else { None };
-            per_start[i].push((step, trial));
-        }
-        for &i in &active {
-            let evaluated = std::mem::take(&mut per_start[i]);
-            walkers[i].take(geometry, settings, evaluated);
-        }
-        if settings.prune_every > 0 {
-            prune(&mut walkers, &mut prune_at, settings.prune_every);
-        }
-        progress(&Progress {
-            evaluations,
-            best_cost: walkers.iter().map(|w| w.cost).fold(f64::INFINITY, f64::min),
-            active: walkers.iter().filter(|w| w.is_active()).count(),
-            iterations: walkers.iter().map(Walker::iterations).max().unwrap_or(0),
-        })?;
-    }
-    Ok((
-        walkers.into_iter().map(Walker::result).collect(),
-        evaluations,
-    ))
+    let mut live = LiveStarts::new(geometry, starts, settings, evaluate, record);
+    let evaluations = advance_all(&mut live, settings, progress)?;
+    let (results, logs) = live.finish();
+    Ok((results, evaluations, logs))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::kernels::Family;
 use crate::linear_ph::step_pullback::{OperatorCotangents, system_gradient};
 use crate::linear_ph::{GradientPlan, LinearPhMember, Parameters};
 use crate::plan::{MemberResult, MemoryBudget, ResultSink};
+use crate::shard::MemberRange;
 
 /// The cost of one candidate and its gradient, each part in its structure.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +110,8 @@ fn refuse_overflowing_regularization(
 /// Collects evaluations chunk by chunk, pulling each chunk back in parallel.
 struct Collector<'a> {
     plan: &'a GradientPlan,
+    /// The plan's index of the first candidate run.
+    first: usize,
     evaluations: Vec<Evaluation>,
     /// Whether a candidate whose trajectory overflows gets cost +∞ (an optimiser's trial)
     /// rather than failing the batch.
@@ -124,7 +127,7 @@ impl ResultSink for Collector<'_> {
             .par_iter()
             .enumerate()
             .map(|(offset, result)| {
-                let index = first + offset;
+                let index = self.first + first + offset;
                 if result.nonfinite_step.is_some() && self.overflow_is_infinite {
                     return Ok(Evaluation::rejected(plan));
                 }
@@ -168,6 +171,17 @@ pub fn evaluate(
     collect(backend, plan, budget, false, &mut |_| Ok(()))
 }
 
+/// As [`evaluate`], for the candidates `range` of `plan` only (a shard of its batch), in
+/// candidate order: each the same evaluation as in the whole batch.
+pub fn evaluate_range(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<Evaluation>> {
+    collect_range(backend, plan, budget, false, &mut |_| Ok(()), range)
+}
+
 /// As [`evaluate`], telling `progress` the member-steps done as the backend reports them
 /// (of candidates × steps, the forward and backward sweeps counted as halves); an error it
 /// returns stops the run (a caller's interrupt) and is returned.
@@ -197,17 +211,31 @@ fn collect(
     overflow_is_infinite: bool,
     progress: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<Vec<Evaluation>> {
+    let all = 0..plan.member_count();
+    collect_range(backend, plan, budget, overflow_is_infinite, progress, all)
+}
+
+fn collect_range(
+    backend: &Backend,
+    plan: &GradientPlan,
+    budget: &MemoryBudget,
+    overflow_is_infinite: bool,
+    progress: &mut dyn FnMut(u64) -> Result<()>,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<Evaluation>> {
     // The gradients are collected in memory: refuse a batch whose gradients alone exceed
     // the budget before any work.
     let (n, m) = (plan.model.states(), plan.model.inputs_count());
     let per_candidate = 8 * (3 * n as u128 * n as u128 + (n * m + n + 1) as u128) + 5 * 48;
-    let needed = u64::try_from(plan.member_count() as u128 * per_candidate).unwrap_or(u64::MAX);
+    let candidates = MemberRange::new(plan, range)?;
+    let needed =
+        u64::try_from(candidates.member_count() as u128 * per_candidate).unwrap_or(u64::MAX);
     if needed > budget.bytes() {
         return Err(Error::invalid(
             "candidates.members",
             format!(
                 "the gradients of {} candidate(s) (n = {n}, m = {m}) take {}, more than the memory budget of {} (--memory-budget); evaluate fewer candidates per run",
-                plan.member_count(),
+                candidates.member_count(),
                 crate::plan::format_bytes(needed),
                 crate::plan::format_bytes(budget.bytes())
             ),
@@ -215,10 +243,11 @@ fn collect(
     }
     let mut collector = Collector {
         plan,
-        evaluations: Vec::with_capacity(plan.member_count()),
+        first: candidates.first(),
+        evaluations: Vec::with_capacity(candidates.member_count()),
         overflow_is_infinite,
         progress,
     };
-    backend.run_into_within(plan, budget, &mut collector)?;
+    backend.run_into_within(&candidates, budget, &mut collector)?;
     Ok(collector.evaluations)
 }

@@ -84,6 +84,15 @@ pub fn identify(
     setup: &Setup,
     status: &mut dyn FnMut(Status) -> Result<()>,
 ) -> Result<Outcome> {
+    check_setup(setup)?;
+    let all = 0..setup.monte_carlo.candidates;
+    let kept = best_candidates(backend, budget, problem, setup, all, status)?;
+    let kept = refuse_none_kept(setup, kept)?;
+    descend(backend, budget, problem, setup, kept, status)
+}
+
+/// Refuses settings the identification cannot run with, naming the field.
+pub fn check_setup(setup: &Setup) -> Result<()> {
     let mc = &setup.monte_carlo;
     mc.check()?;
     setup.optimizer.check()?;
@@ -104,11 +113,27 @@ pub fn identify(
             ),
         ));
     }
+    Ok(())
+}
+
+/// The Monte-Carlo candidates `range` (all of them, or a shard's), evaluated in batches of
+/// at most [`MONTE_CARLO_BATCH`]: the best `monte_carlo.keep` as (index, evaluation),
+/// cheapest first (ties by index). Candidate i is a function of (seed, i), so the best of
+/// the shards' best are the best of all.
+pub fn best_candidates(
+    backend: &Backend,
+    budget: &MemoryBudget,
+    problem: &GradientPlan,
+    setup: &Setup,
+    range: std::ops::Range<usize>,
+    status: &mut dyn FnMut(Status) -> Result<()>,
+) -> Result<Vec<(usize, Evaluation)>> {
+    let mc = &setup.monte_carlo;
     let mut best = Best::new(mc.keep);
     let mut best_cost = f64::INFINITY;
-    let mut first = 0;
-    while first < mc.candidates {
-        let count = MONTE_CARLO_BATCH.min(mc.candidates - first);
+    let mut first = range.start;
+    while first < range.end {
+        let count = MONTE_CARLO_BATCH.min(range.end - first);
         let points: Vec<Point> = (first..first + count)
             .into_par_iter()
             .map(|i| mc.draw(&setup.template, setup.fit, i))
@@ -122,13 +147,21 @@ pub fn identify(
         }
         first += count;
         status(Status::MonteCarlo {
-            evaluated: first,
-            total: mc.candidates,
+            evaluated: first - range.start,
+            total: range.len(),
             best_cost,
         })?;
     }
-    let kept = best.into_entries();
+    Ok(best.into_entries())
+}
+
+/// The kept candidates, refused when every candidate overflowed.
+pub fn refuse_none_kept(
+    setup: &Setup,
+    kept: Vec<(usize, Evaluation)>,
+) -> Result<Vec<(usize, Evaluation)>> {
     if kept.is_empty() {
+        let mc = &setup.monte_carlo;
         return Err(Error::Numerical {
             context: "monte_carlo".into(),
             problem: format!(
@@ -137,29 +170,63 @@ pub fn identify(
             ),
         });
     }
+    Ok(kept)
+}
+
+/// The optimizer's settings for the descent: the evaluation budget less the Monte-Carlo
+/// candidates it counts.
+pub fn descent_settings(setup: &Setup) -> CgSettings {
+    let mut optimizer = setup.optimizer.clone();
+    optimizer.evaluation_budget = optimizer
+        .evaluation_budget
+        .map(|b| b - setup.monte_carlo.candidates);
+    optimizer
+}
+
+/// The descents from the `kept` candidates, and the outcome of the identification.
+pub fn descend(
+    backend: &Backend,
+    budget: &MemoryBudget,
+    problem: &GradientPlan,
+    setup: &Setup,
+    kept: Vec<(usize, Evaluation)>,
+    status: &mut dyn FnMut(Status) -> Result<()>,
+) -> Result<Outcome> {
+    let mc = &setup.monte_carlo;
     let candidate_indices: Vec<usize> = kept.iter().map(|(i, _)| *i).collect();
     let starts = kept
         .into_iter()
         .map(|(i, evaluation)| Ok((mc.draw(&setup.template, setup.fit, i)?, evaluation)))
         .collect::<Result<Vec<_>>>()?;
-    let mut optimizer = setup.optimizer.clone();
-    optimizer.evaluation_budget = optimizer.evaluation_budget.map(|b| b - mc.candidates);
     let geometry = Geometry { fit: setup.fit };
     let (starts, descent_evaluations) = minimize(
         &geometry,
         starts,
-        &optimizer,
+        &descent_settings(setup),
         &mut |points| evaluate_points(backend, budget, problem, points),
         &mut |progress| status(Status::Descent(*progress)),
     )?;
-    let best = (0..starts.len())
-        .min_by(|&a, &b| starts[a].cost.total_cmp(&starts[b].cost))
-        .expect("at least one start");
-    Ok(Outcome {
-        starts,
-        best,
-        candidate_indices,
-        monte_carlo_evaluations: mc.candidates,
-        descent_evaluations,
-    })
+    Ok(Outcome::new(starts, candidate_indices, mc.candidates, descent_evaluations))
+}
+
+impl Outcome {
+    /// The outcome of descents `starts` from the candidates `candidate_indices`: the best
+    /// start is the one of lowest final cost (the first of equals).
+    pub fn new(
+        starts: Vec<StartResult>,
+        candidate_indices: Vec<usize>,
+        monte_carlo_evaluations: usize,
+        descent_evaluations: usize,
+    ) -> Self {
+        let best = (0..starts.len())
+            .min_by(|&a, &b| starts[a].cost.total_cmp(&starts[b].cost))
+            .expect("at least one start");
+        Outcome {
+            starts,
+            best,
+            candidate_indices,
+            monte_carlo_evaluations,
+            descent_evaluations,
+        }
+    }
 }

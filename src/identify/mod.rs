@@ -28,18 +28,25 @@
 
 pub mod conjugate_gradient;
 pub mod data;
+mod descent_live;
+pub mod descent_log;
+mod descent_loop;
 pub mod gradient;
 pub mod identification;
 pub mod manifold;
 pub mod monte_carlo;
 pub mod output_error;
+pub mod records;
 pub mod regularization;
+pub mod staged;
 mod walker;
 
 pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};
 pub use data::{Noise, simulate_outputs};
-pub use gradient::{Evaluation, evaluate, evaluate_reporting, evaluate_trials};
-pub use identification::{Outcome, Setup, Status, evaluate_points, identify};
+pub use gradient::{Evaluation, evaluate, evaluate_range, evaluate_reporting, evaluate_trials};
+pub use identification::{
+    Outcome, Setup, Status, best_candidates, check_setup, descend, evaluate_points, identify,
+};
 pub use manifold::{Geometry, Point, Tangent};
 pub use monte_carlo::MonteCarlo;
 pub use output_error::OutputError;

@@ -263,6 +263,16 @@ impl Walker {
         self.history.len() - 1
     }
 
+    /// Why the start stopped; `None` while it runs.
+    pub(super) fn stopped(&self) -> Option<Stop> {
+        self.stop
+    }
+
+    /// ‖g_k‖ at the current point.
+    pub(super) fn gradient_norm(&self) -> f64 {
+        self.grad_norm_sq.sqrt()
+    }
+
     /// Stops the start, dropping a pending refinement.
     pub(super) fn stop(&mut self, why: Stop) {
         self.stop = Some(why);
@@ -274,7 +284,7 @@ impl Walker {
             cost_initial: self.history[0],
             cost: self.cost,
             iterations: self.iterations(),
-            gradient_norm: self.grad_norm_sq.sqrt(),
+            gradient_norm: self.gradient_norm(),
             stop: self.stop.unwrap_or(Stop::Budget),
             point: self.point,
             history: self.history,

@@ -5,23 +5,38 @@ use std::path::Path;
 use std::time::Instant;
 
 use harbor::Result;
-use harbor::identify::evaluate;
+use harbor::identify::evaluate_range;
 use harbor::io::gradient_output::write_gradient_json;
 use harbor::io::gradient_spec::GradientConfig;
 use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
 use harbor::plan::ProblemEstimate;
 
+use harbor::shard::{MemberSpan, ResolvedConfig, RunRecord, ShardKind, ShardManifest};
+
 use crate::DeviceArgs;
+use crate::shard_args::ShardArgs;
 
 pub fn gradient(
     problem_path: &Path,
     out: &Path,
     device: &DeviceArgs,
+    shard: &ShardArgs,
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let mut config = GradientConfig::load(problem_path, overrides)?;
+    let shard = match shard.spec()? {
+        Some(spec) => Some((spec, ResolvedConfig::load(problem_path, overrides)?)),
+        None => None,
+    };
+    let mut config = match &shard {
+        Some((_, resolved)) => GradientConfig::from_table(
+            resolved.table.clone(),
+            &resolved.origin,
+            resolved.base_dir.clone(),
+        )?,
+        None => GradientConfig::load(problem_path, overrides)?,
+    };
     if let Some(limit) = crate::environment::work_limit()? {
         config = config.with_work_limit("HARBOR_WORK_LIMIT", limit)?;
     }
@@ -29,10 +44,32 @@ pub fn gradient(
     let plan = &problem.plan;
     let target = OutputTarget::prepare(out)?;
     let backend = device.open_for(plan)?;
+    let total = plan.member_count();
+    let range = match &shard {
+        Some((spec, _)) => spec.members("--shard", total, "candidates")?,
+        None => 0..total,
+    };
+    let span = MemberSpan {
+        first: range.start,
+        count: range.len(),
+        total,
+    };
     let started = Instant::now();
-    let evaluations = evaluate(&backend, plan, &budget)?;
+    let evaluations = evaluate_range(&backend, plan, &budget, range)?;
     let seconds = started.elapsed().as_secs_f64();
-    target.write(|dir| write_gradient_json(dir, &evaluations, problem.batch))?;
+    target.write(|dir| {
+        write_gradient_json(dir, &evaluations, problem.batch)?;
+        if let Some((spec, config)) = shard {
+            let run = RunRecord {
+                backend: backend.label(),
+                engine: backend.engine(plan).into(),
+                precision: backend.precision().name().into(),
+                seconds,
+            };
+            ShardManifest::new(ShardKind::Gradient, &config, spec, span, run).write(dir)?;
+        }
+        Ok(())
+    })?;
     let grid = plan.grid();
     say!(
         "gradient: {} n = {}, m = {}, h = {}, {} steps, checkpoints every {} step(s), {} candidate(s)",

@@ -14,15 +14,29 @@ use harbor::io::identify_spec::IdentifyConfig;
 use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
 
+use harbor::identify::staged;
+use harbor::shard::{
+    MemberSpan, ResolvedConfig, RunRecord, ShardKind, ShardManifest, ShardSpec,
+};
+
 use crate::DeviceArgs;
 use crate::gradient::print_large_plan;
+use crate::shard_args::ShardArgs;
 
 pub fn identify_command(
     config_path: &Path,
     out: &Path,
     device: &DeviceArgs,
+    shard: &ShardArgs,
+    from: Option<&Path>,
     overrides: &[String],
 ) -> Result<()> {
+    if shard.shard.is_some() || from.is_some() {
+        return Err(harbor::Error::invalid(
+            if from.is_some() { "--from" } else { "--shard" },
+            "applies to one stage of an identification: add --stage candidates or --stage descent",
+        ));
+    }
     let budget = device.budget()?;
     let mut config = IdentifyConfig::load(config_path, overrides)?;
     if let Some(limit) = crate::environment::work_limit()? {
@@ -190,4 +204,119 @@ mod tests {
         assert_eq!(cost_change(0.0, 1.0), "no ratio: the first cost is 0.0e0");
         assert_eq!(cost_change(1.0, 2.0), "raised to 2.00e0 times the first");
     }
+}
+
+/// One stage of a sharded identification (`--stage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stage {
+    /// The Monte-Carlo candidates of the shard, the best `monte_carlo.keep` kept.
+    Candidates,
+    /// The descents from the shard's starts of the merged candidates (--from).
+    Descent,
+}
+
+/// `harbor identify --stage …`: one stage of shard `--shard` (default: the whole stage as
+/// shard 0/1), written with its shard.json for `harbor merge`.
+pub fn identify_stage(
+    config_path: &Path,
+    out: &Path,
+    device: &DeviceArgs,
+    stage: Stage,
+    from: Option<&Path>,
+    shard: &ShardArgs,
+    overrides: &[String],
+) -> Result<()> {
+    let budget = device.budget()?;
+    let spec = shard.spec()?.unwrap_or(ShardSpec { index: 0, count: 1 });
+    let resolved = ResolvedConfig::load(config_path, overrides)?;
+    let mut config = IdentifyConfig::from_table(
+        resolved.table.clone(),
+        &resolved.origin,
+        resolved.base_dir.clone(),
+    )?;
+    if let Some(limit) = crate::environment::work_limit()? {
+        config = config.with_work_limit("HARBOR_WORK_LIMIT", limit)?;
+    }
+    let problem = config.problem_planned(&budget, print_large_plan)?;
+    let kept = match (stage, from) {
+        (Stage::Descent, Some(from)) => Some(staged::read_kept(from, &resolved, &problem)?),
+        (Stage::Descent, None) => {
+            return Err(harbor::Error::invalid(
+                "--from",
+                "--stage descent starts from the merged candidate stage: give --from <dir>",
+            ));
+        }
+        (Stage::Candidates, Some(_)) => {
+            return Err(harbor::Error::invalid(
+                "--from",
+                "applies to --stage descent only",
+            ));
+        }
+        (Stage::Candidates, None) => None,
+    };
+    let target = OutputTarget::prepare(out)?;
+    let backend = device.open_for(&problem.problem)?;
+    let label = backend.label();
+    let started = Instant::now();
+    let mut quiet = |_: Status| Ok(());
+    let (kind, span) = match &kept {
+        None => {
+            let (best, span) =
+                staged::candidate_shard(&backend, &budget, &problem, spec, &mut quiet)?;
+            let seconds = started.elapsed().as_secs_f64();
+            target.write(|dir| {
+                staged::write_candidates(dir, &resolved, span.count, seconds, &label, &best)?;
+                write_manifest(dir, ShardKind::IdentifyCandidates, &resolved, spec, span, &backend, &problem, seconds)
+            })?;
+            say!(
+                "identify --stage candidates, shard {}: candidates {}..{} of {}, best {} kept; backend {label}",
+                spec.label(),
+                span.first,
+                span.first + span.count,
+                span.total,
+                best.len()
+            );
+            (ShardKind::IdentifyCandidates, span)
+        }
+        Some(kept) => {
+            let (file, span) =
+                staged::descent_shard(&backend, &budget, &problem, kept, spec, &mut quiet)?;
+            let seconds = started.elapsed().as_secs_f64();
+            target.write(|dir| {
+                staged::write_descent(dir, &file)?;
+                write_manifest(dir, ShardKind::IdentifyDescent, &resolved, spec, span, &backend, &problem, seconds)
+            })?;
+            say!(
+                "identify --stage descent, shard {}: starts {}..{} of {} walked to their own stops; backend {label}",
+                spec.label(),
+                span.first,
+                span.first + span.count,
+                span.total
+            );
+            (ShardKind::IdentifyDescent, span)
+        }
+    };
+    let _ = (kind, span);
+    say!("wrote {} (merge the shards with `harbor merge`)", out.display());
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_manifest(
+    dir: &Path,
+    kind: ShardKind,
+    config: &ResolvedConfig,
+    spec: ShardSpec,
+    span: MemberSpan,
+    backend: &harbor::backend::Backend,
+    problem: &harbor::io::identify_spec::IdentifyProblem,
+    seconds: f64,
+) -> Result<()> {
+    let run = RunRecord {
+        backend: backend.label(),
+        engine: backend.engine(&problem.problem).into(),
+        precision: backend.precision().name().into(),
+        seconds,
+    };
+    ShardManifest::new(kind, config, spec, span, run).write(dir)
 }

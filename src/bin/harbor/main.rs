@@ -39,14 +39,18 @@ mod keys;
 mod notices;
 mod plot;
 mod progress;
+mod merge;
 mod runtime_dir;
+mod shard_args;
 mod simulate;
+mod slurm;
 mod stdout;
 mod studies;
 mod tables;
 
 use bench::{BenchBackends, BenchTarget, bench};
 use device_args::{DeviceArgs, PrecisionArg};
+use shard_args::ShardArgs;
 use simulate::simulate;
 use studies::{study_contact_energy, study_energy_order, study_precision_drift};
 use tables::{devices, splitting, tableau};
@@ -105,6 +109,55 @@ enum Command {
         /// member's first non-finite step. Without it such a run writes nothing and fails.
         #[arg(long)]
         keep_nonfinite: bool,
+        #[command(flatten)]
+        shard: ShardArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
+    /// Merge the output directories of a sharded run (`--shard I/N`, every shard once) into
+    /// exactly the directory the unsharded run writes: every array and every number of
+    /// summary.json bit for bit (wall time: the shards' added up); a gradient batch's
+    /// gradient.json byte for byte; an identification's candidate or descent stage.
+    /// Refuses shards of different configs, versions or backends, missing or duplicate
+    /// shards and incomplete directories, writing nothing.
+    Merge {
+        /// The shard directories, in any order.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        #[arg(long, help = OUT_HELP)]
+        out: PathBuf,
+    },
+    /// Write (and submit) a Slurm job array that runs a config in N shards, with a merge
+    /// job that starts when every shard succeeded (afterok); an identification gets two
+    /// arrays (Monte-Carlo candidates, then the descents) each followed by its merge.
+    /// Prints the job ids. The merged result lands in <out>/result.
+    Slurm {
+        /// The config (of `harbor simulate`, `gradient` or `identify`: --command).
+        config: PathBuf,
+        /// The command the shards run.
+        #[arg(long, value_enum, default_value_t = slurm::SlurmCommand::Simulate)]
+        command: slurm::SlurmCommand,
+        /// Number of shards N (array tasks).
+        #[arg(long)]
+        shards: usize,
+        /// Slurm partition (sbatch --partition).
+        #[arg(long)]
+        partition: Option<String>,
+        /// GPUs per array task (sbatch --gpus-per-task); the shards then run on the GPU.
+        #[arg(long)]
+        gpus_per_task: Option<u32>,
+        /// Time limit of each job (sbatch --time, e.g. 01:00:00).
+        #[arg(long)]
+        time: Option<String>,
+        /// Backend of the shards (as `simulate --backend`); default: auto.
+        #[arg(long)]
+        backend: Option<String>,
+        /// Work directory: the scripts, logs/, shards/ and the merged result/.
+        #[arg(long)]
+        out: PathBuf,
+        /// Write the scripts without submitting them.
+        #[arg(long)]
+        dry_run: bool,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
@@ -142,6 +195,8 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
+        #[command(flatten)]
+        shard: ShardArgs,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
@@ -156,6 +211,17 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         device: DeviceArgs,
+        /// Run one stage only, for a cluster: `candidates` (the Monte-Carlo candidates of
+        /// --shard, the best kept) or `descent` (the descents from --from, the merge of the
+        /// candidate shards, of --shard's starts); `harbor merge` joins each stage's shards,
+        /// the descent's into what a whole run writes.
+        #[arg(long, value_enum)]
+        stage: Option<identify::Stage>,
+        /// The merged candidate stage the descent stage starts from.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        #[command(flatten)]
+        shard: ShardArgs,
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
@@ -305,6 +371,7 @@ impl Command {
             | Command::Gradient { overrides, .. }
             | Command::Identify { overrides, .. }
             | Command::Bench { overrides, .. }
+            | Command::Slurm { overrides, .. }
             | Command::Study {
                 study:
                     Study::PrecisionDrift { overrides, .. }
@@ -352,8 +419,33 @@ fn main() -> ExitCode {
             out,
             device,
             keep_nonfinite,
+            shard,
             overrides,
-        } => simulate(&config, &out, &device, keep_nonfinite, &overrides),
+        } => simulate(&config, &out, &device, keep_nonfinite, &shard, &overrides),
+        Command::Merge { shards, out } => merge::merge_command(&shards, &out),
+        Command::Slurm {
+            config,
+            command,
+            shards,
+            partition,
+            gpus_per_task,
+            time,
+            backend,
+            out,
+            dry_run,
+            overrides,
+        } => slurm::slurm_command(slurm::SlurmArgs {
+            config,
+            command,
+            shards,
+            partition,
+            gpus_per_task,
+            time,
+            backend,
+            out,
+            dry_run,
+            overrides,
+        }),
         Command::ExportMembers {
             config,
             out,
@@ -363,14 +455,29 @@ fn main() -> ExitCode {
             problem,
             out,
             device,
+            shard,
             overrides,
-        } => gradient::gradient(&problem, &out, &device, &overrides),
+        } => gradient::gradient(&problem, &out, &device, &shard, &overrides),
         Command::Identify {
             config,
             out,
             device,
+            stage,
+            from,
+            shard,
             overrides,
-        } => identify::identify_command(&config, &out, &device, &overrides),
+        } => match stage {
+            None => identify::identify_command(&config, &out, &device, &shard, from.as_deref(), &overrides),
+            Some(stage) => identify::identify_stage(
+                &config,
+                &out,
+                &device,
+                stage,
+                from.as_deref(),
+                &shard,
+                &overrides,
+            ),
+        },
         Command::Devices { json } => devices(json),
         Command::Config { command } => keys::config(command),
         Command::Splitting { name, json, list } => splitting(name.as_deref(), json, list),

@@ -15,17 +15,34 @@ use harbor::kernels::Family;
 use harbor::plan::MemoryBudget;
 use harbor::{Error, Result};
 
+use harbor::shard::{
+    MemberRange, MemberSpan, ResolvedConfig, RunRecord, ShardKind, ShardManifest, ShardSpec,
+};
+
 use crate::DeviceArgs;
+use crate::shard_args::ShardArgs;
 
 pub fn simulate(
     config_path: &Path,
     out: &Path,
     device: &DeviceArgs,
     keep_nonfinite: bool,
+    shard: &ShardArgs,
     overrides: &[String],
 ) -> Result<()> {
     let budget = device.budget()?;
-    let config = Config::load(config_path, overrides)?;
+    let shard = match shard.spec()? {
+        Some(spec) => Some((spec, ResolvedConfig::load(config_path, overrides)?)),
+        None => None,
+    };
+    let config = match &shard {
+        Some((_, resolved)) => Config::from_table(
+            resolved.table.clone(),
+            &resolved.origin,
+            resolved.base_dir.clone(),
+        )?,
+        None => Config::load(config_path, overrides)?,
+    };
     let plan = config.run_plan()?;
     // The output location is checked (and its staging directory made) before any work.
     let target = OutputTarget::prepare(out)?;
@@ -37,6 +54,7 @@ pub fn simulate(
         auto: device.is_auto(),
         budget,
         keep_nonfinite,
+        shard,
     })
 }
 
@@ -49,12 +67,37 @@ struct Simulate<'a> {
     auto: bool,
     budget: MemoryBudget,
     keep_nonfinite: bool,
+    /// The shard this run is, with the config as it recorded it.
+    shard: Option<(ShardSpec, ResolvedConfig)>,
 }
 
 impl FamilyVisitor for Simulate<'_> {
     type Output = Result<()>;
 
-    fn visit<F: Family>(self, family: &F) -> Result<()> {
+    fn visit<F: Family>(mut self, family: &F) -> Result<()> {
+        match self.shard.take() {
+            None => self.run(family, None),
+            Some((spec, config)) => {
+                let total = family.member_count();
+                let range = spec.members("--shard", total, "members")?;
+                let span = MemberSpan {
+                    first: range.start,
+                    count: range.len(),
+                    total,
+                };
+                self.run(&MemberRange::new(family, range)?, Some((spec, config, span)))
+            }
+        }
+    }
+}
+
+impl Simulate<'_> {
+    /// Runs `family` (the whole plan, or a shard's members with its manifest to write).
+    fn run<F: Family>(
+        self,
+        family: &F,
+        shard: Option<(ShardSpec, ResolvedConfig, MemberSpan)>,
+    ) -> Result<()> {
         let (backend, reason) = self.backend.for_family(family, self.auto);
         if let Some(reason) = reason {
             eprintln!("{reason}");
@@ -104,7 +147,10 @@ impl FamilyVisitor for Simulate<'_> {
             writer.first_totals(),
             seconds,
         );
-        let files = writer.file_names();
+        let mut files = writer.file_names();
+        if shard.is_some() {
+            files.push("shard.json".into());
+        }
         let labels = RunLabels {
             backend: &label,
             engine: backend.engine(family),
@@ -112,6 +158,16 @@ impl FamilyVisitor for Simulate<'_> {
             seconds,
         };
         writer.finish(&labels, family)?;
+        if let Some((spec, config, span)) = shard {
+            let run = RunRecord {
+                backend: label.clone(),
+                engine: labels.engine.into(),
+                precision: precision.into(),
+                seconds,
+            };
+            ShardManifest::new(ShardKind::Simulate, &config, spec, span, run)
+                .write(self.target.dir())?;
+        }
         self.target.commit()?;
         say!("{report}");
         say!("wrote {}/{{{}}}", self.out.display(), files.join(", "));
