@@ -33,7 +33,10 @@ fn harbor_fails(args: &[&str]) -> String {
     let output = Command::new(HARBOR).args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "harbor {args:?} succeeded");
-    assert!(!stderr.contains("panicked"), "harbor {args:?} panicked: {stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "harbor {args:?} panicked: {stderr}"
+    );
     stderr
 }
 
@@ -76,7 +79,12 @@ fn assert_same_output(whole: &Path, merged: &Path, what: &str) {
             .iter()
             .any(|s| name.ends_with(s));
         if is_summary {
-            assert_eq!(without_wall_time(&a), without_wall_time(&b), "{what}: {}", name.display());
+            assert_eq!(
+                without_wall_time(&a),
+                without_wall_time(&b),
+                "{what}: {}",
+                name.display()
+            );
         } else {
             assert!(
                 std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
@@ -123,20 +131,48 @@ fn check_sharded(command: &str, config: &str, shards: usize, args: &[&str]) {
 /// An example of every family (and problem kind), with a member count that 3 does not
 /// divide.
 const FAMILIES: &[(&str, &[&str])] = &[
-    ("oscillator_ensemble.toml", &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"]),
+    (
+        "oscillator_ensemble.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"],
+    ),
     ("oscillator_damped.toml", &[]),
-    ("contact_expression_double_well.toml", &["--set", "ensemble.members=7", "--set", "scheme.t_end=5.0"]),
-    ("contact_energy_sweep.toml", &["--set", "ensemble.members=8", "--set", "scheme.t_end=5.0"]),
-    ("pendulum_damped_forced.toml", &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"]),
-    ("lotka_volterra_ph.toml", &["--set", "ensemble.members=5", "--set", "scheme.t_end=2.0"]),
-    ("variational_forced_oscillator.toml", &["--set", "ensemble.members=7", "--set", "scheme.t_end=4.0"]),
-    ("variational_pais_uhlenbeck.toml", &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"]),
-    ("variational_sphere_spline.toml", &["--set", "ensemble.members=7", "--set", "scheme.h=0.02"]),
+    (
+        "contact_expression_double_well.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.t_end=5.0"],
+    ),
+    (
+        "contact_energy_sweep.toml",
+        &["--set", "ensemble.members=8", "--set", "scheme.t_end=5.0"],
+    ),
+    (
+        "pendulum_damped_forced.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"],
+    ),
+    (
+        "lotka_volterra_ph.toml",
+        &["--set", "ensemble.members=5", "--set", "scheme.t_end=2.0"],
+    ),
+    (
+        "variational_forced_oscillator.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.t_end=4.0"],
+    ),
+    (
+        "variational_pais_uhlenbeck.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.t_end=2.0"],
+    ),
+    (
+        "variational_sphere_spline.toml",
+        &["--set", "ensemble.members=7", "--set", "scheme.h=0.02"],
+    ),
 ];
 
 fn check_every_family(backend: &str) {
     for (config, args) in FAMILIES {
-        let shards = if *config == "oscillator_damped.toml" { 1 } else { 3 };
+        let shards = if *config == "oscillator_damped.toml" {
+            1
+        } else {
+            3
+        };
         let mut all = vec!["--backend", backend, "--keep-nonfinite"];
         all.extend(args.iter());
         check_sharded("simulate", config, shards, &all);
@@ -160,7 +196,14 @@ fn the_reference_and_twin_paths_merge_bit_for_bit() {
             "simulate",
             "pendulum_damped_forced.toml",
             4,
-            &["--backend", backend, "--set", "ensemble.members=10", "--set", "scheme.t_end=1.0"],
+            &[
+                "--backend",
+                backend,
+                "--set",
+                "ensemble.members=10",
+                "--set",
+                "scheme.t_end=1.0",
+            ],
         );
     }
 }
@@ -200,7 +243,14 @@ fn check_identification(candidate_shards: usize, descent_shards: usize, settings
     let mut merge = vec!["merge".to_string()];
     for i in 0..candidate_shards {
         let shard = format!("{i}/{candidate_shards}");
-        run(with(&["--stage", "candidates", "--shard", &shard, "--out", &path(&format!("c{i}"))]));
+        run(with(&[
+            "--stage",
+            "candidates",
+            "--shard",
+            &shard,
+            "--out",
+            &path(&format!("c{i}")),
+        ]));
         merge.push(path(&format!("c{i}")));
     }
     merge.extend(["--out".into(), path("kept")]);
@@ -209,7 +259,14 @@ fn check_identification(candidate_shards: usize, descent_shards: usize, settings
     for i in (0..descent_shards).rev() {
         let shard = format!("{i}/{descent_shards}");
         run(with(&[
-            "--stage", "descent", "--from", &path("kept"), "--shard", &shard, "--out", &path(&format!("d{i}")),
+            "--stage",
+            "descent",
+            "--from",
+            &path("kept"),
+            "--shard",
+            &shard,
+            "--out",
+            &path(&format!("d{i}")),
         ]));
         merge.push(path(&format!("d{i}")));
     }
@@ -225,7 +282,12 @@ fn check_identification(candidate_shards: usize, descent_shards: usize, settings
 #[test]
 fn identification_through_shards_finds_the_same_model() {
     let small = [
-        "--set", "monte_carlo.candidates=61", "--set", "monte_carlo.keep=7", "--set", "optimizer.max_iterations=25",
+        "--set",
+        "monte_carlo.candidates=61",
+        "--set",
+        "monte_carlo.keep=7",
+        "--set",
+        "optimizer.max_iterations=25",
     ];
     // Successive halving every 3 iterations couples the starts: the merge replays it.
     let mut halving = small.to_vec();
@@ -233,7 +295,12 @@ fn identification_through_shards_finds_the_same_model() {
     check_identification(3, 4, &halving);
     // An evaluation budget that stops the descents part-way.
     let mut budget = small.to_vec();
-    budget.extend(["--set", "optimizer.prune_every=0", "--set", "optimizer.evaluation_budget=200"]);
+    budget.extend([
+        "--set",
+        "optimizer.prune_every=0",
+        "--set",
+        "optimizer.evaluation_budget=200",
+    ]);
     check_identification(2, 7, &budget);
 }
 
@@ -242,7 +309,14 @@ fn shard_auto_reads_slurm_arrays_and_indexed_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let config = example_path("pendulum_damped_forced.toml");
     let config = config.to_str().unwrap();
-    let args = ["--backend", "cpu", "--set", "ensemble.members=5", "--set", "scheme.t_end=0.5"];
+    let args = [
+        "--backend",
+        "cpu",
+        "--set",
+        "ensemble.members=5",
+        "--set",
+        "scheme.t_end=0.5",
+    ];
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let mut run = vec!["simulate", config];
     run.extend(args);
@@ -253,7 +327,14 @@ fn shard_auto_reads_slurm_arrays_and_indexed_jobs() {
     let (s0, s1) = (out("s0"), out("s1"));
     let mut slurm = run.clone();
     slurm.extend(["--shard", "auto", "--out", &s0]);
-    harbor(&slurm, &[("SLURM_ARRAY_TASK_ID", "10"), ("SLURM_ARRAY_TASK_MIN", "10"), ("SLURM_ARRAY_TASK_COUNT", "2")]);
+    harbor(
+        &slurm,
+        &[
+            ("SLURM_ARRAY_TASK_ID", "10"),
+            ("SLURM_ARRAY_TASK_MIN", "10"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+        ],
+    );
     let mut k8s = run.clone();
     k8s.extend(["--shard", "auto", "--shard-count", "2", "--out", &s1]);
     harbor(&k8s, &[("JOB_COMPLETION_INDEX", "1")]);
@@ -264,7 +345,10 @@ fn shard_auto_reads_slurm_arrays_and_indexed_jobs() {
     let nowhere = out("none");
     none.extend(["--shard", "auto", "--out", &nowhere]);
     let e = harbor_fails(&none);
-    assert!(e.contains("--shard") && e.contains("SLURM_ARRAY_TASK_ID"), "{e}");
+    assert!(
+        e.contains("--shard") && e.contains("SLURM_ARRAY_TASK_ID"),
+        "{e}"
+    );
 }
 
 /// Shards 0..3 of a small run, and the same with another config.
@@ -281,9 +365,18 @@ impl Shards {
                 let out = dir.path().join(format!("{name}{i}"));
                 harbor(
                     &[
-                        "simulate", config.to_str().unwrap(), "--backend", "cpu",
-                        "--set", &format!("ensemble.members={members}"), "--set", "scheme.t_end=1.0",
-                        "--shard", &format!("{i}/3"), "--out", out.to_str().unwrap(),
+                        "simulate",
+                        config.to_str().unwrap(),
+                        "--backend",
+                        "cpu",
+                        "--set",
+                        &format!("ensemble.members={members}"),
+                        "--set",
+                        "scheme.t_end=1.0",
+                        "--shard",
+                        &format!("{i}/3"),
+                        "--out",
+                        out.to_str().unwrap(),
                     ],
                     &[],
                 );
@@ -306,10 +399,19 @@ impl Shards {
         for w in words {
             assert!(e.contains(w), "{names:?}: expected {w:?} in: {e}");
         }
-        assert!(!Path::new(&out).exists(), "{names:?}: a refused merge wrote {out}");
+        assert!(
+            !Path::new(&out).exists(),
+            "{names:?}: a refused merge wrote {out}"
+        );
         let staging: Vec<_> = std::fs::read_dir(self.dir.path())
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".harbor"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".harbor")
+            })
             .collect();
         assert!(staging.is_empty(), "{names:?}: leftovers {staging:?}");
     }
@@ -333,10 +435,20 @@ fn tampered_shard_sets_are_refused_and_nothing_is_written() {
         to
     };
     let truncated = copy("s1", "truncated1");
-    let file = std::fs::OpenOptions::new().write(true).open(truncated.join("trajectory.npy")).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(truncated.join("trajectory.npy"))
+        .unwrap();
     let length = file.metadata().unwrap().len();
     file.set_len(length - 8).unwrap();
-    shards.refused(&["s0", "truncated1", "s2"], &["incomplete shard", "trajectory.npy has", "bytes, the shard wrote"]);
+    shards.refused(
+        &["s0", "truncated1", "s2"],
+        &[
+            "incomplete shard",
+            "trajectory.npy has",
+            "bytes, the shard wrote",
+        ],
+    );
     // A missing file, a missing manifest.
     let missing = copy("s1", "missing1");
     std::fs::remove_file(missing.join("totals.npy")).unwrap();
@@ -352,14 +464,38 @@ fn tampered_shard_sets_are_refused_and_nothing_is_written() {
         assert!(text.contains(from), "{text}");
         std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
     };
-    edit("version1", &format!("\"harbor_version\": \"{}\"", env!("CARGO_PKG_VERSION")), "\"harbor_version\": \"0.0.1\"");
-    shards.refused(&["s0", "version1", "s2"], &["differ in harbor version", "0.0.1"]);
-    edit("engine1", "\"engine\": \"fast\"", "\"engine\": \"reference\"");
-    shards.refused(&["s0", "engine1", "s2"], &["differ in engine: fast vs reference"]);
+    edit(
+        "version1",
+        &format!("\"harbor_version\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"harbor_version\": \"0.0.1\"",
+    );
+    shards.refused(
+        &["s0", "version1", "s2"],
+        &["differ in harbor version", "0.0.1"],
+    );
+    edit(
+        "engine1",
+        "\"engine\": \"fast\"",
+        "\"engine\": \"reference\"",
+    );
+    shards.refused(
+        &["s0", "engine1", "s2"],
+        &["differ in engine: fast vs reference"],
+    );
     // A shard directory that is a whole run.
     shards.refused(&["s0", "s1", "s2", "other0"], &["differ in config"]);
     // The untampered set merges.
-    harbor(&["merge", &shards.path("s2"), &shards.path("s0"), &shards.path("s1"), "--out", &shards.path("merged")], &[]);
+    harbor(
+        &[
+            "merge",
+            &shards.path("s2"),
+            &shards.path("s0"),
+            &shards.path("s1"),
+            "--out",
+            &shards.path("merged"),
+        ],
+        &[],
+    );
 }
 
 #[test]
@@ -369,8 +505,16 @@ fn shard_counts_beyond_the_members_and_malformed_shards_are_refused() {
     let out = dir.path().join("run");
     let run = |shard: &str| {
         harbor_fails(&[
-            "simulate", config.to_str().unwrap(), "--backend", "cpu", "--set", "ensemble.members=3",
-            "--shard", shard, "--out", out.to_str().unwrap(),
+            "simulate",
+            config.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--set",
+            "ensemble.members=3",
+            "--shard",
+            shard,
+            "--out",
+            out.to_str().unwrap(),
         ])
     };
     assert!(run("0/4").contains("4 shards of 3 members would leave a shard empty"));

@@ -42,11 +42,11 @@
 
 use std::fmt;
 
-use super::gradient::Evaluation;
-use super::manifold::{Geometry, Point};
 use super::descent_live::LiveStarts;
 use super::descent_log::StartLog;
 use super::descent_loop::advance_all;
+use super::gradient::Evaluation;
+use super::manifold::{Geometry, Point};
 use crate::error::{Error, Result};
 
 /// The settings of the iteration (module docs; `[optimizer]` of an identify config, every

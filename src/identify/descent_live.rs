@@ -116,7 +116,11 @@ impl Starts for LiveStarts<'_> {
         for &i in active {
             let walker = &mut self.walkers[i];
             let before = walker.iterations();
-            walker.take(self.geometry, self.settings, std::mem::take(&mut per_start[i]));
+            walker.take(
+                self.geometry,
+                self.settings,
+                std::mem::take(&mut per_start[i]),
+            );
             if let Some(logs) = &mut self.logs {
                 let log = &mut logs[i];
                 if walker.iterations() > before {

@@ -93,7 +93,10 @@ impl StartLog {
             cost_initial: self.iterates[0].cost,
             cost: at.cost,
             iterations,
-            history: self.iterates[..=iterations].iter().map(|i| i.cost).collect(),
+            history: self.iterates[..=iterations]
+                .iter()
+                .map(|i| i.cost)
+                .collect(),
             gradient_norm: at.gradient_norm,
             stop: why,
         })
@@ -121,19 +124,24 @@ impl<'a> ReplayedStarts<'a> {
     /// The starts' results, in order.
     pub(super) fn results(&self) -> Result<Vec<StartResult>> {
         (0..self.logs.len())
-            .map(|i| {
-                self.logs[i].result(self.iterations[i], self.stops[i].unwrap_or(Stop::Budget))
-            })
+            .map(|i| self.logs[i].result(self.iterations[i], self.stops[i].unwrap_or(Stop::Budget)))
             .collect()
     }
 
     fn entry(&self, start: usize) -> Result<BatchEntry> {
-        self.logs[start].batches.get(self.batch).copied().ok_or_else(|| {
-            Error::invalid(
-                "descent shards",
-                format!("start {start}'s record ends before batch {} although it still runs", self.batch),
-            )
-        })
+        self.logs[start]
+            .batches
+            .get(self.batch)
+            .copied()
+            .ok_or_else(|| {
+                Error::invalid(
+                    "descent shards",
+                    format!(
+                        "start {start}'s record ends before batch {} although it still runs",
+                        self.batch
+                    ),
+                )
+            })
     }
 }
 

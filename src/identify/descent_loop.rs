@@ -56,7 +56,9 @@ pub(super) fn advance_all(
         let len = starts.len();
         progress(&Progress {
             evaluations,
-            best_cost: (0..len).map(|i| starts.cost(i)).fold(f64::INFINITY, f64::min),
+            best_cost: (0..len)
+                .map(|i| starts.cost(i))
+                .fold(f64::INFINITY, f64::min),
             active: (0..len).filter(|&i| starts.is_active(i)).count(),
             iterations: (0..len).map(|i| starts.iterations(i)).max().unwrap_or(0),
         })?;

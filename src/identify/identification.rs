@@ -206,7 +206,12 @@ pub fn descend(
         &mut |points| evaluate_points(backend, budget, problem, points),
         &mut |progress| status(Status::Descent(*progress)),
     )?;
-    Ok(Outcome::new(starts, candidate_indices, mc.candidates, descent_evaluations))
+    Ok(Outcome::new(
+        starts,
+        candidate_indices,
+        mc.candidates,
+        descent_evaluations,
+    ))
 }
 
 impl Outcome {

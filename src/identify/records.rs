@@ -52,7 +52,11 @@ impl MatrixRecord {
 
     pub fn matrix(&self, what: &str) -> Result<DMatrix<f64>> {
         self.checked(what)?;
-        Ok(DMatrix::from_column_slice(self.rows, self.columns, &self.entries))
+        Ok(DMatrix::from_column_slice(
+            self.rows,
+            self.columns,
+            &self.entries,
+        ))
     }
 
     pub fn vector(&self, what: &str) -> Result<DVector<f64>> {

@@ -81,7 +81,10 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
 }
 
 fn write<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    write_json(path, &serde_json::to_value(value).expect("records serialise"))
+    write_json(
+        path,
+        &serde_json::to_value(value).expect("records serialise"),
+    )
 }
 
 /// The problem a shard recorded, rebuilt.
@@ -139,32 +142,53 @@ pub fn write_candidates(
 
 /// The merged candidates in `from` (`--from`), checked to belong to `config` and to cover
 /// every candidate.
-pub fn read_kept(from: &Path, config: &ResolvedConfig, problem: &IdentifyProblem) -> Result<CandidatesFile> {
+pub fn read_kept(
+    from: &Path,
+    config: &ResolvedConfig,
+    problem: &IdentifyProblem,
+) -> Result<CandidatesFile> {
     let path = from.join(CANDIDATES_FILE);
     if !path.is_file() {
         return Err(Error::invalid(
             "--from",
-            format!("{} has no {CANDIDATES_FILE}: name the merge of the candidate stage's shards", from.display()),
+            format!(
+                "{} has no {CANDIDATES_FILE}: name the merge of the candidate stage's shards",
+                from.display()
+            ),
         ));
     }
     let file: CandidatesFile = read_json(&path)?;
     if file.harbor_version != env!("CARGO_PKG_VERSION") {
         return Err(Error::invalid(
             "--from",
-            format!("{} was written by harbor {}, this is {}", path.display(), file.harbor_version, env!("CARGO_PKG_VERSION")),
+            format!(
+                "{} was written by harbor {}, this is {}",
+                path.display(),
+                file.harbor_version,
+                env!("CARGO_PKG_VERSION")
+            ),
         ));
     }
     if file.config_hash != config.hash {
         return Err(Error::invalid(
             "--from",
-            format!("{} belongs to another config ({}; this one, with its --set overrides, is {})", path.display(), file.config_hash, config.hash),
+            format!(
+                "{} belongs to another config ({}; this one, with its --set overrides, is {})",
+                path.display(),
+                file.config_hash,
+                config.hash
+            ),
         ));
     }
     let total = problem.setup.monte_carlo.candidates;
     if file.evaluated != total {
         return Err(Error::invalid(
             "--from",
-            format!("{} holds the best of {} candidates, not of all {total}: merge every candidate shard first", path.display(), file.evaluated),
+            format!(
+                "{} holds the best of {} candidates, not of all {total}: merge every candidate shard first",
+                path.display(),
+                file.evaluated
+            ),
         ));
     }
     Ok(file)
@@ -193,7 +217,12 @@ pub fn descent_shard(
     let mine = &kept.kept[range];
     let starts = mine
         .iter()
-        .map(|k| Ok((mc.draw(&setup.template, setup.fit, k.index)?, k.evaluation.evaluation()?)))
+        .map(|k| {
+            Ok((
+                mc.draw(&setup.template, setup.fit, k.index)?,
+                k.evaluation.evaluation()?,
+            ))
+        })
         .collect::<Result<Vec<_>>>()?;
     // Each start to its own stop: halving and the budget act in the merge.
     let mut settings = descent_settings(setup);
@@ -246,7 +275,11 @@ fn merge_candidates(
             if !(span.first..span.first + span.count).contains(&k.index) {
                 return Err(Error::invalid(
                     "shard directories",
-                    format!("{}: candidate {} is outside the shard's range", shard_dir.display(), k.index),
+                    format!(
+                        "{}: candidate {} is outside the shard's range",
+                        shard_dir.display(),
+                        k.index
+                    ),
                 ));
             }
             best.offer(k.index, k.evaluation.evaluation()?);
@@ -254,7 +287,14 @@ fn merge_candidates(
     }
     let kept = refuse_none_kept(setup, best.into_entries())?;
     let run = &set.manifest().run;
-    write_candidates(dir, config, setup.monte_carlo.candidates, set.seconds(), &run.backend, &kept)?;
+    write_candidates(
+        dir,
+        config,
+        setup.monte_carlo.candidates,
+        set.seconds(),
+        &run.backend,
+        &kept,
+    )?;
     Ok(setup.monte_carlo.candidates)
 }
 
@@ -265,10 +305,17 @@ fn merge_descents(set: &ShardSet, problem: &IdentifyProblem, dir: &Path) -> Resu
     let mut candidate_seconds = 0.0;
     for (shard_dir, manifest) in &set.shards {
         let file: DescentFile = read_json(&shard_dir.join(DESCENT_FILE))?;
-        if file.walks.len() != manifest.members.count || file.candidate_indices.len() != file.walks.len() {
+        if file.walks.len() != manifest.members.count
+            || file.candidate_indices.len() != file.walks.len()
+        {
             return Err(Error::invalid(
                 "shard directories",
-                format!("{}: {} walks for the shard's {} starts", shard_dir.display(), file.walks.len(), manifest.members.count),
+                format!(
+                    "{}: {} walks for the shard's {} starts",
+                    shard_dir.display(),
+                    file.walks.len(),
+                    manifest.members.count
+                ),
             ));
         }
         for (i, walk) in file.walks.iter().enumerate() {
@@ -281,9 +328,19 @@ fn merge_descents(set: &ShardSet, problem: &IdentifyProblem, dir: &Path) -> Resu
     let mut replay = ReplayedStarts::new(&walks);
     let descent_evaluations = advance_all(&mut replay, &descent_settings(setup), &mut |_| Ok(()))?;
     let starts = replay.results()?;
-    let outcome = Outcome::new(starts, candidate_indices, setup.monte_carlo.candidates, descent_evaluations);
+    let outcome = Outcome::new(
+        starts,
+        candidate_indices,
+        setup.monte_carlo.candidates,
+        descent_evaluations,
+    );
     let seconds = candidate_seconds + set.seconds();
-    let report = IdentifyReport::new(problem, outcome, seconds, set.manifest().run.backend.clone())?;
+    let report = IdentifyReport::new(
+        problem,
+        outcome,
+        seconds,
+        set.manifest().run.backend.clone(),
+    )?;
     report.write(dir)?;
     Ok(walks.len())
 }

@@ -108,7 +108,7 @@ impl ShardManifest {
         for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
             let entry = entry.map_err(|e| Error::io(dir, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let meta = entry.metadata().map_err(|e| Error::io(&entry.path(), e))?;
+            let meta = entry.metadata().map_err(|e| Error::io(entry.path(), e))?;
             if meta.is_file() && name != MANIFEST {
                 self.files.insert(name, meta.len());
             }
@@ -142,7 +142,10 @@ impl ShardManifest {
         let manifest: ShardManifest = serde_json::from_str(&text).map_err(|e| {
             Error::invalid(
                 "shard directory",
-                format!("{} is not a shard manifest harbor can read: {e}", path.display()),
+                format!(
+                    "{} is not a shard manifest harbor can read: {e}",
+                    path.display()
+                ),
             )
         })?;
         for (name, &size) in &manifest.files {

@@ -30,7 +30,9 @@ pub fn merge_gradient(set: &ShardSet, dir: &Path) -> Result<usize> {
         let body = text
             .strip_prefix("[\n")
             .and_then(|t| t.strip_suffix("\n]\n"))
-            .ok_or_else(|| refuse("is not a batch's gradient.json (a list, one candidate per line)"))?;
+            .ok_or_else(|| {
+                refuse("is not a batch's gradient.json (a list, one candidate per line)")
+            })?;
         let shard_lines: Vec<&str> = body.split(",\n").collect();
         if shard_lines.len() != manifest.members.count {
             return Err(refuse(&format!(

@@ -71,10 +71,16 @@ impl FamilyVisitor for MergeSimulation<'_> {
                     } else {
                         Element::F64
                     };
-                    NpyRows::open(&dir.join(format!("{}.npy", array.name)), &array.shape, element)
+                    NpyRows::open(
+                        &dir.join(format!("{}.npy", array.name)),
+                        &array.shape,
+                        element,
+                    )
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let (status, rest) = files.split_last_mut().expect("every run has nonfinite_step");
+            let (status, rest) = files
+                .split_last_mut()
+                .expect("every run has nonfinite_step");
             let mut done = 0;
             while done < span.count {
                 let rows = block.min(span.count - done);

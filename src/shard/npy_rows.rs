@@ -22,7 +22,9 @@ impl NpyRows {
     /// Opens `path`, which must hold an array of `shape` and `element`s as harbor writes it.
     pub fn open(path: &Path, shape: &[usize], element: Element) -> Result<Self> {
         let io = |e| Error::io(path, e);
-        let refuse = |problem: String| Error::invalid("shard directory", format!("{}: {problem}", path.display()));
+        let refuse = |problem: String| {
+            Error::invalid("shard directory", format!("{}: {problem}", path.display()))
+        };
         let expected = npy_header(shape, element);
         let file = File::open(path).map_err(io)?;
         let length = file.metadata().map_err(io)?.len();
@@ -32,12 +34,18 @@ impl NpyRows {
         if reader.read_exact(&mut header).is_err() || header != expected {
             return Err(refuse(format!(
                 "not the array the shard's run writes (expected shape {shape:?} of {})",
-                if element == Element::F64 { "f64" } else { "int64" }
+                if element == Element::F64 {
+                    "f64"
+                } else {
+                    "int64"
+                }
             )));
         }
         let wanted = expected.len() as u64 + 8 * values;
         if length != wanted {
-            return Err(refuse(format!("has {length} bytes, an array of shape {shape:?} takes {wanted}")));
+            return Err(refuse(format!(
+                "has {length} bytes, an array of shape {shape:?} takes {wanted}"
+            )));
         }
         Ok(NpyRows {
             reader,

@@ -72,7 +72,8 @@ mod tests {
     #[test]
     fn the_hash_follows_the_content_not_the_spelling() {
         let a = ResolvedConfig::recorded("[a]\nx = 1\ny = 2.5\n", "a", PathBuf::new()).unwrap();
-        let b = ResolvedConfig::recorded("[a]\ny = 2.50\nx = 1 # one\n", "b", PathBuf::new()).unwrap();
+        let b =
+            ResolvedConfig::recorded("[a]\ny = 2.50\nx = 1 # one\n", "b", PathBuf::new()).unwrap();
         let c = ResolvedConfig::recorded("[a]\nx = 1\ny = 2.6\n", "c", PathBuf::new()).unwrap();
         assert_eq!(a.hash, b.hash);
         assert_ne!(a.hash, c.hash);

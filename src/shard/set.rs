@@ -25,7 +25,9 @@ impl ShardSet {
     /// Reads and checks the shards in `dirs` (any order).
     pub fn read(dirs: &[PathBuf]) -> Result<Self> {
         if dirs.is_empty() {
-            return Err(refuse("none given: name every shard directory of the run".into()));
+            return Err(refuse(
+                "none given: name every shard directory of the run".into(),
+            ));
         }
         let mut shards = dirs
             .iter()
@@ -41,19 +43,35 @@ impl ShardSet {
                 ))
             };
             if m.harbor_version != first.harbor_version {
-                return Err(differs("harbor version", &first.harbor_version, &m.harbor_version));
+                return Err(differs(
+                    "harbor version",
+                    &first.harbor_version,
+                    &m.harbor_version,
+                ));
             }
             if m.kind != first.kind {
-                return Err(differs("the command that wrote them", &first.kind.command(), &m.kind.command()));
+                return Err(differs(
+                    "the command that wrote them",
+                    &first.kind.command(),
+                    &m.kind.command(),
+                ));
             }
             if m.config_hash != first.config_hash {
-                return Err(differs("config (another config, or other --set overrides)", &first.config_hash, &m.config_hash));
+                return Err(differs(
+                    "config (another config, or other --set overrides)",
+                    &first.config_hash,
+                    &m.config_hash,
+                ));
             }
             if m.shard.count != first.shard.count {
                 return Err(differs("shard count N", &first.shard.count, &m.shard.count));
             }
             if m.members.total != first.members.total {
-                return Err(differs("total members", &first.members.total, &m.members.total));
+                return Err(differs(
+                    "total members",
+                    &first.members.total,
+                    &m.members.total,
+                ));
             }
             for (what, a, b) in [
                 ("backend", &first.run.backend, &m.run.backend),

@@ -67,11 +67,18 @@ impl SlurmJob {
     fn header(&self, name: &str, array: Option<usize>, log: &str, gpus: bool) -> String {
         let mut text = String::from("#!/bin/bash\n");
         let _ = writeln!(text, "#SBATCH --job-name=harbor-{name}");
+        // A job whose dependency can no longer be met (a shard failed) is cancelled
+        // rather than left pending.
+        let _ = writeln!(text, "#SBATCH --kill-on-invalid-dep=yes");
         if let Some(tasks) = array {
             let _ = writeln!(text, "#SBATCH --array=0-{}", tasks - 1);
         }
         let _ = writeln!(text, "#SBATCH --ntasks=1");
-        let _ = writeln!(text, "#SBATCH --output={}", self.out.join("logs").join(log).display());
+        let _ = writeln!(
+            text,
+            "#SBATCH --output={}",
+            self.out.join("logs").join(log).display()
+        );
         if let Some(partition) = &self.partition {
             let _ = writeln!(text, "#SBATCH --partition={partition}");
         }
@@ -91,7 +98,10 @@ impl SlurmJob {
         let mut line = vec![path_arg(&self.harbor)];
         line.extend(args.iter().map(|a| shell_quote(a)));
         line.extend(["--shard".into(), "auto".into(), "--out".into()]);
-        line.push(format!("{}/\"$SLURM_ARRAY_TASK_ID\"", path_arg(&self.out.join(dir))));
+        line.push(format!(
+            "{}/\"$SLURM_ARRAY_TASK_ID\"",
+            path_arg(&self.out.join(dir))
+        ));
         line.extend(self.run_args.iter().map(|a| shell_quote(a)));
         let _ = writeln!(text, "exec {}", line.join(" "));
         text
@@ -124,13 +134,26 @@ impl SlurmJob {
                 };
                 let args = [command.to_string(), config];
                 vec![
-                    script("shards", self.array("shard", self.shards, &args, "shards"), None),
-                    script("merge", self.merge("merge", self.shards, "shards", "result"), Some(0)),
+                    script(
+                        "shards",
+                        self.array("shard", self.shards, &args, "shards"),
+                        None,
+                    ),
+                    script(
+                        "merge",
+                        self.merge("merge", self.shards, "shards", "result"),
+                        Some(0),
+                    ),
                 ]
             }
             ShardedCommand::Identify => {
                 let kept = self.out.join("kept").display().to_string();
-                let candidates = ["identify".into(), config.clone(), "--stage".into(), "candidates".into()];
+                let candidates = [
+                    "identify".into(),
+                    config.clone(),
+                    "--stage".into(),
+                    "candidates".into(),
+                ];
                 let descent = [
                     "identify".into(),
                     config,
@@ -140,10 +163,26 @@ impl SlurmJob {
                     kept,
                 ];
                 vec![
-                    script("candidates", self.array("candidates", self.shards, &candidates, "candidates"), None),
-                    script("kept", self.merge("kept", self.shards, "candidates", "kept"), Some(0)),
-                    script("descent", self.array("descent", self.descent_shards, &descent, "descent"), Some(1)),
-                    script("merge", self.merge("merge", self.descent_shards, "descent", "result"), Some(2)),
+                    script(
+                        "candidates",
+                        self.array("candidates", self.shards, &candidates, "candidates"),
+                        None,
+                    ),
+                    script(
+                        "kept",
+                        self.merge("kept", self.shards, "candidates", "kept"),
+                        Some(0),
+                    ),
+                    script(
+                        "descent",
+                        self.array("descent", self.descent_shards, &descent, "descent"),
+                        Some(1),
+                    ),
+                    script(
+                        "merge",
+                        self.merge("merge", self.descent_shards, "descent", "result"),
+                        Some(2),
+                    ),
                 ]
             }
         }
@@ -164,7 +203,12 @@ mod tests {
             partition: Some("gpu".into()),
             gpus_per_task: Some(1),
             time: Some("01:00:00".into()),
-            run_args: vec!["--backend".into(), "gpu".into(), "--set".into(), "ensemble.members=1000".into()],
+            run_args: vec![
+                "--backend".into(),
+                "gpu".into(),
+                "--set".into(),
+                "ensemble.members=1000".into(),
+            ],
             out: "/scratch/run".into(),
         }
     }
@@ -175,15 +219,30 @@ mod tests {
         assert_eq!(scripts.len(), 2);
         let array = &scripts[0].text;
         assert!(array.contains("#SBATCH --array=0-7\n"), "{array}");
-        assert!(array.contains("#SBATCH --gpus-per-task=1\n#SBATCH --time=01:00:00\n"), "{array}");
+        assert!(
+            array.contains("#SBATCH --gpus-per-task=1\n#SBATCH --time=01:00:00\n"),
+            "{array}"
+        );
         assert!(array.contains(
             "exec /opt/harbor/bin/harbor simulate '/data/my run/ensemble.toml' --shard auto --out /scratch/run/shards/\"$SLURM_ARRAY_TASK_ID\" --backend gpu --set ensemble.members=1000\n"
         ), "{array}");
         let merge = &scripts[1];
         assert_eq!(merge.after, Some(0));
         assert!(!merge.text.contains("gpus"), "{}", merge.text);
-        assert!(merge.text.contains("merge /scratch/run/shards/0 /scratch/run/shards/1 "), "{}", merge.text);
-        assert!(merge.text.contains("/scratch/run/shards/7 --out /scratch/run/result\n"), "{}", merge.text);
+        assert!(
+            merge
+                .text
+                .contains("merge /scratch/run/shards/0 /scratch/run/shards/1 "),
+            "{}",
+            merge.text
+        );
+        assert!(
+            merge
+                .text
+                .contains("/scratch/run/shards/7 --out /scratch/run/result\n"),
+            "{}",
+            merge.text
+        );
     }
 
     #[test]
@@ -192,8 +251,16 @@ mod tests {
         let afters: Vec<Option<usize>> = scripts.iter().map(|s| s.after).collect();
         assert_eq!(afters, vec![None, Some(0), Some(1), Some(2)]);
         assert!(scripts[2].text.contains("--array=0-3\n"));
-        assert!(scripts[2].text.contains("--stage descent --from /scratch/run/kept --shard auto"));
-        assert!(scripts[3].text.contains("/scratch/run/descent/3 --out /scratch/run/result"));
+        assert!(
+            scripts[2]
+                .text
+                .contains("--stage descent --from /scratch/run/kept --shard auto")
+        );
+        assert!(
+            scripts[3]
+                .text
+                .contains("/scratch/run/descent/3 --out /scratch/run/result")
+        );
     }
 
     #[test]

@@ -36,12 +36,17 @@ impl ShardSpec {
     /// Shard `index` of `count`; `field` names the setting in errors.
     pub fn new(field: &str, index: usize, count: usize) -> Result<Self> {
         if count == 0 {
-            return Err(Error::invalid(field, "the shard count N of I/N must be at least 1, got 0"));
+            return Err(Error::invalid(
+                field,
+                "the shard count N of I/N must be at least 1, got 0",
+            ));
         }
         if index >= count {
             return Err(Error::invalid(
                 field,
-                format!("the shard index I of I/N counts from 0 and must be below N = {count}, got {index}"),
+                format!(
+                    "the shard index I of I/N counts from 0 and must be below N = {count}, got {index}"
+                ),
             ));
         }
         Ok(ShardSpec { index, count })
@@ -94,7 +99,9 @@ impl ShardSpec {
             if id < min || (id - min) % step != 0 {
                 return Err(Error::invalid(
                     field,
-                    format!("--shard auto: SLURM_ARRAY_TASK_ID = {id} is not in the array {min}, {min}+{step}, …"),
+                    format!(
+                        "--shard auto: SLURM_ARRAY_TASK_ID = {id} is not in the array {min}, {min}+{step}, …"
+                    ),
                 ));
             }
             if let Some(given) = count
@@ -102,7 +109,9 @@ impl ShardSpec {
             {
                 return Err(Error::invalid(
                     field,
-                    format!("--shard-count {given} disagrees with the Slurm array's SLURM_ARRAY_TASK_COUNT = {array_count}"),
+                    format!(
+                        "--shard-count {given} disagrees with the Slurm array's SLURM_ARRAY_TASK_COUNT = {array_count}"
+                    ),
                 ));
             }
             return Self::new(field, (id - min) / step, array_count);
@@ -128,7 +137,10 @@ impl ShardSpec {
         if self.count > total {
             return Err(Error::invalid(
                 field,
-                format!("{} shards of {total} {what} would leave a shard empty: use at most {total} shards", self.count),
+                format!(
+                    "{} shards of {total} {what} would leave a shard empty: use at most {total} shards",
+                    self.count
+                ),
             ));
         }
         Ok(self.range_of(total))
@@ -166,10 +178,16 @@ mod tests {
             for count in 1..=total.min(13) {
                 let mut next = 0;
                 for index in 0..count {
-                    let range = ShardSpec::new("s", index, count).unwrap().members("s", total, "members").unwrap();
+                    let range = ShardSpec::new("s", index, count)
+                        .unwrap()
+                        .members("s", total, "members")
+                        .unwrap();
                     assert_eq!(range.start, next);
                     let size = range.len();
-                    assert!(size == total / count || size == total / count + 1, "{total} {count} {index}: {size}");
+                    assert!(
+                        size == total / count || size == total / count + 1,
+                        "{total} {count} {index}: {size}"
+                    );
                     next = range.end;
                 }
                 assert_eq!(next, total);
@@ -179,7 +197,10 @@ mod tests {
 
     #[test]
     fn parse_and_refusals_name_the_field_and_the_value() {
-        assert_eq!(ShardSpec::parse("--shard", "2/8").unwrap(), ShardSpec { index: 2, count: 8 });
+        assert_eq!(
+            ShardSpec::parse("--shard", "2/8").unwrap(),
+            ShardSpec { index: 2, count: 8 }
+        );
         for (text, words) in [
             ("8/8", "below N = 8, got 8"),
             ("0/0", "at least 1"),
@@ -189,7 +210,10 @@ mod tests {
             let e = ShardSpec::parse("--shard", text).unwrap_err().to_string();
             assert!(e.contains("--shard") && e.contains(words), "{text}: {e}");
         }
-        let e = ShardSpec::new("--shard", 0, 5).unwrap().members("--shard", 3, "members").unwrap_err();
+        let e = ShardSpec::new("--shard", 0, 5)
+            .unwrap()
+            .members("--shard", 3, "members")
+            .unwrap_err();
         assert!(e.to_string().contains("5 shards of 3 members"), "{e}");
     }
 
@@ -201,12 +225,33 @@ mod tests {
             ("SLURM_ARRAY_TASK_STEP", "2"),
             ("SLURM_ARRAY_TASK_COUNT", "5"),
         ]));
-        assert_eq!(ShardSpec::auto("s", None, &slurm).unwrap(), ShardSpec { index: 3, count: 5 });
-        assert!(ShardSpec::auto("s", Some(4), &slurm).unwrap_err().to_string().contains("disagrees"));
+        assert_eq!(
+            ShardSpec::auto("s", None, &slurm).unwrap(),
+            ShardSpec { index: 3, count: 5 }
+        );
+        assert!(
+            ShardSpec::auto("s", Some(4), &slurm)
+                .unwrap_err()
+                .to_string()
+                .contains("disagrees")
+        );
         let k8s = Vars(HashMap::from([("JOB_COMPLETION_INDEX", "2")]));
-        assert_eq!(ShardSpec::auto("s", Some(3), &k8s).unwrap(), ShardSpec { index: 2, count: 3 });
-        assert!(ShardSpec::auto("s", None, &k8s).unwrap_err().to_string().contains("--shard-count"));
+        assert_eq!(
+            ShardSpec::auto("s", Some(3), &k8s).unwrap(),
+            ShardSpec { index: 2, count: 3 }
+        );
+        assert!(
+            ShardSpec::auto("s", None, &k8s)
+                .unwrap_err()
+                .to_string()
+                .contains("--shard-count")
+        );
         let none = Vars(HashMap::new());
-        assert!(ShardSpec::auto("s", Some(3), &none).unwrap_err().to_string().contains("neither"));
+        assert!(
+            ShardSpec::auto("s", Some(3), &none)
+                .unwrap_err()
+                .to_string()
+                .contains("neither")
+        );
     }
 }

@@ -15,9 +15,7 @@ use harbor::io::output_target::OutputTarget;
 use harbor::kernels::Family;
 
 use harbor::identify::staged;
-use harbor::shard::{
-    MemberSpan, ResolvedConfig, RunRecord, ShardKind, ShardManifest, ShardSpec,
-};
+use harbor::shard::{MemberSpan, ResolvedConfig, RunRecord, ShardKind, ShardManifest, ShardSpec};
 
 use crate::DeviceArgs;
 use crate::gradient::print_large_plan;
@@ -259,14 +257,23 @@ pub fn identify_stage(
     let label = backend.label();
     let started = Instant::now();
     let mut quiet = |_: Status| Ok(());
-    let (kind, span) = match &kept {
+    match &kept {
         None => {
             let (best, span) =
                 staged::candidate_shard(&backend, &budget, &problem, spec, &mut quiet)?;
             let seconds = started.elapsed().as_secs_f64();
             target.write(|dir| {
                 staged::write_candidates(dir, &resolved, span.count, seconds, &label, &best)?;
-                write_manifest(dir, ShardKind::IdentifyCandidates, &resolved, spec, span, &backend, &problem, seconds)
+                write_manifest(
+                    dir,
+                    ShardKind::IdentifyCandidates,
+                    &resolved,
+                    spec,
+                    span,
+                    &backend,
+                    &problem,
+                    seconds,
+                )
             })?;
             say!(
                 "identify --stage candidates, shard {}: candidates {}..{} of {}, best {} kept; backend {label}",
@@ -276,7 +283,6 @@ pub fn identify_stage(
                 span.total,
                 best.len()
             );
-            (ShardKind::IdentifyCandidates, span)
         }
         Some(kept) => {
             let (file, span) =
@@ -284,7 +290,16 @@ pub fn identify_stage(
             let seconds = started.elapsed().as_secs_f64();
             target.write(|dir| {
                 staged::write_descent(dir, &file)?;
-                write_manifest(dir, ShardKind::IdentifyDescent, &resolved, spec, span, &backend, &problem, seconds)
+                write_manifest(
+                    dir,
+                    ShardKind::IdentifyDescent,
+                    &resolved,
+                    spec,
+                    span,
+                    &backend,
+                    &problem,
+                    seconds,
+                )
             })?;
             say!(
                 "identify --stage descent, shard {}: starts {}..{} of {} walked to their own stops; backend {label}",
@@ -293,11 +308,12 @@ pub fn identify_stage(
                 span.first + span.count,
                 span.total
             );
-            (ShardKind::IdentifyDescent, span)
         }
-    };
-    let _ = (kind, span);
-    say!("wrote {} (merge the shards with `harbor merge`)", out.display());
+    }
+    say!(
+        "wrote {} (merge the shards with `harbor merge`)",
+        out.display()
+    );
     Ok(())
 }
 

@@ -36,10 +36,10 @@ mod gradient;
 mod identify;
 mod interrupt;
 mod keys;
+mod merge;
 mod notices;
 mod plot;
 mod progress;
-mod merge;
 mod runtime_dir;
 mod shard_args;
 mod simulate;
@@ -467,7 +467,14 @@ fn main() -> ExitCode {
             shard,
             overrides,
         } => match stage {
-            None => identify::identify_command(&config, &out, &device, &shard, from.as_deref(), &overrides),
+            None => identify::identify_command(
+                &config,
+                &out,
+                &device,
+                &shard,
+                from.as_deref(),
+                &overrides,
+            ),
             Some(stage) => identify::identify_stage(
                 &config,
                 &out,

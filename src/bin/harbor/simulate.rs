@@ -85,7 +85,10 @@ impl FamilyVisitor for Simulate<'_> {
                     count: range.len(),
                     total,
                 };
-                self.run(&MemberRange::new(family, range)?, Some((spec, config, span)))
+                self.run(
+                    &MemberRange::new(family, range)?,
+                    Some((spec, config, span)),
+                )
             }
         }
     }

@@ -115,7 +115,11 @@ pub fn slurm_command(args: SlurmArgs) -> Result<()> {
     }
     let names: Vec<&str> = scripts.iter().map(|s| s.name.as_str()).collect();
     if args.dry_run {
-        say!("wrote {}/{{{}}} (not submitted: --dry-run)", out.display(), names.join(", "));
+        say!(
+            "wrote {}/{{{}}} (not submitted: --dry-run)",
+            out.display(),
+            names.join(", ")
+        );
         return Ok(());
     }
     let mut ids: Vec<String> = Vec::new();
@@ -149,7 +153,12 @@ pub fn slurm_command(args: SlurmArgs) -> Result<()> {
             ));
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let id = stdout.trim().split(';').next().unwrap_or_default().to_string();
+        let id = stdout
+            .trim()
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .to_string();
         say!("submitted {}: job {id}", script.name);
         ids.push(id);
     }
