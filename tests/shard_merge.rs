@@ -522,3 +522,63 @@ fn shard_counts_beyond_the_members_and_malformed_shards_are_refused() {
     assert!(run("1-3").contains("expected I/N"));
     assert!(!out.exists());
 }
+
+#[test]
+fn harbor_slurm_writes_the_scripts_and_refuses_more_shards_than_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let config = example_path("pendulum_damped_forced.toml");
+    let config = config.to_str().unwrap();
+    let out = harbor(
+        &[
+            "slurm",
+            config,
+            "--shards",
+            "3",
+            "--partition",
+            "gpu",
+            "--gpus-per-task",
+            "1",
+            "--time",
+            "00:10:00",
+            "--backend",
+            "gpu",
+            "--set",
+            "ensemble.members=5",
+            "--dry-run",
+            "--out",
+            work.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.contains("not submitted"), "{out}");
+    let shards = std::fs::read_to_string(work.join("shards.sbatch")).unwrap();
+    for line in [
+        "#SBATCH --array=0-2",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --gpus-per-task=1",
+        "#SBATCH --time=00:10:00",
+        "--shard auto --out",
+        "--backend gpu --set ensemble.members=5",
+    ] {
+        assert!(shards.contains(line), "{line:?} in {shards}");
+    }
+    let merge = std::fs::read_to_string(work.join("merge.sbatch")).unwrap();
+    assert!(
+        merge.contains(" merge ") && merge.contains("shards/2 --out"),
+        "{merge}"
+    );
+    let e = harbor_fails(&[
+        "slurm",
+        config,
+        "--shards",
+        "6",
+        "--set",
+        "ensemble.members=5",
+        "--dry-run",
+        "--out",
+        dir.path().join("refused").to_str().unwrap(),
+    ]);
+    assert!(e.contains("6 shards of 5 members"), "{e}");
+    assert!(!dir.path().join("refused").exists());
+}

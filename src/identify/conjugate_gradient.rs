@@ -338,6 +338,81 @@ mod tests {
     }
 
     #[test]
+    fn recorded_walks_replayed_with_halving_and_a_budget_equal_the_live_run() {
+        use super::super::descent_log::ReplayedStarts;
+        use super::super::descent_loop::advance_all;
+        let geometry = Geometry {
+            fit: Parts {
+                b: true,
+                ..Parts::NONE
+            },
+        };
+        let offsets = [3.0, 0.0, 9.0, -1.0, 30.0, 0.5, 7.0];
+        let starts = || {
+            offsets
+                .iter()
+                .map(|&offset| start(offset))
+                .collect::<Vec<_>>()
+        };
+        for (prune_every, budget) in [(2, None), (3, Some(160)), (0, Some(90)), (0, None)] {
+            let settings = CgSettings {
+                max_iterations: 12,
+                refine: true,
+                gradient_tolerance: 0.0,
+                relative_decrease: 0.0,
+                prune_every,
+                evaluation_budget: budget,
+                ..CgSettings::default()
+            };
+            let (live, live_evaluations) = minimize(
+                &geometry,
+                starts(),
+                &settings,
+                &mut |points| Ok(points.iter().map(quadratic).collect()),
+                &mut |_| Ok(()),
+            )
+            .unwrap();
+            // Each walk alone to its own stop, recorded; then replayed with the settings.
+            let alone = CgSettings {
+                prune_every: 0,
+                evaluation_budget: None,
+                ..settings.clone()
+            };
+            let (_, _, walks) = minimize_recording(
+                &geometry,
+                starts(),
+                &alone,
+                &mut |points| Ok(points.iter().map(quadratic).collect()),
+                &mut |_| Ok(()),
+                true,
+            )
+            .unwrap();
+            let mut replay = ReplayedStarts::new(&walks);
+            let evaluations = advance_all(&mut replay, &settings, &mut |_| Ok(())).unwrap();
+            let replayed = replay.results().unwrap();
+            assert_eq!(evaluations, live_evaluations, "{prune_every} {budget:?}");
+            for (a, b) in live.iter().zip(&replayed) {
+                assert_eq!(
+                    (a.stop, a.iterations, &a.history, a.gradient_norm.to_bits()),
+                    (b.stop, b.iterations, &b.history, b.gradient_norm.to_bits()),
+                    "{prune_every} {budget:?}"
+                );
+                assert_eq!(a.point.b, b.point.b);
+            }
+            let stops: Vec<Stop> = live.iter().map(|r| r.stop).collect();
+            if prune_every > 0 {
+                assert!(stops.contains(&Stop::Pruned), "{stops:?}");
+            }
+            if budget.is_some() {
+                assert!(
+                    stops.contains(&Stop::Budget),
+                    "{prune_every} {budget:?}: {stops:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn refined_line_search_makes_conjugate_gradients_finite_on_a_quadratic() {
         // With exact line minima, CG minimises a quadratic in 10 unknowns in 10 steps (up
         // to rounding); the secant refinement is exact on a quadratic, plain backtracking
