@@ -3,8 +3,8 @@
 //! takes one batch per loop turn while active, so its state after batch b is a function
 //! of (start, b): the shard runs each start to its own stop (no successive halving, no
 //! evaluation budget — those couple the starts) and records its iterates and, per batch,
-//! its evaluations, iterations and stop; the merge runs the same loop
-//! ([`super::descent_loop::advance_all`]) over the records with the configured halving and
+//! its evaluations, iterations and stop; the merge runs the same loop (`advance_all` of
+//! the private `descent_loop` module) over the records with the configured halving and
 //! budget, which stop starts exactly where the unsharded run stops them.
 
 use serde::{Deserialize, Serialize};
