@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::conjugate_gradient::{CgSettings, Progress, StartResult, minimize};
 use super::gradient::{Evaluation, evaluate_trials};
+use super::initial_guess::evaluated_guesses;
 use super::manifold::{Geometry, Point};
 use super::monte_carlo::{Best, MonteCarlo};
 use crate::backend::Backend;
@@ -24,6 +25,9 @@ pub struct Setup {
     /// Order n, the rank of R's factor, and the values of the fixed parts.
     pub template: Point,
     pub monte_carlo: MonteCarlo,
+    /// Starts given by the user ([`super::initial_guess`]), descended from beside the
+    /// kept Monte-Carlo candidates (alone with `monte_carlo.candidates = 0`).
+    pub initial_guesses: Vec<Point>,
     /// `evaluation_budget`, when set, counts the Monte-Carlo evaluations too.
     pub optimizer: CgSettings,
 }
@@ -42,11 +46,14 @@ pub enum Status {
 /// What an identification found.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// One per kept candidate, in the order of their initial costs.
+    /// The initial guesses' starts first (in their order), then one per kept candidate, in
+    /// the order of their initial costs.
     pub starts: Vec<StartResult>,
     /// The start with the lowest final cost.
     pub best: usize,
-    /// The Monte-Carlo candidate index of every start.
+    /// How many of the first starts are the setup's initial guesses (one evaluation each).
+    pub guesses: usize,
+    /// The Monte-Carlo candidate index of every start after the guesses.
     pub candidate_indices: Vec<usize>,
     pub monte_carlo_evaluations: usize,
     pub descent_evaluations: usize,
@@ -57,8 +64,24 @@ impl Outcome {
         &self.starts[self.best]
     }
 
+    /// Every cost+gradient evaluation: Monte-Carlo, initial guesses and descent.
     pub fn evaluations(&self) -> usize {
-        self.monte_carlo_evaluations + self.descent_evaluations
+        self.monte_carlo_evaluations + self.guesses + self.descent_evaluations
+    }
+
+    /// The Monte-Carlo candidate index of `start`; `None` for an initial guess.
+    pub fn candidate(&self, start: usize) -> Option<usize> {
+        start
+            .checked_sub(self.guesses)
+            .map(|i| self.candidate_indices[i])
+    }
+
+    /// Where `start` began: its initial guess, or its Monte-Carlo candidate drawn again.
+    pub fn initial_point(&self, setup: &Setup, start: usize) -> Result<Point> {
+        match self.candidate(start) {
+            None => Ok(setup.initial_guesses[start].clone()),
+            Some(index) => setup.monte_carlo.draw(&setup.template, setup.fit, index),
+        }
     }
 }
 
@@ -85,7 +108,8 @@ pub fn identify(
     status: &mut dyn FnMut(Status) -> Result<()>,
 ) -> Result<Outcome> {
     let mc = &setup.monte_carlo;
-    mc.check()?;
+    let guesses = setup.initial_guesses.len();
+    mc.check_beside(guesses)?;
     setup.optimizer.check()?;
     if setup.fit.is_empty() {
         return Err(Error::invalid(
@@ -94,12 +118,12 @@ pub fn identify(
         ));
     }
     if let Some(total) = setup.optimizer.evaluation_budget
-        && total <= mc.candidates
+        && total <= mc.candidates + guesses
     {
         return Err(Error::invalid(
             "optimizer.evaluation_budget",
             format!(
-                "is {total}, no more than the {} Monte-Carlo candidates: nothing is left for the descent",
+                "is {total}, no more than the {} Monte-Carlo candidates and {guesses} initial guess(es): nothing is left for the descent",
                 mc.candidates
             ),
         ));
@@ -128,7 +152,7 @@ pub fn identify(
         })?;
     }
     let kept = best.into_entries();
-    if kept.is_empty() {
+    if kept.is_empty() && guesses == 0 {
         return Err(Error::Numerical {
             context: "monte_carlo".into(),
             problem: format!(
@@ -138,12 +162,14 @@ pub fn identify(
         });
     }
     let candidate_indices: Vec<usize> = kept.iter().map(|(i, _)| *i).collect();
-    let starts = kept
-        .into_iter()
-        .map(|(i, evaluation)| Ok((mc.draw(&setup.template, setup.fit, i)?, evaluation)))
-        .collect::<Result<Vec<_>>>()?;
+    let mut starts = evaluated_guesses(backend, budget, problem, &setup.initial_guesses)?;
+    for (i, evaluation) in kept {
+        starts.push((mc.draw(&setup.template, setup.fit, i)?, evaluation));
+    }
     let mut optimizer = setup.optimizer.clone();
-    optimizer.evaluation_budget = optimizer.evaluation_budget.map(|b| b - mc.candidates);
+    optimizer.evaluation_budget = optimizer
+        .evaluation_budget
+        .map(|b| b.saturating_sub(mc.candidates + guesses));
     let geometry = Geometry { fit: setup.fit };
     let (starts, descent_evaluations) = minimize(
         &geometry,
@@ -158,6 +184,7 @@ pub fn identify(
     Ok(Outcome {
         starts,
         best,
+        guesses,
         candidate_indices,
         monte_carlo_evaluations: mc.candidates,
         descent_evaluations,
