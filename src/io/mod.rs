@@ -4,6 +4,7 @@ pub mod atomic_rename;
 pub mod config;
 pub mod config_keys;
 pub mod cost_spec;
+pub mod energy_plot;
 pub mod gradient_output;
 pub mod gradient_spec;
 pub mod identify_output;
