@@ -5,7 +5,7 @@
 //!   "cost_final", "iterations", "stop", "candidate"}…], "gradient_evaluations",
 //!   "monte_carlo_evaluations", "wall_seconds", "backend", "fit", "order",
 //!   "model": {"J", "R", "Q", "B", "x0"}, "max_error": {"initial", "final", "against"},
-//!   "paper": {"source", "sigma", "rows"} (with `[[paper]]`)}`; `cost_initial` is the best
+//!   "paper": {"source", "sigma", "rows"} (with [[paper]])}`; `cost_initial` is the best
 //!   start's first cost (its Monte-Carlo candidate's or initial guess's), `cost_final` its
 //!   final cost, `max_error` ‖y − y_ref‖∞ of its first and last outputs against the
 //!   noise-free outputs of `[data.reference]` (the data when measured); a start from an
