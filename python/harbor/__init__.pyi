@@ -148,7 +148,8 @@ class IdentifyResult:
     x0: npt.NDArray[np.float64]
     """The identified x0: (n,)."""
     cost_initial: float
-    """The best start's cost before its descent (its Monte-Carlo cost)."""
+    """The best start's cost before its descent (its Monte-Carlo candidate's, or its
+    ``initial_guess``'s)."""
     cost_final: float
     """The best start's final cost."""
     cost_history: list[npt.NDArray[np.float64]]
@@ -255,7 +256,10 @@ def identify(
     input/output data by Monte-Carlo initialisation and Riemannian conjugate gradients —
     a ``harbor identify`` config. Inputs and outputs can be arrays:
     ``{"kind": "samples", "t": t, "values": u}`` per ``[[input]]``, ``data.values`` (and
-    ``test_data.values``) = rows [t_k, y_k]. Equal bit for bit to the CLI's
+    ``test_data.values``) = rows [t_k, y_k]; ``initial_guess`` = a list of dicts of the
+    fitted parts' arrays (and/or ``file``, an earlier run's ``model`` directory or
+    identification.json) starts the descent there too (alone with
+    ``monte_carlo.candidates = 0``). Equal bit for bit to the CLI's
     ``model/*.npy``, ``cost_history.csv`` and ``outputs.csv`` for the same config and
     backend. Raises as :func:`simulate`.
     """

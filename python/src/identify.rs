@@ -39,7 +39,8 @@ pub struct IdentifyResult {
     b: Py<PyAny>,
     /// The identified x0: (n,).
     x0: Py<PyAny>,
-    /// The best start's cost before its descent (its Monte-Carlo cost).
+    /// The best start's cost before its descent (its Monte-Carlo candidate's or its
+    /// initial guess's).
     cost_initial: f64,
     /// The best start's final cost.
     cost_final: f64,

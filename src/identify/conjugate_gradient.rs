@@ -31,7 +31,9 @@
 //!    iterations if that is not 0 (the default: periodic restarts throw away the
 //!    conjugacy that the refined line search builds up).
 //!
-//! A start stops when ‖g_k‖ ≤ `gradient_tolerance` ‖g_0‖, when the cost has fallen by less
+//! A start stops when ‖g_k‖ ≤ `gradient_tolerance` ‖g_0‖, when consecutive gradients differ
+//! by less than `gradient_change_tolerance` (the seed's rule, [`super::stopping`]; off by
+//! default), when the cost has fallen by less
 //! than `relative_decrease` (relative) over the last `stall_window` iterations, after
 //! `max_iterations` iterations, or when no step along −g_k decreases the cost. All starts
 //! stop when the next batch would exceed `evaluation_budget`.
@@ -82,6 +84,9 @@ pub struct CgSettings {
     /// A start stops when the cost fell by less than this (relative) over `stall_window`
     /// iterations.
     pub relative_decrease: f64,
+    /// The seed's rule: a start stops when ‖g_{k+1} − g_k‖ < this (absolute; 0: off;
+    /// [`super::stopping`]).
+    pub gradient_change_tolerance: f64,
     /// Total cost+gradient evaluations allowed (trials included).
     pub evaluation_budget: Option<usize>,
 }
@@ -101,6 +106,7 @@ impl Default for CgSettings {
             prune_every: 10,
             gradient_tolerance: 1e-8,
             relative_decrease: 1e-10,
+            gradient_change_tolerance: 0.0,
             evaluation_budget: None,
         }
     }
@@ -130,6 +136,7 @@ impl CgSettings {
         for (name, value) in [
             ("gradient_tolerance", self.gradient_tolerance),
             ("relative_decrease", self.relative_decrease),
+            ("gradient_change_tolerance", self.gradient_change_tolerance),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(Error::invalid(
@@ -160,6 +167,7 @@ impl CgSettings {
 pub enum Stop {
     Iterations,
     Gradient,
+    GradientChange,
     Stalled,
     LineSearch,
     Budget,
@@ -171,6 +179,7 @@ impl fmt::Display for Stop {
         f.write_str(match self {
             Stop::Iterations => "iteration budget",
             Stop::Gradient => "gradient norm",
+            Stop::GradientChange => "gradient change",
             Stop::Stalled => "relative decrease",
             Stop::LineSearch => "no descent step",
             Stop::Budget => "evaluation budget",
@@ -410,6 +419,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_seeds_gradient_change_rule_stops_a_start_once_the_gradient_settles() {
+        let settings = |tolerance| CgSettings {
+            max_iterations: 60,
+            gradient_tolerance: 0.0,
+            relative_decrease: 0.0,
+            gradient_change_tolerance: tolerance,
+            ..CgSettings::default()
+        };
+        let off = minimize_quadratic(&[0.0], settings(0.0)).remove(0);
+        assert_ne!(off.stop, Stop::GradientChange, "{off:?}");
+        let on = minimize_quadratic(&[0.0], settings(1e-3)).remove(0);
+        assert_eq!(on.stop, Stop::GradientChange, "{on:?}");
+        assert!(
+            on.iterations <= off.iterations,
+            "{} vs {}",
+            on.iterations,
+            off.iterations
+        );
+        // The two runs agree step for step until the rule stops one of them.
+        assert_eq!(on.history[..], off.history[..on.history.len()]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::conjugate_gradient::{CgSettings, Progress, StartResult, minimize};
 use super::gradient::{Evaluation, evaluate_trials};
+use super::initial_guess::evaluated_guesses;
 use super::manifold::{Geometry, Point};
 use super::monte_carlo::{Best, MonteCarlo};
 use crate::backend::Backend;
@@ -24,6 +25,9 @@ pub struct Setup {
     /// Order n, the rank of R's factor, and the values of the fixed parts.
     pub template: Point,
     pub monte_carlo: MonteCarlo,
+    /// Starts given by the user ([`super::initial_guess`]), descended from beside the
+    /// kept Monte-Carlo candidates (alone with `monte_carlo.candidates = 0`).
+    pub initial_guesses: Vec<Point>,
     /// `evaluation_budget`, when set, counts the Monte-Carlo evaluations too.
     pub optimizer: CgSettings,
 }
@@ -42,11 +46,14 @@ pub enum Status {
 /// What an identification found.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// One per kept candidate, in the order of their initial costs.
+    /// The initial guesses' starts first (in their order), then one per kept candidate, in
+    /// the order of their initial costs.
     pub starts: Vec<StartResult>,
     /// The start with the lowest final cost.
     pub best: usize,
-    /// The Monte-Carlo candidate index of every start.
+    /// How many of the first starts are the setup's initial guesses (one evaluation each).
+    pub guesses: usize,
+    /// The Monte-Carlo candidate index of every start after the guesses.
     pub candidate_indices: Vec<usize>,
     pub monte_carlo_evaluations: usize,
     pub descent_evaluations: usize,
@@ -57,8 +64,24 @@ impl Outcome {
         &self.starts[self.best]
     }
 
+    /// Every cost+gradient evaluation: Monte-Carlo, initial guesses and descent.
     pub fn evaluations(&self) -> usize {
-        self.monte_carlo_evaluations + self.descent_evaluations
+        self.monte_carlo_evaluations + self.guesses + self.descent_evaluations
+    }
+
+    /// The Monte-Carlo candidate index of `start`; `None` for an initial guess.
+    pub fn candidate(&self, start: usize) -> Option<usize> {
+        start
+            .checked_sub(self.guesses)
+            .map(|i| self.candidate_indices[i])
+    }
+
+    /// Where `start` began: its initial guess, or its Monte-Carlo candidate drawn again.
+    pub fn initial_point(&self, setup: &Setup, start: usize) -> Result<Point> {
+        match self.candidate(start) {
+            None => Ok(setup.initial_guesses[start].clone()),
+            Some(index) => setup.monte_carlo.draw(&setup.template, setup.fit, index),
+        }
     }
 }
 
@@ -94,7 +117,8 @@ pub fn identify(
 /// Refuses settings the identification cannot run with, naming the field.
 pub fn check_setup(setup: &Setup) -> Result<()> {
     let mc = &setup.monte_carlo;
-    mc.check()?;
+    let guesses = setup.initial_guesses.len();
+    mc.check_beside(guesses)?;
     setup.optimizer.check()?;
     if setup.fit.is_empty() {
         return Err(Error::invalid(
@@ -103,12 +127,12 @@ pub fn check_setup(setup: &Setup) -> Result<()> {
         ));
     }
     if let Some(total) = setup.optimizer.evaluation_budget
-        && total <= mc.candidates
+        && total <= mc.candidates + guesses
     {
         return Err(Error::invalid(
             "optimizer.evaluation_budget",
             format!(
-                "is {total}, no more than the {} Monte-Carlo candidates: nothing is left for the descent",
+                "is {total}, no more than the {} Monte-Carlo candidates and {guesses} initial guess(es): nothing is left for the descent",
                 mc.candidates
             ),
         ));
@@ -155,12 +179,13 @@ pub fn best_candidates(
     Ok(best.into_entries())
 }
 
-/// The kept candidates, refused when every candidate overflowed.
+/// The kept candidates, refused when every candidate overflowed and no initial guess
+/// gives a start.
 pub fn refuse_none_kept(
     setup: &Setup,
     kept: Vec<(usize, Evaluation)>,
 ) -> Result<Vec<(usize, Evaluation)>> {
-    if kept.is_empty() {
+    if kept.is_empty() && setup.initial_guesses.is_empty() {
         let mc = &setup.monte_carlo;
         return Err(Error::Numerical {
             context: "monte_carlo".into(),
@@ -174,13 +199,32 @@ pub fn refuse_none_kept(
 }
 
 /// The optimizer's settings for the descent: the evaluation budget less the Monte-Carlo
-/// candidates it counts.
+/// candidates and the initial guesses it counts.
 pub fn descent_settings(setup: &Setup) -> CgSettings {
     let mut optimizer = setup.optimizer.clone();
-    optimizer.evaluation_budget = optimizer
-        .evaluation_budget
-        .map(|b| b - setup.monte_carlo.candidates);
+    let spent = setup.monte_carlo.candidates + setup.initial_guesses.len();
+    optimizer.evaluation_budget = optimizer.evaluation_budget.map(|b| b.saturating_sub(spent));
     optimizer
+}
+
+/// Starts `range` of the descent, which starts from the initial guesses (evaluated here)
+/// and then from the `kept` candidates (drawn again), in that order.
+pub fn descent_starts(
+    backend: &Backend,
+    budget: &MemoryBudget,
+    problem: &GradientPlan,
+    setup: &Setup,
+    kept: &[(usize, Evaluation)],
+    range: std::ops::Range<usize>,
+) -> Result<Vec<(Point, Evaluation)>> {
+    let guesses = setup.initial_guesses.len();
+    let mine = &setup.initial_guesses[range.start.min(guesses)..range.end.min(guesses)];
+    let mut starts = evaluated_guesses(backend, budget, problem, mine)?;
+    let mc = &setup.monte_carlo;
+    for (i, evaluation) in &kept[range.start.max(guesses) - guesses..range.end - guesses] {
+        starts.push((mc.draw(&setup.template, setup.fit, *i)?, evaluation.clone()));
+    }
+    Ok(starts)
 }
 
 /// The descents from the `kept` candidates, and the outcome of the identification.
@@ -194,10 +238,9 @@ pub fn descend(
 ) -> Result<Outcome> {
     let mc = &setup.monte_carlo;
     let candidate_indices: Vec<usize> = kept.iter().map(|(i, _)| *i).collect();
-    let starts = kept
-        .into_iter()
-        .map(|(i, evaluation)| Ok((mc.draw(&setup.template, setup.fit, i)?, evaluation)))
-        .collect::<Result<Vec<_>>>()?;
+    let guesses = setup.initial_guesses.len();
+    let all = 0..guesses + kept.len();
+    let starts = descent_starts(backend, budget, problem, setup, &kept, all)?;
     let geometry = Geometry { fit: setup.fit };
     let (starts, descent_evaluations) = minimize(
         &geometry,
@@ -208,6 +251,7 @@ pub fn descend(
     )?;
     Ok(Outcome::new(
         starts,
+        guesses,
         candidate_indices,
         mc.candidates,
         descent_evaluations,
@@ -215,10 +259,12 @@ pub fn descend(
 }
 
 impl Outcome {
-    /// The outcome of descents `starts` from the candidates `candidate_indices`: the best
-    /// start is the one of lowest final cost (the first of equals).
+    /// The outcome of descents `starts` from `guesses` initial guesses and then the
+    /// candidates `candidate_indices`: the best start is the one of lowest final cost (the
+    /// first of equals).
     pub fn new(
         starts: Vec<StartResult>,
+        guesses: usize,
         candidate_indices: Vec<usize>,
         monte_carlo_evaluations: usize,
         descent_evaluations: usize,
@@ -229,6 +275,7 @@ impl Outcome {
         Outcome {
             starts,
             best,
+            guesses,
             candidate_indices,
             monte_carlo_evaluations,
             descent_evaluations,

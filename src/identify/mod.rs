@@ -33,12 +33,14 @@ pub mod descent_log;
 mod descent_loop;
 pub mod gradient;
 pub mod identification;
+pub mod initial_guess;
 pub mod manifold;
 pub mod monte_carlo;
 pub mod output_error;
 pub mod records;
 pub mod regularization;
 pub mod staged;
+pub mod stopping;
 mod walker;
 
 pub use conjugate_gradient::{CgSettings, Progress, StartResult, Stop};
@@ -47,6 +49,7 @@ pub use gradient::{Evaluation, evaluate, evaluate_range, evaluate_reporting, eva
 pub use identification::{
     Outcome, Setup, Status, best_candidates, check_setup, descend, evaluate_points, identify,
 };
+pub use initial_guess::{Guess, guess_point};
 pub use manifold::{Geometry, Point, Tangent};
 pub use monte_carlo::MonteCarlo;
 pub use output_error::OutputError;

@@ -55,10 +55,19 @@ impl Default for MonteCarlo {
 impl MonteCarlo {
     /// Refuses settings outside their ranges, naming the field under `monte_carlo.`.
     pub fn check(&self) -> Result<()> {
+        self.check_beside(0)
+    }
+
+    /// [`Self::check`] beside `guesses` user-given starts: with at least one, 0 candidates
+    /// (no Monte-Carlo stage, `keep` unused) is allowed.
+    pub fn check_beside(&self, guesses: usize) -> Result<()> {
         if self.candidates == 0 {
+            if guesses > 0 {
+                return Ok(());
+            }
             return Err(Error::invalid(
                 "monte_carlo.candidates",
-                "must be ≥ 1, got 0",
+                "must be ≥ 1, got 0 (0 only with an [[initial_guess]] to start from)",
             ));
         }
         if self.keep == 0 || self.keep > self.candidates {

@@ -17,8 +17,8 @@ use super::descent_log::{ReplayedStarts, StartLog};
 use super::descent_loop::advance_all;
 use super::gradient::Evaluation;
 use super::identification::{
-    Outcome, Status, best_candidates, check_setup, descent_settings, evaluate_points,
-    refuse_none_kept,
+    Outcome, Status, best_candidates, check_setup, descent_settings, descent_starts,
+    evaluate_points, refuse_none_kept,
 };
 use super::manifold::Geometry;
 use super::monte_carlo::Best;
@@ -63,8 +63,9 @@ pub struct CandidatesFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DescentFile {
-    /// The Monte-Carlo index of each start of the shard, in order.
-    pub candidate_indices: Vec<usize>,
+    /// The Monte-Carlo index of each start of the shard, in order; `None` for an initial
+    /// guess (the guesses come first).
+    pub candidate_indices: Vec<Option<usize>>,
     /// The candidate stage's wall seconds (carried for the final report).
     pub candidate_seconds: f64,
     pub walks: Vec<StartLog>,
@@ -206,24 +207,34 @@ pub fn descent_shard(
 ) -> Result<(DescentFile, MemberSpan)> {
     let setup = &problem.setup;
     check_setup(setup)?;
-    let total = kept.kept.len();
-    let range = spec.members("--shard", total, "kept starts")?;
+    let guesses = setup.initial_guesses.len();
+    let total = guesses + kept.kept.len();
+    let range = spec.members(
+        "--shard",
+        total,
+        "starts (initial guesses, kept candidates)",
+    )?;
     let span = MemberSpan {
         first: range.start,
         count: range.len(),
         total,
     };
-    let mc = &setup.monte_carlo;
-    let mine = &kept.kept[range];
-    let starts = mine
+    let candidates = kept
+        .kept
         .iter()
-        .map(|k| {
-            Ok((
-                mc.draw(&setup.template, setup.fit, k.index)?,
-                k.evaluation.evaluation()?,
-            ))
-        })
+        .map(|k| Ok((k.index, k.evaluation.evaluation()?)))
         .collect::<Result<Vec<_>>>()?;
+    let starts = descent_starts(
+        backend,
+        budget,
+        &problem.problem,
+        setup,
+        &candidates,
+        range.clone(),
+    )?;
+    let candidate_indices = range
+        .map(|i| i.checked_sub(guesses).map(|k| candidates[k].0))
+        .collect();
     // Each start to its own stop: halving and the budget act in the merge.
     let mut settings = descent_settings(setup);
     settings.prune_every = 0;
@@ -238,7 +249,7 @@ pub fn descent_shard(
         true,
     )?;
     let file = DescentFile {
-        candidate_indices: mine.iter().map(|k| k.index).collect(),
+        candidate_indices,
         candidate_seconds: kept.seconds,
         walks,
     };
@@ -328,8 +339,31 @@ fn merge_descents(set: &ShardSet, problem: &IdentifyProblem, dir: &Path) -> Resu
     let mut replay = ReplayedStarts::new(&walks);
     let descent_evaluations = advance_all(&mut replay, &descent_settings(setup), &mut |_| Ok(()))?;
     let starts = replay.results()?;
+    // The initial guesses' walks come first, the kept candidates' after them.
+    let guesses = candidate_indices.iter().take_while(|i| i.is_none()).count();
+    if guesses != setup.initial_guesses.len() {
+        return Err(Error::invalid(
+            "shard directories",
+            format!(
+                "{guesses} initial guesses' walks lead, the config gives {} guesses",
+                setup.initial_guesses.len()
+            ),
+        ));
+    }
+    let candidate_indices: Vec<usize> = candidate_indices[guesses..]
+        .iter()
+        .map(|i| {
+            i.ok_or_else(|| {
+                Error::invalid(
+                    "shard directories",
+                    "an initial guess's walk after a candidate's: the shards are not one run's",
+                )
+            })
+        })
+        .collect::<Result<_>>()?;
     let outcome = Outcome::new(
         starts,
+        guesses,
         candidate_indices,
         setup.monte_carlo.candidates,
         descent_evaluations,

@@ -6,6 +6,7 @@
 use super::conjugate_gradient::{CgSettings, StartResult, Stop};
 use super::gradient::Evaluation;
 use super::manifold::{Geometry, Point, Tangent};
+use super::stopping;
 
 /// A trial step with its point and evaluation (`None` when the retraction failed).
 pub(super) type Trial = (f64, Option<(Point, Evaluation)>);
@@ -89,6 +90,7 @@ impl Walker {
         } = accepted;
         let grad = geometry.gradient(&point, &evaluation.gradient);
         let grad_norm_sq = geometry.inner(&point, &grad, &grad);
+        let change = stopping::gradient_change(geometry, &point, &grad, &self.grad);
         self.since_restart += 1;
         let mut beta = 0.0;
         if settings.restart_every == 0 || self.since_restart < settings.restart_every {
@@ -132,6 +134,8 @@ impl Walker {
             || self.cost == 0.0
         {
             self.stop = Some(Stop::Gradient);
+        } else if stopping::gradient_settled(settings.gradient_change_tolerance, change) {
+            self.stop = Some(Stop::GradientChange);
         } else if iterations >= window
             && self.history[iterations - window] - self.cost
                 <= settings.relative_decrease * self.history[iterations - window].abs()

@@ -4,8 +4,12 @@
 //!   "cross_validation": {"l2", "max"} (with test inputs), "starts": [{"cost_initial",
 //!   "cost_final", "iterations", "stop", "candidate"}…], "gradient_evaluations",
 //!   "monte_carlo_evaluations", "wall_seconds", "backend", "fit", "order",
-//!   "model": {"J", "R", "Q", "B", "x0"}}`; `cost_initial` is the best Monte-Carlo cost (the
-//!   best start's), `cost_final` the best start's final cost;
+//!   "model": {"J", "R", "Q", "B", "x0"}, "max_error": {"initial", "final", "against"},
+//!   "paper": {"source", "sigma", "rows"} (with [[paper]])}`; `cost_initial` is the best
+//!   start's first cost (its Monte-Carlo candidate's or initial guess's), `cost_final` its
+//!   final cost, `max_error` ‖y − y_ref‖∞ of its first and last outputs against the
+//!   noise-free outputs of `[data.reference]` (the data when measured); a start from an
+//!   `[[initial_guess]]` has `"candidate": null, "initial_guess": i`;
 //! - `model/{J,R,Q,B,x0}.npy`: the identified matrices;
 //! - `cost_history.csv`: `start,iteration,cost` for every start;
 //! - `outputs.csv`: `t, data_<c>…, fitted_<c>…, initial_<c>…` on the training inputs;
@@ -20,6 +24,7 @@ use nalgebra::DMatrix;
 use serde_json::{Value, json};
 
 use super::identify_spec::IdentifyProblem;
+use super::paper_comparison::{ExperimentNumbers, PaperNumbers, comparison_json, comparison_table};
 #[cfg(feature = "cli")]
 use super::plot::{Marker, Panel, Series, panels_svg};
 use crate::error::{Error, Result};
@@ -38,6 +43,16 @@ pub struct OutputComparison {
     pub error: OutputError,
 }
 
+/// ‖y − y_ref‖∞ of the best start's outputs before and after the descent, y_ref the
+/// noise-free outputs of `[data.reference]` (the data when they are measured).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReferenceError {
+    pub initial: f64,
+    pub last: f64,
+    /// Whether y_ref is the reference model's noise-free output (else the data).
+    pub noise_free: bool,
+}
+
 /// Everything an identification run reports.
 #[derive(Debug, Clone)]
 pub struct IdentifyReport {
@@ -45,6 +60,9 @@ pub struct IdentifyReport {
     pub fit: Parts,
     pub training: OutputComparison,
     pub cross_validation: Option<OutputComparison>,
+    pub max_error: ReferenceError,
+    /// The paper's numbers for this experiment (`[[paper]]`), if given.
+    pub paper: Option<PaperNumbers>,
     pub wall_seconds: f64,
     pub backend: String,
 }
@@ -66,12 +84,18 @@ impl IdentifyReport {
         let quadrature = plan.quadrature;
         let best = outcome.best_start();
         let fitted = simulate_outputs(&plan.model, &best.point.member(), None)?;
-        let initial_point = setup.monte_carlo.draw(
-            &setup.template,
-            setup.fit,
-            outcome.candidate_indices[outcome.best],
-        )?;
+        let initial_point = outcome.initial_point(setup, outcome.best)?;
         let initial = simulate_outputs(&plan.model, &initial_point.member(), None)?;
+        let clean = match &problem.reference {
+            Some(reference) => Some(simulate_outputs(&plan.model, reference, None)?),
+            None => None,
+        };
+        let y_ref = clean.as_ref().unwrap_or(&plan.data);
+        let max_error = ReferenceError {
+            initial: max_difference(&initial, y_ref),
+            last: max_difference(&fitted, y_ref),
+            noise_free: clean.is_some(),
+        };
         let training = OutputComparison {
             h,
             error: OutputError::of(&fitted, &plan.data, quadrature, h),
@@ -97,10 +121,40 @@ impl IdentifyReport {
             fit: setup.fit,
             training,
             cross_validation,
+            max_error,
+            paper: problem.paper.clone(),
             wall_seconds,
             backend,
         })
     }
+
+    /// harbor's side of a comparison with a paper (src/io/paper_comparison.rs).
+    pub fn numbers(&self) -> ExperimentNumbers {
+        let best = self.outcome.best_start();
+        ExperimentNumbers {
+            cost_initial: best.cost_initial,
+            cost_final: best.cost,
+            max_error_initial: self.max_error.initial,
+            max_error_final: self.max_error.last,
+            cross_validation_l2: self.cross_validation.as_ref().map(|cv| cv.error.l2),
+            cross_validation_max: self.cross_validation.as_ref().map(|cv| cv.error.max),
+        }
+    }
+
+    /// The printed comparison with the paper's numbers, when `[[paper]]` gave some.
+    pub fn paper_table(&self) -> Option<String> {
+        self.paper
+            .as_ref()
+            .map(|paper| comparison_table(paper, &self.numbers()))
+    }
+}
+
+/// max_{k,c} |a_{k,c} − b_{k,c}|.
+fn max_difference(a: &OutputData, b: &OutputData) -> f64 {
+    a.values
+        .iter()
+        .zip(&b.values)
+        .fold(0.0, |m, (x, y)| m.max((x - y).abs()))
 }
 
 fn rows(m: &DMatrix<f64>) -> Value {
@@ -120,15 +174,19 @@ impl IdentifyReport {
             .outcome
             .starts
             .iter()
-            .zip(&self.outcome.candidate_indices)
-            .map(|(s, candidate)| {
-                json!({
+            .enumerate()
+            .map(|(i, s)| {
+                let mut start = json!({
                     "cost_initial": s.cost_initial,
                     "cost_final": s.cost,
                     "iterations": s.iterations,
                     "stop": s.stop.to_string(),
-                    "candidate": candidate,
-                })
+                    "candidate": self.outcome.candidate(i),
+                });
+                if i < self.outcome.guesses {
+                    start["initial_guess"] = json!(i);
+                }
+                start
             })
             .collect();
         let mut value = json!({
@@ -152,6 +210,14 @@ impl IdentifyReport {
         });
         if let Some(cv) = &self.cross_validation {
             value["cross_validation"] = json!({"l2": cv.error.l2, "max": cv.error.max});
+        }
+        value["max_error"] = json!({
+            "initial": self.max_error.initial,
+            "final": self.max_error.last,
+            "against": if self.max_error.noise_free { "noise-free reference outputs" } else { "data" },
+        });
+        if let Some(paper) = &self.paper {
+            value["paper"] = comparison_json(paper, &self.numbers());
         }
         value
     }

@@ -28,6 +28,14 @@
 //! scale = 1.0
 //! spread = 0.5              # decades either side of scale
 //!
+//! [[paper]]                 # optional: a paper's numbers for this experiment, printed and
+//! source = "…"              # written beside harbor's (src/io/paper_comparison.rs)
+//!
+//! [[initial_guess]]         # optional starts given by the user, beside the Monte-Carlo
+//! file = "runs/x/model"     # ones (instead of them with candidates = 0): a model directory
+//! x0 = [0, 0, 0, 0, 0]      # or identification.json of an earlier run, and/or values of
+//!                           # the fitted parts (src/io/initial_guess_spec.rs)
+//!
 //! [optimizer]               # identify::conjugate_gradient
 //! max_iterations = 100
 //! initial_step = 1.0
@@ -39,6 +47,7 @@
 //! restart_every = 0         # periodic restart along −grad; 0: never (PR+ restarts itself)
 //! gradient_tolerance = 1e-8 # relative to the first gradient
 //! relative_decrease = 1e-10 # over stall_window iterations
+//! gradient_change_tolerance = 0 # the seed's rule ‖g_{k+1} − g_k‖ < ε; 0: off
 //! stall_window = 10
 //! prune_every = 10         # every k iterations the costlier half of the starts stops; 0: never
 //! # evaluation_budget = …   # total cost+gradient evaluations, Monte-Carlo included
@@ -51,10 +60,12 @@ use serde::Deserialize;
 
 use super::config::SchemeSpec;
 use super::cost_spec::CostSpec;
+use super::initial_guess_spec::GuessSpec;
+use super::paper_comparison::PaperNumbers;
 use super::problem_spec::{DataSpec, SpecContext, data_from_rows, read_data_file};
 use crate::error::{Error, Result};
 use crate::identify::identification::MONTE_CARLO_BATCH;
-use crate::identify::{CgSettings, MonteCarlo, Point, Setup, simulate_outputs};
+use crate::identify::{CgSettings, MonteCarlo, Point, Setup, guess_point, simulate_outputs};
 use crate::linear_ph::Parts;
 use crate::linear_ph::{GradientPlan, LinearPhMember, LinearPhPlan, OutputData};
 use crate::model::SignalSpec;
@@ -94,6 +105,15 @@ pub(crate) struct IdentifyFile {
     /// The Riemannian conjugate-gradient optimiser run from each start.
     #[serde(default)]
     optimizer: CgSettings,
+    /// Starting points given by the user, beside the Monte-Carlo starts (instead of them
+    /// with monte_carlo.candidates = 0): `[[initial_guess]]` tables
+    /// (src/io/initial_guess_spec.rs).
+    #[serde(default)]
+    initial_guess: Vec<GuessSpec>,
+    /// The numbers a paper reports for this experiment, printed and written beside harbor's:
+    /// `[[paper]]` tables (src/io/paper_comparison.rs).
+    #[serde(default)]
+    paper: Vec<PaperNumbers>,
 }
 
 /// `[test_data]`.
@@ -155,6 +175,8 @@ pub struct IdentifyProblem {
     pub cross_validation: Option<CrossValidation>,
     /// The model the data were simulated from, when they were.
     pub reference: Option<LinearPhMember>,
+    /// The first `[[paper]]` table for this run's noise level, if any.
+    pub paper: Option<PaperNumbers>,
 }
 
 /// An identification config as read.
@@ -187,6 +209,16 @@ impl IdentifyConfig {
         Ok(self)
     }
 
+    /// The `[[paper]]` tables as read (checked by [`Self::problem`]).
+    pub fn paper_tables(&self) -> &[PaperNumbers] {
+        &self.file.paper
+    }
+
+    /// The output noise σ of the data (`data.noise`; 0 without noise).
+    pub fn noise_sigma(&self) -> f64 {
+        self.file.data.noise().0
+    }
+
     /// The validated problem: its resources estimated against `budget` (and the memory
     /// available, and the work limit) before anything is built, then the data read or
     /// simulated and the template model built.
@@ -212,9 +244,11 @@ impl IdentifyConfig {
                 "has no signal: identification compares one output channel per input",
             ));
         }
-        file.monte_carlo.check()?;
+        let guesses = file.initial_guess.len();
+        file.monte_carlo.check_beside(guesses)?;
         file.optimizer.check()?;
         let (mc, optimizer) = (&file.monte_carlo, &file.optimizer);
+        let kept = if mc.candidates == 0 { 0 } else { mc.keep };
         let sizes = ProblemSizes {
             states: Setting::new("model.order", file.model.order),
             reference_states: file
@@ -225,10 +259,10 @@ impl IdentifyConfig {
             inputs: m,
             stages: scheme.stages,
             steps: step_count(file.scheme.h, file.scheme.t_end)?,
-            candidates: Setting::new("monte_carlo.candidates", mc.candidates),
-            batch: mc.candidates.min(MONTE_CARLO_BATCH),
+            candidates: Setting::new("monte_carlo.candidates", mc.candidates + guesses),
+            batch: (mc.candidates.min(MONTE_CARLO_BATCH)).max(guesses),
             descent: Some(DescentSizes {
-                keep: mc.keep,
+                keep: kept + guesses,
                 max_iterations: optimizer.max_iterations,
                 evaluations_per_iteration: optimizer
                     .trials
@@ -286,17 +320,33 @@ impl IdentifyConfig {
             file.cost.regularization(n, m)?,
         )?;
         let cross_validation = self.cross_validation(&scheme, &template, reference.as_ref())?;
+        let initial_guesses = file
+            .initial_guess
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let guess = spec.guess(i, &context.base_dir, fit, n, m)?;
+                guess_point(&format!("initial_guess[{i}]"), &guess, &template, fit)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let setup = Setup {
             fit,
             template,
             monte_carlo: file.monte_carlo.clone(),
+            initial_guesses,
             optimizer: file.optimizer.clone(),
         };
+        for (i, table) in file.paper.iter().enumerate() {
+            table.check(i)?;
+        }
+        let sigma = self.noise_sigma();
+        let paper = file.paper.iter().find(|p| p.matches(sigma)).cloned();
         Ok(IdentifyProblem {
             problem,
             setup,
             cross_validation,
             reference,
+            paper,
         })
     }
 

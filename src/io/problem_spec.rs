@@ -80,7 +80,7 @@ impl Default for NoiseSpec {
 
 impl DataSpec {
     /// (σ, seed) of the output noise.
-    fn noise(&self) -> (f64, u64) {
+    pub(crate) fn noise(&self) -> (f64, u64) {
         match self.noise {
             NoiseSpec::Sigma(sigma) => (sigma, self.seed),
             NoiseSpec::Table { sigma, seed } => (sigma, seed.unwrap_or(self.seed)),

@@ -101,6 +101,10 @@ pub fn identify_command(
         Ok(())
     })?;
     print_summary(&report);
+    if let Some(table) = report.paper_table() {
+        say!();
+        say_inline!("{table}");
+    }
     say!("wrote {}/{{{}}}", out.display(), files.join(", "));
     Ok(())
 }
@@ -116,16 +120,13 @@ fn print_summary(report: &IdentifyReport) {
         "cost final",
         "iterations"
     );
-    for (i, (s, candidate)) in outcome
-        .starts
-        .iter()
-        .zip(&outcome.candidate_indices)
-        .enumerate()
-    {
+    for (i, s) in outcome.starts.iter().enumerate() {
         say!(
             "{:>5} {:>9} {:>13.4e} {:>13.4e} {:>10}  {}{}",
             i,
-            candidate,
+            outcome
+                .candidate(i)
+                .map_or_else(|| format!("guess {i}"), |c| c.to_string()),
             s.cost_initial,
             s.cost,
             s.iterations,
@@ -147,6 +148,16 @@ fn print_summary(report: &IdentifyReport) {
         report.training.error.l2,
         report.training.error.max
     );
+    say!(
+        "‖y − y_ref‖∞ ({}): first {:.4e}, last {:.4e}",
+        if report.max_error.noise_free {
+            "y_ref noise-free"
+        } else {
+            "y_ref = data"
+        },
+        report.max_error.initial,
+        report.max_error.last
+    );
     if let Some(cv) = &report.cross_validation {
         say!(
             "cross-validation: L2 error {:.4e}, max error {:.4e}",
@@ -155,9 +166,10 @@ fn print_summary(report: &IdentifyReport) {
         );
     }
     say!(
-        "{} cost+gradient evaluations ({} Monte-Carlo, {} descent) in {:.2} s on {}",
+        "{} cost+gradient evaluations ({} Monte-Carlo, {} initial guess(es), {} descent) in {:.2} s on {}",
         outcome.evaluations(),
         outcome.monte_carlo_evaluations,
+        outcome.guesses,
         outcome.descent_evaluations,
         report.wall_seconds,
         report.backend

@@ -34,6 +34,7 @@ mod environment;
 mod export;
 mod gradient;
 mod identify;
+mod identify_noise;
 mod interrupt;
 mod keys;
 mod merge;
@@ -52,7 +53,7 @@ use bench::{BenchBackends, BenchTarget, bench};
 use device_args::{DeviceArgs, PrecisionArg};
 use shard_args::ShardArgs;
 use simulate::simulate;
-use studies::{study_contact_energy, study_energy_order, study_precision_drift};
+use studies::{study_contact_energy, study_energy_order, study_gradient_fd, study_precision_drift};
 use tables::{devices, splitting, tableau};
 
 #[derive(Parser)]
@@ -347,6 +348,45 @@ enum Study {
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
+    /// `harbor identify` once per output-noise level σ (data.noise.sigma), harbor's numbers
+    /// beside the paper's ([[paper]] tables with a sigma; the seed's §5.3 Tables 1 and 2 in
+    /// examples/identify_synthetic_noise.toml). Writes sigma_<σ>/ (each run's files),
+    /// noise_table.csv, noise_cost.svg and noise_cross_validation.svg.
+    IdentifyNoise {
+        /// The TOML config of an identification (`harbor identify`).
+        config: PathBuf,
+        #[arg(long, help = STUDY_OUT_HELP)]
+        out: PathBuf,
+        /// Noise levels σ, comma-separated (default: the sigmas of the config's [[paper]]
+        /// tables).
+        #[arg(long, num_args = 1.., value_delimiter = ',')]
+        sigma: Vec<f64>,
+        #[command(flatten)]
+        device: DeviceArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
+    /// The seed's finite-difference gradient check (Günther, Jacob & Totzeck 2023, §5.1) on
+    /// a `harbor gradient` config's candidate: harbor's exact directional derivatives
+    /// against forward differences per part, all at once, and central differences, over a
+    /// sweep of t, the seed's relative differences at t = 1e-3 beside. Writes
+    /// gradient_fd.csv.
+    GradientFd {
+        /// The TOML config of `harbor gradient` (its first candidate is checked).
+        config: PathBuf,
+        #[arg(long, help = STUDY_OUT_HELP)]
+        out: PathBuf,
+        /// Steps t of the differences, comma-separated.
+        #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8])]
+        steps: Vec<f64>,
+        /// Seed of the random directions.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[command(flatten)]
+        device: DeviceArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
     /// Relative errors of total supplied and stored energy over a sweep of h against the
     /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
     /// Fig. 3/5). Runs on the CPU (the f64 reference path on all cores). Writes
@@ -376,7 +416,9 @@ impl Command {
                 study:
                     Study::PrecisionDrift { overrides, .. }
                     | Study::ContactEnergy { overrides, .. }
-                    | Study::EnergyOrder { overrides, .. },
+                    | Study::EnergyOrder { overrides, .. }
+                    | Study::IdentifyNoise { overrides, .. }
+                    | Study::GradientFd { overrides, .. },
             } => overrides,
             _ => &[],
         }
@@ -554,6 +596,27 @@ fn main() -> ExitCode {
                     overrides,
                 },
         } => study_contact_energy(&config, &out, &device, &overrides),
+        Command::Study {
+            study:
+                Study::IdentifyNoise {
+                    config,
+                    out,
+                    sigma,
+                    device,
+                    overrides,
+                },
+        } => identify_noise::study_identify_noise(&config, &out, &sigma, &device, &overrides),
+        Command::Study {
+            study:
+                Study::GradientFd {
+                    config,
+                    out,
+                    steps,
+                    seed,
+                    device,
+                    overrides,
+                },
+        } => study_gradient_fd(&config, &out, &steps, seed, &device, &overrides),
     });
     let printed = stdout::finish();
     let mut code = 0;

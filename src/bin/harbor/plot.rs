@@ -1,7 +1,9 @@
-//! `harbor plot <run dir>`: the paths of a simulate run as an SVG.
+//! `harbor plot <run dir>`: the paths of a simulate run as an SVG, and for linear-PH runs
+//! their energy histories (stored against supplied energy) as a second one.
 
 use std::path::Path;
 
+use harbor::io::energy_plot::EnergyHistory;
 use harbor::io::path_plot::Paths;
 use harbor::io::plot::panels_svg;
 use harbor::{Error, Result};
@@ -9,7 +11,8 @@ use harbor::{Error, Result};
 /// Reads the run's paths (the first `members`), names the coordinates from summary.json
 /// (`coordinates` or `state_names`, else q0, q1, …) and writes the panels to `out`
 /// (default `<dir>/path.svg`), through a temporary file so that a failure leaves no
-/// half-written plot.
+/// half-written plot; a run with `energy.npy` gets its energy histories too
+/// (`<dir>/energy.svg`, or `<stem>_energy.svg` beside `out`).
 pub fn plot_paths(dir: &Path, out: Option<&Path>, members: usize) -> Result<()> {
     if members == 0 {
         return Err(Error::invalid("--members", "must be ≥ 1, got 0"));
@@ -30,14 +33,32 @@ pub fn plot_paths(dir: &Path, out: Option<&Path>, members: usize) -> Result<()> 
         })
         .unwrap_or_default();
     let target = out.map_or_else(|| dir.join("path.svg"), Path::to_path_buf);
-    let staging = target.with_extension("svg.partial");
     let title = format!("{}", dir.display());
-    let written = panels_svg(&staging, &title, &paths.panels(&names))
-        .and_then(|()| std::fs::rename(&staging, &target).map_err(|e| Error::io(&target, e)));
+    write_svg(&target, &title, &paths.panels(&names))?;
+    say!("wrote {}", target.display());
+    if let Some(history) = EnergyHistory::read(dir)? {
+        let stem = target
+            .file_stem()
+            .map_or_else(|| "path".into(), |s| s.to_string_lossy().into_owned());
+        let energy = if out.is_some() {
+            target.with_file_name(format!("{stem}_energy.svg"))
+        } else {
+            dir.join("energy.svg")
+        };
+        write_svg(&energy, &format!("{title}: energy"), &history.panels())?;
+        say!("wrote {}", energy.display());
+    }
+    Ok(())
+}
+
+/// Writes the panels to `target` through a temporary file, so that a failure leaves no
+/// half-written plot.
+fn write_svg(target: &Path, title: &str, panels: &[harbor::io::plot::Panel]) -> Result<()> {
+    let staging = target.with_extension("svg.partial");
+    let written = panels_svg(&staging, title, panels)
+        .and_then(|()| std::fs::rename(&staging, target).map_err(|e| Error::io(target, e)));
     if written.is_err() {
         let _ = std::fs::remove_file(&staging);
     }
-    written?;
-    say!("wrote {}", target.display());
-    Ok(())
+    written
 }

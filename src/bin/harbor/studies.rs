@@ -164,3 +164,36 @@ impl Drop for LateProgress {
         self.bar.finish_and_clear();
     }
 }
+
+pub fn study_gradient_fd(
+    config_path: &Path,
+    out: &Path,
+    steps: &[f64],
+    seed: u64,
+    device: &DeviceArgs,
+    overrides: &[String],
+) -> Result<()> {
+    if let Some(bad) = steps.iter().find(|t| !(t.is_finite() && **t > 0.0)) {
+        return Err(Error::invalid(
+            "--steps",
+            format!("must be finite numbers > 0, got {bad}"),
+        ));
+    }
+    let budget = device.budget()?;
+    let config = harbor::io::gradient_spec::GradientConfig::load(config_path, overrides)?;
+    let problem = config.problem(&budget)?;
+    let target = OutputTarget::prepare(out)?;
+    let backend = device.open_for(&problem.plan)?;
+    let study = harbor::study::gradient_fd::run(&backend, &budget, &problem.plan, steps, seed)?;
+    target.write(|dir| {
+        let path = dir.join("gradient_fd.csv");
+        std::fs::write(&path, study.csv()).map_err(|e| Error::io(&path, e))
+    })?;
+    say!(
+        "the seed's gradient check (§5.1) on harbor's exact discrete gradient, backend {}:",
+        backend.label()
+    );
+    say_inline!("{}", study.table());
+    say!("\nwrote {}/gradient_fd.csv", out.display());
+    Ok(())
+}

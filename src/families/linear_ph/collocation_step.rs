@@ -16,6 +16,27 @@
 //!
 //! The stage matrix I − h (a^{(r)}_ij L[r, c]) is constant for a linear member, so it is
 //! LU-factored once and each step is a pair of triangular solves.
+//!
+//! # Why the dissipation is h eᵀ (M ⊗ R) e and not the printed eq. (71)
+//!
+//! §5.2 of the paper closes the port of the lossless oscillator by u^k = −r y^k + v^k (70)
+//! and substitutes it into (37), which prints ΔH̃^k = −r h (y^k)ᵀ y^k + h (y^k)ᵀ v^k (71),
+//! y^k = Gᵀ M e^k the discrete output (30). Taken as printed, that feedback acts on the
+//! M-weighted efforts and is not the collocation of the damped system (65) that the paper
+//! integrates (R in the dynamics, stage inputs u_i = −r gᵀ e_i); for (65) the supplied
+//! energy (24) is
+//!
+//! ```text
+//!   ΔH̃ = −h eᵀ (M ⊗ I) f = h eᵀ (M ⊗ J) e − h eᵀ (M ⊗ R) e + h yᵀ u
+//!      = port − h eᵀ (M ⊗ R) e                          (J constant: (M ⊗ J) skew)
+//! ```
+//!
+//! so harbor books dissipated = h eᵀ (M ⊗ R) e = h Σ_ij m_ij e_iᵀ R e_j, which is ≥ 0 for
+//! every R ⪰ 0 (M is a Gram matrix, positive definite) and keeps Gauss's ΔH̄ = ΔH̃ exact with
+//! damping. With R = r g gᵀ it is r h yᵀ (M⁻¹ ⊗ 1) y, and (71) as printed is r h yᵀ y: the
+//! two agree exactly where M = I, one stage (the implicit midpoint rule); for s ≥ 2 Gauss
+//! stages (71) would book Σ_i b_i² of the energy the storage loses (½ at s = 2).
+//! `tests/dissipation_booking.rs` checks both, step by step.
 
 use nalgebra::{DMatrix, DVector, Dyn, LU};
 
