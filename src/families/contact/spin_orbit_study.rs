@@ -300,7 +300,7 @@ impl SpinOrbitStudy {
     }
 
     /// The per-orbit spin rate against time (the first captured members and the first
-    /// others, [`DRAWN`] in all) and the Poincaré section (every member, one colour per
+    /// others, 12 in all) and the Poincaré section (every member, one colour per
     /// resonance).
     pub fn panels(&self) -> Vec<Panel> {
         let captured = self.members.iter().filter(|m| m.resonance.is_some());
