@@ -87,16 +87,20 @@ fn missing_composition_for_splitting() {
     assert_mentions(&e, &COMPOSITIONS);
 }
 
+/// Herglotz takes a composition of its steps from the same registry, and refuses an
+/// unknown one the same way.
 #[test]
-fn composition_with_herglotz() {
-    let e = simulate_fails(&["scheme.family=herglotz"]);
+fn unknown_composition_with_herglotz() {
+    let e = simulate_fails(&["scheme.family=herglotz", "scheme.composition=strange"]);
     assert_mentions(
         &e,
         &[
             "scheme.composition",
-            "applies to splitting schemes, not herglotz",
+            "unknown composition \"strange\"",
+            "available: ",
         ],
     );
+    assert_mentions(&e, &COMPOSITIONS);
 }
 
 /// `system.time_sampling` takes "endpoints" or "midpoint"; anything else is refused naming

@@ -406,13 +406,15 @@ fn random_cases(rng: &mut ChaCha8Rng) -> Vec<Case> {
 }
 
 /// The methods every case runs under: `[scheme]` family and composition.
-const METHODS: [(&str, Option<&str>); 6] = [
+const METHODS: [(&str, Option<&str>); 8] = [
     ("splitting", Some("strang")),
     ("splitting", Some("suzuki-4")),
     ("splitting", Some("yoshida-6b")),
     ("splitting", Some("triple-jump-8")),
     ("splitting", Some("kahan-li-8")),
     ("herglotz", None),
+    ("herglotz", Some("suzuki-4")),
+    ("herglotz", Some("yoshida-6a")),
 ];
 
 /// Record cadences: every step, every 7 steps (the last sample off the cadence), and

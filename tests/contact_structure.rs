@@ -31,7 +31,8 @@
 //!   generating relation gives
 //!   dz_{k+1} − p_{k+1}·dx_{k+1} = (1 + h D₃L_d)/(1 − h D₄L_d) · (dz_k − p_k·dx_k), and with
 //!   D₃L_d = D₄L_d = −C(t_{k+½})/2: g = (1 − c)/(1 + c), c = h C(t_k + h/2)/2 — the (1,1)
-//!   Padé approximant of e^{−αh} for constant damping, not e^{−αh} itself.
+//!   Padé approximant of e^{−αh} for constant damping, not e^{−αh} itself; a composition
+//!   of Herglotz steps the product over its stages.
 //!
 //! That the check can fail is shown on maps that are not contact: an explicit Euler step of
 //! the contact field, and the Strang step with φ_C or φ_B altered (φ_C not scaling z, φ_B
@@ -169,7 +170,7 @@ fn methods() -> Vec<ContactMethod> {
                 .map(|sampling| ContactMethod::Splitting(c.clone(), sampling))
         })
         .collect();
-    methods.push(ContactMethod::Herglotz);
+    methods.extend(Composition::all().into_iter().map(ContactMethod::Herglotz));
     methods
 }
 
@@ -191,9 +192,16 @@ fn expected_factor(method: &ContactMethod, system: &ContactSystem, t: f64, h: f6
             }
             log.exp()
         }
-        ContactMethod::Herglotz => {
-            let c = 0.5 * h * system.damping_rate(t + 0.5 * h);
-            (1.0 - c) / (1.0 + c)
+        ContactMethod::Herglotz(composition) => {
+            let mut time = t;
+            let mut g = 1.0;
+            for &gamma in &composition.coefficients {
+                let tau = gamma * h;
+                let c = 0.5 * tau * system.damping_rate(time + 0.5 * tau);
+                g *= (1.0 - c) / (1.0 + c);
+                time += tau;
+            }
+            g
         }
     }
 }
@@ -370,7 +378,7 @@ fn herglotz_factor_is_the_cayley_approximant_not_the_exponential() {
         let mut y = y.to_vec();
         let mut gradient = vec![0.0; n];
         contact_flows::step(
-            &ContactMethod::Herglotz,
+            &ContactMethod::Herglotz(Composition::by_name("strang").unwrap()),
             &case.system,
             T0,
             h,

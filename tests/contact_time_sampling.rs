@@ -415,7 +415,18 @@ fn offsets_and_stage_points_of_both_samplings() {
     }
     // Outside [0, 1] where a coefficient is negative: yoshida-6a's middle stages step back.
     assert!(c.coefficients.iter().any(|&g| g < 0.0));
-    assert_eq!(ContactMethod::Herglotz.offsets(), vec![0.0, 0.5, 1.0]);
+    let herglotz = |name: &str| ContactMethod::Herglotz(Composition::by_name(name).unwrap());
+    assert_eq!(herglotz("strang").offsets(), vec![0.0, 0.5, 1.0]);
+    assert_eq!(herglotz("strang").stage_points(), vec![[0, 2]]);
+    // A composition of Herglotz steps: each stage's start, midpoint, end (2s + 1 points).
+    let oh = herglotz("yoshida-6a").offsets();
+    assert_eq!(oh.len(), 2 * s + 1);
+    for i in 0..s {
+        assert!((oh[2 * i] - oe[i]).abs() <= 1e-15, "stage {i} start");
+        assert!((oh[2 * i + 1] - om[i]).abs() <= 1e-15, "stage {i} midpoint");
+        assert_eq!(herglotz("yoshida-6a").stage_points()[i], [2 * i, 2 * i + 2]);
+    }
+    assert_eq!(oh[2 * s], 1.0);
 }
 
 /// The backend's reference path is the Strang step written out here from the exact flows,

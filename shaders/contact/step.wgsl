@@ -11,12 +11,14 @@
 // (at its midpoint, the time translation split outermost); the stream's points are placed
 // accordingly by the plan (ContactMethod::offsets),
 //
-// or (HERGLOTZ = 1) by the explicit second-order Herglotz integrator; see
+// or (HERGLOTZ = 1) by the composition Ψ(h) = G(γ_s h) … G(γ_1 h) of the explicit
+// second-order Herglotz step G(τ), stage i sampling B at stream points 2i and 2i + 2 and
+// C at 2i + 1 (its start, end and midpoint); see
 // src/families/contact/flows.rs for the derivations. CPU twin: `contact_step_twin` (and
 // `contact_step`) in src/families/contact/twin.rs.
 //
 // The engine prepends `alias real`, WG, N (degrees of freedom), STAGES (γ's), HERGLOTZ,
-// POINTS (stream points per step: STAGES + 1, or 3 for Herglotz), TIME_CHANNELS, FORCINGS,
+// POINTS (stream points per step: STAGES + 1, or 2 STAGES + 1 for Herglotz), TIME_CHANNELS, FORCINGS,
 // STREAM_DAMPING, STREAM_SPIN and STREAM_TIME (channel indices), TIME_IN_STREAM and
 // POTENTIAL_EXPRESSION (0 or 1), the PARAM_*, STATE_*, RECORD_* and CONST_* offsets
 // generated from the layouts in src/families/contact/shape.rs (a term is present when its
@@ -195,10 +197,11 @@ fn flow_c(s: Phase, i: u32, k: u32, point: u32, tau: real) -> Phase {
     return out;
 }
 
-fn herglotz(s: Phase, i: u32, k: u32, h: real) -> Phase {
+// G(h) from stream point `start` (B there and at start + 2, C at start + 1).
+fn herglotz(s: Phase, i: u32, k: u32, start: u32, h: real) -> Phase {
     var out = s;
-    let cm = real(0.5) * h * damping_rate(i, k, 1u);
-    let b0 = potential(i, k, 0u, s.x);
+    let cm = real(0.5) * h * damping_rate(i, k, start + 1u);
+    let b0 = potential(i, k, start, s.x);
     var w: array<real, N>;
     for (var r = 0u; r < N; r++) {
         w[r] = (real(1.0) - cm) * s.p[r] - real(0.5) * h * b0.g[r];
@@ -208,7 +211,7 @@ fn herglotz(s: Phase, i: u32, k: u32, h: real) -> Phase {
     for (var r = 0u; r < N; r++) {
         out.x[r] = s.x[r] + h * a.pv[r];
     }
-    let b1 = potential(i, k, 2u, out.x);
+    let b1 = potential(i, k, start + 2u, out.x);
     for (var r = 0u; r < N; r++) {
         out.p[r] = (w[r] - real(0.5) * h * b1.g[r]) / (real(1.0) + cm);
     }
@@ -218,10 +221,13 @@ fn herglotz(s: Phase, i: u32, k: u32, h: real) -> Phase {
 }
 
 fn contact_step(s: Phase, i: u32, k: u32, h: real) -> Phase {
-    if (HERGLOTZ == 1u) {
-        return herglotz(s, i, k, h);
-    }
     var out = s;
+    if (HERGLOTZ == 1u) {
+        for (var stage = 0u; stage < STAGES; stage++) {
+            out = herglotz(out, i, k, 2u * stage, h * constants[CONST_GAMMA + stage]);
+        }
+        return out;
+    }
     for (var stage = 0u; stage < STAGES; stage++) {
         let tau = h * constants[CONST_GAMMA + stage];
         let half = real(0.5) * tau;

@@ -53,7 +53,10 @@ use bench::{BenchBackends, BenchTarget, bench};
 use device_args::{DeviceArgs, PrecisionArg};
 use shard_args::ShardArgs;
 use simulate::simulate;
-use studies::{study_contact_energy, study_energy_order, study_gradient_fd, study_precision_drift};
+use studies::{
+    study_contact_energy, study_contact_spin_orbit, study_energy_order, study_gradient_fd,
+    study_precision_drift,
+};
 use tables::{devices, splitting, tableau};
 
 #[derive(Parser)]
@@ -387,6 +390,22 @@ enum Study {
         #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
         overrides: Vec<String>,
     },
+    /// Capture into spin–orbit resonance (Vermeeren, Bravetti & Seri's slides): the spin
+    /// rate averaged over each orbit and the Poincaré section at pericentre of every member
+    /// of a contact config with a spin-orbit term sampled once per orbit; the resonance each
+    /// member ends in. Writes contact_spin_orbit.csv, contact_spin_orbit_section.csv and
+    /// contact_spin_orbit.svg.
+    ContactSpinOrbit {
+        /// The TOML config of a contact system with a spin-orbit term and h · output.every
+        /// = 2π (examples/contact_spin_orbit_slides.toml).
+        config: PathBuf,
+        #[arg(long, help = STUDY_OUT_HELP)]
+        out: PathBuf,
+        #[command(flatten)]
+        device: DeviceArgs,
+        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+        overrides: Vec<String>,
+    },
     /// Relative errors of total supplied and stored energy over a sweep of h against the
     /// exact continuous energy change, with fitted convergence slopes (Kotyczka & Lefèvre,
     /// Fig. 3/5). Runs on the CPU (the f64 reference path on all cores). Writes
@@ -416,6 +435,7 @@ impl Command {
                 study:
                     Study::PrecisionDrift { overrides, .. }
                     | Study::ContactEnergy { overrides, .. }
+                    | Study::ContactSpinOrbit { overrides, .. }
                     | Study::EnergyOrder { overrides, .. }
                     | Study::IdentifyNoise { overrides, .. }
                     | Study::GradientFd { overrides, .. },
@@ -617,6 +637,15 @@ fn main() -> ExitCode {
                     overrides,
                 },
         } => study_gradient_fd(&config, &out, &steps, seed, &device, &overrides),
+        Command::Study {
+            study:
+                Study::ContactSpinOrbit {
+                    config,
+                    out,
+                    device,
+                    overrides,
+                },
+        } => study_contact_spin_orbit(&config, &out, &device, &overrides),
     });
     let printed = stdout::finish();
     let mut code = 0;

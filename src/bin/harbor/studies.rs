@@ -76,6 +76,40 @@ pub fn study_contact_energy(
     Ok(())
 }
 
+pub fn study_contact_spin_orbit(
+    config_path: &Path,
+    out: &Path,
+    device: &DeviceArgs,
+    overrides: &[String],
+) -> Result<()> {
+    let budget = device.budget()?;
+    let config = Config::load(config_path, overrides)?;
+    let plan = harbor::contact::plan_from_config(&config)?;
+    let target = OutputTarget::prepare(out)?;
+    let backend = device.open(true)?;
+    let study = harbor::contact::spin_orbit_study::run(&plan, &backend, &budget)?;
+    let title = format!(
+        "spin–orbit capture into resonance: contact {}, h = {}",
+        plan.method().label(),
+        plan.grid().h
+    );
+    target.write(|dir| {
+        let write = |name: &str, text: String| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
+        };
+        write("contact_spin_orbit.csv", study.csv())?;
+        write("contact_spin_orbit_section.csv", study.section_csv())?;
+        harbor::io::plot::panels_svg(&dir.join("contact_spin_orbit.svg"), &title, &study.panels())
+    })?;
+    say_inline!("{}", study.table());
+    say!(
+        "\nwrote {}/{{contact_spin_orbit.csv, contact_spin_orbit_section.csv, contact_spin_orbit.svg}}",
+        out.display()
+    );
+    Ok(())
+}
+
 pub fn study_energy_order(config_path: &Path, out: &Path, overrides: &[String]) -> Result<()> {
     let config = Config::load(config_path, overrides)?;
     let target = OutputTarget::prepare(out)?;

@@ -207,12 +207,20 @@ impl ContactEnergyStudy {
         out
     }
 
-    /// A table over α bins: members, median errors, and how often contact wins.
+    /// A table over α bins: members, median errors, and how often contact wins, after what
+    /// the seed's slides show for their two damping coefficients (figures only, no
+    /// numbers).
     pub fn table(&self) -> String {
         let mut sorted = self.members.clone();
         sorted.sort_by(|a, b| a.alpha.total_cmp(&b.alpha));
         let bins = 6.min(sorted.len().max(1));
-        let mut out = format!(
+        let mut out = String::from(
+            "seed 001 (Vermeeren, Bravetti & Seri, slides 2019), h = 0.25, (x, p)(0) = (0.5, 0.5), \
+             figures only, no numbers: α = 0.01 \"contact integrators comparable to symplectic \
+             integrators\", α = 0.1 \"contact integrators better than symplectic integrators\"\n\
+             harbor (max relative energy error over the run; contact wins when its error is smaller):\n",
+        );
+        out += &format!(
             "{:>22} {:>8} {:>16} {:>16} {:>14}\n",
             "alpha", "members", "median contact", "median verlet", "contact wins"
         );
@@ -239,10 +247,24 @@ impl ContactEnergyStudy {
                 100.0 * wins as f64 / chunk.len() as f64
             ));
         }
+        if sorted.len() <= 4 {
+            for m in &sorted {
+                out.push_str(&format!(
+                    "α = {}, (x, p)(0) = ({}, {}): contact {:.3e}, Verlet {:.3e}, Verlet / contact = {:.2}\n",
+                    m.alpha,
+                    m.x0,
+                    m.p0,
+                    m.contact_error,
+                    m.verlet_error,
+                    m.verlet_error / m.contact_error
+                ));
+            }
+        }
         out
     }
 
-    /// Energy against time for the smallest and largest α, and the errors against α.
+    /// Energy and its relative error against time for the smallest and largest α, and the
+    /// errors against α.
     pub fn panels(&self) -> Vec<Panel> {
         let mut panels: Vec<Panel> = self
             .curves
@@ -261,7 +283,7 @@ impl ContactEnergyStudy {
                     marker,
                 };
                 Panel {
-                    title: format!("energy p²/2 + kx²/2, α = {alpha:.3}"),
+                    title: format!("energy p²/2 + kx²/2, α = {alpha}"),
                     x_label: "t".into(),
                     y_label: "E".into(),
                     log_x: false,
@@ -274,6 +296,32 @@ impl ContactEnergyStudy {
                 }
             })
             .collect();
+        // The energy errors of the same members against time, as on the slides.
+        for (alpha, [exact, contact, verlet]) in &self.curves {
+            let series = |label: &str, values: &[f64], color, marker| Series {
+                label: label.into(),
+                points: self
+                    .times
+                    .iter()
+                    .zip(values.iter().zip(exact))
+                    .map(|(&t, (v, e))| (t, (v - e).abs() / e))
+                    .collect(),
+                color,
+                width: 1,
+                marker,
+            };
+            panels.push(Panel {
+                title: format!("energy error, α = {alpha}"),
+                x_label: "t".into(),
+                y_label: "|E − E_exact| / E_exact".into(),
+                log_x: false,
+                log_y: true,
+                series: vec![
+                    series("contact", contact, 1, Marker::None),
+                    series("Verlet, damping as force", verlet, 2, Marker::None),
+                ],
+            });
+        }
         let errors = |f: fn(&MemberEnergy) -> f64| -> Vec<(f64, f64)> {
             self.members.iter().map(|m| (m.alpha, f(m))).collect()
         };

@@ -54,6 +54,14 @@
 //!   p_{k+1} = (w − (h/2) ∇B(t_{k+1}, x_{k+1})) / (1 + c)
 //!   z_{k+1} = ((1 − c) z_k + h (½ wᵀ P w − ½ (B(t_k, x_k) + B(t_{k+1}, x_{k+1})))) / (1 + c)
 //! ```
+//!
+//! The step G(h) is symmetric: G(−h) from t_{k+1} (c ↦ −c, the same midpoint t_{k+½})
+//! gives back w = (1 + c) p_{k+1} + (h/2) ∇B(t_{k+1}, x_{k+1}), then x_k, p_k and z_k
+//! exactly, so G(−h) G(h) = id (shown to round-off in `tests/contact_structure.rs`).
+//! Compositions G(γ_s h) ∘ … ∘ G(γ_1 h) with the registry's symmetric γ therefore have
+//! their composition's order (Yoshida's trick on the slides; measured in
+//! `tests/contact_orders.rs`), each stage G(γ_i h) sampling B at its ends and C at its
+//! midpoint.
 
 use super::model::ContactSystem;
 use super::plan::{ContactMethod, TimeSampling};
@@ -122,13 +130,17 @@ fn strang_between(
     flow_c(system, times[1], 0.5 * tau, y);
 }
 
-/// One Herglotz step from t_k = t.
+/// One second-order Herglotz step G(h) from t_k = t.
 pub fn herglotz(system: &ContactSystem, t: f64, h: f64, y: &mut [f64], gradient: &mut [f64]) {
     herglotz_at(system, [t, t + 0.5 * h, t + h], h, y, gradient);
 }
 
-/// One Herglotz step of size h at the times [t_k, t_{k+½}, t_{k+1}].
-fn herglotz_at(
+/// One second-order Herglotz step G(h) of size h (negative h steps backwards) with B
+/// sampled at times\[0\] and times\[2\] and C at times\[1\] (t_k, t_{k+½}, t_{k+1}
+/// for the discrete Lagrangian above):
+/// w = (1 − c) p − (h/2) ∇B(t_k, x), x ← x + h P w, p ← (w − (h/2) ∇B(t_{k+1}, x)) / (1 + c),
+/// z ← ((1 − c) z + h (½ wᵀ P w − ½ (B_k + B_{k+1}))) / (1 + c), c = h C(t_{k+½}) / 2.
+pub fn herglotz_at(
     system: &ContactSystem,
     times: [f64; 3],
     h: f64,
@@ -158,7 +170,8 @@ fn herglotz_at(
 
 /// One step of `method` from t with step h: y ← Ψ(h) y, the sub-steps from the times
 /// t_0 = t, t_i = t_{i−1} + γ_i h, B and C sampled at t_{i−1} and t_i (endpoints) or at
-/// t_{i−1} + γ_i h/2 (midpoint); Herglotz at t, t + h/2, t + h.
+/// t_{i−1} + γ_i h/2 (midpoint); Herglotz stage i with B at t_{i−1}, t_i and C at
+/// t_{i−1} + γ_i h/2.
 pub fn step(
     method: &ContactMethod,
     system: &ContactSystem,
@@ -184,7 +197,16 @@ pub fn step(
             })
             .chain(std::iter::once(t + h))
             .collect(),
-        ContactMethod::Herglotz => vec![t, t + 0.5 * h, t + h],
+        ContactMethod::Herglotz(composition) => {
+            let mut times = vec![t];
+            let mut time = t;
+            for &g in &composition.coefficients {
+                times.push(time + 0.5 * g * h);
+                time += g * h;
+                times.push(time);
+            }
+            times
+        }
     };
     step_at(method, system, &times, h, y, gradient);
 }
@@ -213,9 +235,12 @@ pub fn step_at(
                 strang_between(system, [times[i], times[closing]], g * h, y, gradient);
             }
         }
-        ContactMethod::Herglotz => {
-            debug_assert_eq!(times.len(), 3);
-            herglotz_at(system, [times[0], times[1], times[2]], h, y, gradient);
+        ContactMethod::Herglotz(composition) => {
+            debug_assert_eq!(times.len(), 2 * composition.coefficients.len() + 1);
+            for (i, &g) in composition.coefficients.iter().enumerate() {
+                let at = [times[2 * i], times[2 * i + 1], times[2 * i + 2]];
+                herglotz_at(system, at, g * h, y, gradient);
+            }
         }
     }
 }

@@ -34,10 +34,7 @@ impl ContactPlan {
     }
 
     fn gammas(&self) -> Vec<f64> {
-        match self.method() {
-            ContactMethod::Splitting(c, _) => c.coefficients.clone(),
-            ContactMethod::Herglotz => vec![1.0],
-        }
+        self.method().composition().coefficients.clone()
     }
 
     /// Per stage, the stream point of its closing half φ_B(τ/2) φ_C(τ/2) (the second of
@@ -93,13 +90,14 @@ impl Family for ContactPlan {
             "label": self.method().label(),
             "family": match self.method() {
                 ContactMethod::Splitting(..) => "splitting",
-                ContactMethod::Herglotz => "herglotz",
+                ContactMethod::Herglotz(_) => "herglotz",
             },
             "order": self.method().order(),
         });
-        if let ContactMethod::Splitting(c, sampling) = self.method() {
-            scheme["composition"] = serde_json::json!(c.name);
-            scheme["stages"] = serde_json::json!(c.stages());
+        let c = self.method().composition();
+        scheme["composition"] = serde_json::json!(c.name);
+        scheme["stages"] = serde_json::json!(c.stages());
+        if let ContactMethod::Splitting(_, sampling) = self.method() {
             scheme["time_sampling"] = serde_json::json!(sampling.name());
         }
         let mut map = serde_json::Map::new();

@@ -3,8 +3,9 @@
 //! integrator. Everything the family owns lives here: the model ([`model`], [`time`],
 //! [`orbit`], terms written as expressions in [`expression`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
 //! the split parts ([`flows`]) and the reference integrator's recording loop ([`reference`](mod@reference)), the GPU kernel's host side ([`shape`], [`kernel`], WGSL in
-//! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]) and
-//! `harbor study contact-energy` ([`energy_study`]). The engine core reaches it only
+//! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]),
+//! `harbor study contact-energy` ([`energy_study`]) and `harbor study contact-spin-orbit`
+//! ([`spin_orbit_study`]). The engine core reaches it only
 //! through the registry in [`crate::families`].
 
 pub mod energy_study;
@@ -17,6 +18,7 @@ pub mod plan;
 pub mod reference;
 pub mod shape;
 pub mod spec;
+pub mod spin_orbit_study;
 pub mod time;
 pub mod twin;
 pub mod workloads;

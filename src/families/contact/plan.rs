@@ -68,15 +68,17 @@ pub enum ContactMethod {
     /// S(τ) = φ_C(τ/2) φ_B(τ/2) φ_A(τ) φ_B(τ/2) φ_C(τ/2) (applied right to left), its
     /// time-dependent terms sampled as the [`TimeSampling`] says.
     Splitting(Composition, TimeSampling),
-    /// The second-order discrete Herglotz (contact variational) integrator; it samples
-    /// B at t_k and t_{k+1} and C at t_{k+½} by its discrete Lagrangian, whatever the
-    /// [`TimeSampling`].
-    Herglotz,
+    /// Ψ(h) = G(γ_s h) ∘ … ∘ G(γ_1 h) of the second-order discrete Herglotz (contact
+    /// variational) step G(τ), which samples B at the sub-step's ends and C at its midpoint
+    /// by its discrete Lagrangian, whatever the [`TimeSampling`]. G is symmetric,
+    /// G(τ) G(−τ) = id, so a symmetric composition has the composition's order (`strang`,
+    /// γ = \[1\]: the plain second-order integrator).
+    Herglotz(Composition),
 }
 
 impl ContactMethod {
     /// `splitting <composition>` (with `, midpoint time sampling` when the sampling is not
-    /// the default) or `herglotz`.
+    /// the default), `herglotz` or `herglotz <composition>` (any but `strang`).
     pub fn label(&self) -> String {
         match self {
             ContactMethod::Splitting(c, sampling) if *sampling == TimeSampling::default() => {
@@ -85,15 +87,22 @@ impl ContactMethod {
             ContactMethod::Splitting(c, sampling) => {
                 format!("splitting {}, {} time sampling", c.name, sampling.name())
             }
-            ContactMethod::Herglotz => "herglotz".into(),
+            ContactMethod::Herglotz(c) if c.stages() == 1 => "herglotz".into(),
+            ContactMethod::Herglotz(c) => format!("herglotz {}", c.name),
+        }
+    }
+
+    /// The composition's γ_1 … γ_s (splitting or Herglotz).
+    pub fn composition(&self) -> &Composition {
+        match self {
+            ContactMethod::Splitting(c, _) | ContactMethod::Herglotz(c) => c,
         }
     }
 
     /// Classical order.
     pub fn order(&self) -> usize {
         match self {
-            ContactMethod::Splitting(c, _) => c.order,
-            ContactMethod::Herglotz => 2,
+            ContactMethod::Splitting(c, _) | ContactMethod::Herglotz(c) => c.order,
         }
     }
 
@@ -101,8 +110,9 @@ impl ContactMethod {
     /// For a composition with partial sums σ_0 = 0, σ_i = γ_1 + … + γ_i (stage i runs
     /// from σ_{i−1} to σ_i, σ_s = 1): with [`TimeSampling::Endpoints`] σ_0, σ_1, …, σ_s;
     /// with [`TimeSampling::Midpoint`] the stages' midpoints σ_{i−1} + γ_i/2, i = 1 … s,
-    /// then 1 (where H is recorded). Herglotz: 0, ½, 1. Either way s + 1 points (3 for
-    /// Herglotz), the last one at the step's end.
+    /// then 1 (where H is recorded). Either way s + 1 points, the last one at the step's
+    /// end. Herglotz: each stage's start and midpoint, then 1,
+    /// σ_0, σ_0 + γ_1/2, σ_1, σ_1 + γ_2/2, …, σ_s (2s + 1 points; 0, ½, 1 for one stage).
     pub fn offsets(&self) -> Vec<f64> {
         match self {
             ContactMethod::Splitting(c, sampling) => {
@@ -128,15 +138,27 @@ impl ContactMethod {
                 }
                 offsets
             }
-            ContactMethod::Herglotz => vec![0.0, 0.5, 1.0],
+            ContactMethod::Herglotz(c) => {
+                let mut offsets = vec![0.0];
+                let mut sum = 0.0;
+                for &g in &c.coefficients {
+                    offsets.push(sum + 0.5 * g);
+                    sum += g;
+                    offsets.push(sum);
+                }
+                if let Some(last) = offsets.last_mut() {
+                    *last = 1.0;
+                }
+                offsets
+            }
         }
     }
 
     /// For each stage i of a composition, the stream points (indices into
     /// [`ContactMethod::offsets`]) at which its opening half φ_C(τ/2) φ_B(τ/2) and its
     /// closing half φ_B(τ/2) φ_C(τ/2) sample B and C: (i, i + 1) with endpoints, (i, i)
-    /// with the midpoint. Herglotz: the single pair (0, 2) of its ends (its C is sampled at
-    /// point 1).
+    /// with the midpoint. Herglotz: stage i's ends (2i, 2i + 2) (its C is sampled at point
+    /// 2i + 1 between them).
     pub fn stage_points(&self) -> Vec<[usize; 2]> {
         match self {
             ContactMethod::Splitting(c, TimeSampling::Endpoints) => {
@@ -145,7 +167,7 @@ impl ContactMethod {
             ContactMethod::Splitting(c, TimeSampling::Midpoint) => {
                 (0..c.stages()).map(|i| [i, i]).collect()
             }
-            ContactMethod::Herglotz => vec![[0, 2]],
+            ContactMethod::Herglotz(c) => (0..c.stages()).map(|i| [2 * i, 2 * i + 2]).collect(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The contact kernel's variants: `shaders/contact/step.wgsl`, one invocation per member
 //! (n ≤ 32), specialised by [`ContactShape`] (which terms are present, the composition's
-//! length or Herglotz), with its declared layouts.
+//! length, of Strang or of Herglotz steps), with its declared layouts.
 //!
 //! Parameters per member (layout `PARAM`, fields of length 0 when the term is absent):
 //! P (n·n) | K (n·n) | β | ω | γ | ε | forcing amplitudes (F·n, the tidal one last) | α.
@@ -37,7 +37,7 @@ pub struct ContactShape {
     /// The potential written as an expression, if any (its tape becomes WGSL).
     pub expression: Option<Arc<PotentialExpression>>,
     pub time: TimeChannels,
-    /// Stages of the composition (1 for Herglotz).
+    /// Stages of the composition (of Strang steps, or of Herglotz steps).
     pub stages: usize,
     pub herglotz: bool,
 }
@@ -49,7 +49,7 @@ impl ContactShape {
         let has = |kind: &str| system.potential.iter().any(|t| t.kind() == kind);
         let (stages, herglotz) = match plan.method() {
             ContactMethod::Splitting(c, _) => (c.stages(), false),
-            ContactMethod::Herglotz => (1, true),
+            ContactMethod::Herglotz(c) => (c.stages(), true),
         };
         ContactShape {
             dof: system.dof(),
@@ -102,7 +102,8 @@ impl ContactShape {
 
     /// h, the composition's γ_i, and per stage the stream point at which its closing half
     /// φ_B(τ/2) φ_C(τ/2) samples B and C (i + 1 with endpoint time sampling, i with the
-    /// midpoint: [`ContactMethod::stage_points`]; unused by Herglotz). The sampling is
+    /// midpoint: [`ContactMethod::stage_points`]; unused by Herglotz, whose stage i reads
+    /// points 2i, 2i + 1, 2i + 2). The sampling is
     /// data, not a variant: both samplings run the same kernel.
     pub fn constants_layout(&self) -> Layout {
         Layout::new("CONST")
@@ -111,14 +112,19 @@ impl ContactShape {
             .field("closing", self.stages)
     }
 
-    /// Stream sample points per step.
+    /// Stream sample points per step: s + 1 for a splitting, 2s + 1 for Herglotz
+    /// ([`ContactMethod::offsets`]).
     pub fn points(&self) -> usize {
-        if self.herglotz { 3 } else { self.stages + 1 }
+        if self.herglotz {
+            2 * self.stages + 1
+        } else {
+            self.stages + 1
+        }
     }
 
     /// Evaluations of (B, ∇B) per step.
     fn potential_evaluations(&self) -> usize {
-        if self.herglotz { 2 } else { 2 * self.stages }
+        2 * self.stages
     }
 
     /// Floating-point operations per member-step, counted from the kernel (transcendental
@@ -149,7 +155,7 @@ impl ContactShape {
         let flow_c = 2 * n + 35;
         self.potential_evaluations() * (potential + 2 * n + 2)
             + if self.herglotz {
-                flow_a + 10 * n + 12
+                self.stages * (flow_a + 10 * n + 13)
             } else {
                 self.stages * (flow_a + 2 * flow_c)
             }
@@ -159,8 +165,8 @@ impl ContactShape {
     /// a parameter and of a stream value is a load (the kernel keeps no private copy). Per
     /// stage of a splitting: the kinetic matrix once (φ_A), the potential's parameters and
     /// stream values twice (φ_B), α and c(t) twice (φ_C), γ_i and the closing half's stream
-    /// point; Herglotz: the kinetic
-    /// matrix once, the potential twice, α and c(t) once. Record points (H) and the state,
+    /// point; per stage of Herglotz: the kinetic matrix once, the potential twice, α and
+    /// c(t) once, γ_i. Record points (H) and the state,
     /// once per dispatch, are not included.
     pub fn reals_per_step(&self) -> usize {
         let n = self.dof;
@@ -174,7 +180,7 @@ impl ContactShape {
             + flag(self.time.time);
         let damping = 2 * flag(self.time.damping);
         if self.herglotz {
-            n * n + 2 * potential + damping
+            self.stages * (n * n + 2 * potential + damping + 1)
         } else {
             self.stages * (n * n + 2 * potential + 2 * damping + 2)
         }
@@ -301,7 +307,9 @@ mod tests {
                     let time = on(5);
                     let expression =
                         (mask % 3 == 0).then(|| Arc::clone(&expressions[usize::from(time)]));
-                    for (stages, herglotz) in [(1, false), (7, false), (27, false), (1, true)] {
+                    for (stages, herglotz) in
+                        [(1, false), (7, false), (27, false), (1, true), (7, true)]
+                    {
                         with_expression += usize::from(expression.is_some());
                         let shape = ContactShape {
                             dof,
@@ -327,8 +335,8 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 2 * 4 * 64 * 4);
-        assert_eq!(with_expression, 2 * 4 * 22 * 4);
+        assert_eq!(checked, 2 * 4 * 64 * 5);
+        assert_eq!(with_expression, 2 * 4 * 22 * 5);
     }
 
     /// Without an expression the kernel never calls the generated stub; with one, the

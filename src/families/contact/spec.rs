@@ -241,7 +241,8 @@ pub fn build_contact_member(
 }
 
 /// The contact plan of a config whose `[system]` is `kind = "contact"`: its splitting
-/// composition or the Herglotz integrator, h, T, the nominal member, `[ensemble]` and the
+/// composition or its composition of Herglotz steps (`strang`, the plain second-order
+/// integrator, when `scheme.composition` is omitted), h, T, the nominal member, `[ensemble]` and the
 /// record cadence. Contact systems have no input ports and no stages.
 pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
     let crate::io::SystemSpec::Contact(spec) = &config.system else {
@@ -281,12 +282,6 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
             )
         }
         MethodFamily::Herglotz => {
-            if scheme.composition.is_some() {
-                return Err(Error::invalid(
-                    "scheme.composition",
-                    "applies to splitting schemes, not herglotz",
-                ));
-            }
             if let Some(sampling) = spec.time_sampling {
                 return Err(Error::invalid(
                     "system.time_sampling",
@@ -296,7 +291,11 @@ pub fn plan_from_config(config: &Config) -> Result<ContactPlan> {
                     ),
                 ));
             }
-            ContactMethod::Herglotz
+            // Optional: the plain second-order step (`strang`, γ = [1]) unless a
+            // composition raises its order.
+            ContactMethod::Herglotz(Composition::by_name(
+                scheme.composition.as_deref().unwrap_or("strang"),
+            )?)
         }
         other => {
             return Err(Error::invalid(

@@ -230,20 +230,24 @@ pub fn contact_step(twin: &Twin, stream: &[f64], y: &mut [f64], scratch: &mut Tw
     } = scratch;
     let h = twin.h;
     if twin.shape.herglotz {
-        let cm = 0.5 * h * twin.damping_rate(stream, 1);
-        let b0 = twin.potential(stream, 0, &y[..n], g, e);
-        for r in 0..n {
-            w[r] = (1.0 - cm) * y[n + r] - 0.5 * h * g[r];
+        // G(τ) per stage, from stream point 2·stage (B there and two on, C between).
+        for stage in 0..twin.shape.stages {
+            let (start, tau) = (2 * stage, h * twin.gamma[stage]);
+            let cm = 0.5 * tau * twin.damping_rate(stream, start + 1);
+            let b0 = twin.potential(stream, start, &y[..n], g, e);
+            for r in 0..n {
+                w[r] = (1.0 - cm) * y[n + r] - 0.5 * tau * g[r];
+            }
+            let wpw = twin.kinetic(w, pp) * 2.0;
+            for r in 0..n {
+                y[r] += tau * pp[r];
+            }
+            let b1 = twin.potential(stream, start + 2, &y[..n], g, e);
+            for r in 0..n {
+                y[n + r] = (w[r] - 0.5 * tau * g[r]) / (1.0 + cm);
+            }
+            y[2 * n] = ((1.0 - cm) * y[2 * n] + tau * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + cm);
         }
-        let wpw = twin.kinetic(w, pp) * 2.0;
-        for r in 0..n {
-            y[r] += h * pp[r];
-        }
-        let b1 = twin.potential(stream, 2, &y[..n], g, e);
-        for r in 0..n {
-            y[n + r] = (w[r] - 0.5 * h * g[r]) / (1.0 + cm);
-        }
-        y[2 * n] = ((1.0 - cm) * y[2 * n] + h * (0.5 * wpw - 0.5 * (b0 + b1))) / (1.0 + cm);
         return;
     }
     for stage in 0..twin.shape.stages {
