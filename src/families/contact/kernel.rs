@@ -5,7 +5,8 @@
 //! [`Family`]: members, records and the reference integrator ([`super::flows`] on the model
 //! itself, std's functions, time functions evaluated directly). [`GpuKernel`]: the kernel of
 //! [`super::shape`], its packing and decoding, and its CPU twin ([`contact_step_twin`] in
-//! [`super::twin`]). Contact runs have no fast CPU engine.
+//! [`super::twin`]). [`FastEngine`](crate::kernels::FastEngine): the fast CPU engine of
+//! [`super::fast`].
 
 use super::flows as contact_flows;
 use super::model::ContactMember;
@@ -14,7 +15,7 @@ use super::reference::record_member;
 use super::shape::{ContactShape, MAX_DOF};
 use super::twin::contact_step_twin;
 use crate::error::{Error, Result};
-use crate::kernels::family::{Absent, Family, GpuKernel, KernelChunk, KernelSource};
+use crate::kernels::family::{Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::MemberView;
 use crate::kernels::twin::TwinBindings;
 use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
@@ -51,7 +52,7 @@ impl ContactPlan {
 impl Family for ContactPlan {
     type Member = ContactMember;
     type Kernel = Self;
-    type Fast = Absent<ContactMember>;
+    type Fast = Self;
 
     fn name(&self) -> &'static str {
         "contact"
@@ -161,9 +162,9 @@ impl Family for ContactPlan {
         Some(self)
     }
 
-    /// Contact runs have no fast CPU engine: the CPU path runs the reference integrator.
-    fn fast_engine(&self) -> Option<&Absent<ContactMember>> {
-        None
+    /// The fast engine of [`super::fast`] runs every contact plan.
+    fn fast_engine(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 

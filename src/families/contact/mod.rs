@@ -1,15 +1,18 @@
 //! The contact wing: contact-Hamiltonian systems H(t, x, p, z) = ½ pᵀ P p + B(t, x) + C(t) z
-//! advanced by compositions of the Strang splitting or the Herglotz variational
+//! advanced by compositions of the Strang splitting or of the Herglotz variational
 //! integrator. Everything the family owns lives here: the model ([`model`], [`time`],
-//! [`orbit`], terms written as expressions in [`expression`]), its `[system]` section ([`spec`]), the plan ([`plan`]), the exact flows of
-//! the split parts ([`flows`]) and the reference integrator's recording loop ([`reference`](mod@reference)), the GPU kernel's host side ([`shape`], [`kernel`], WGSL in
-//! `shaders/contact/`), its CPU twin ([`twin`]), the bench workload ([`workloads`]),
-//! `harbor study contact-energy` ([`energy_study`]) and `harbor study contact-spin-orbit`
-//! ([`spin_orbit_study`]). The engine core reaches it only
+//! [`orbit`], terms written as expressions in [`expression`]), its `[system]` section
+//! ([`spec`]), the plan ([`plan`]), the exact flows of the split parts ([`flows`]), their
+//! fast CPU engine over blocks of members ([`fast`]) and the reference integrator's
+//! recording loop ([`reference`](mod@reference)), the GPU kernel's host side ([`shape`],
+//! [`kernel`], WGSL in `shaders/contact/`), its CPU twin ([`twin`]), the bench workload
+//! ([`workloads`]), `harbor study contact-energy` ([`energy_study`]) and `harbor study
+//! contact-spin-orbit` ([`spin_orbit_study`]). The engine core reaches it only
 //! through the registry in [`crate::families`].
 
 pub mod energy_study;
 pub mod expression;
+pub mod fast;
 pub mod flows;
 pub mod kernel;
 pub mod model;

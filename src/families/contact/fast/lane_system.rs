@@ -1,0 +1,355 @@
+//! A block's contact systems side by side: what its members share (P, K, the terms' kinds,
+//! signals, orbits and expressions) once, their own coefficients lane by lane, and B(t, x),
+//! ∇ₓB(t, x) and C(t) of every lane with the reference's operations in the reference's
+//! order ([`ContactSystem::potential`], [`ContactSystem::damping_rate`]):
+//!
+//! ```text
+//!   B = Σ_terms, each adding to ∇B and B in turn:
+//!     harmonic   (Kx)_r = Σ_c K_rc x_c,        ∇_r += (Kx)_r,      B += ½ x_r (Kx)_r
+//!     quartic    c_r = x_r x_r x_r,            ∇_r += β c_r,       B += ¼ β c_r x_r
+//!     pendulum   w² = ω ω,                     ∇_r += w² sin x_r,  B −= w² cos x_r
+//!     forcing    s = s(t),                     ∇_r −= s a_r,       B −= s a_r x_r
+//!     Kepler     ρ = √(Σ x_r x_r), q = ρ² ρ,   ∇_r += γ x_r / q,   B −= γ / ρ
+//!     spin–orbit θ_r = 2 x_r − 2f,             ∇_r += ε (1/r)³ sin θ_r,  B −= ½ ε (1/r)³ cos θ_r
+//!     expression [B_e, ∇B_e] = tape(x, t),     ∇ += ∇B_e,          B += B_e
+//!     tidal      g = (1/r)⁶ ḟ,                 ∇_r −= η g,         B −= η g x_r
+//!   C = α (constant), α s(t), η (1/r)⁶, C(t) (expression), 0
+//! ```
+//!
+//! Sums over an index are formed as std's `Sum` forms them (from −0.0, left to right), so
+//! each lane's values equal the reference's to the last bit.
+//!
+//! A block's lanes come in groups of [`LANES`] (one AVX-512 register of f64): an n-vector
+//! of a group is n [`Lanes`] values, a per-lane coefficient one [`Lanes`] value per group.
+
+use std::sync::Arc;
+
+use super::super::model::{ContactMember, ContactSystem, Damping, Potential, PotentialExpression};
+use super::time_values::{TimeSource, TimeValues};
+use crate::kernels::lanes::{LANES, Lanes, Simd};
+
+/// One term of B with its per-lane coefficients.
+#[derive(Debug, Clone)]
+enum LaneTerm {
+    /// K, shared, row-major.
+    Harmonic(Vec<f64>),
+    /// β per group.
+    Quartic(Vec<Lanes>),
+    /// ω² = ω ω per group.
+    Pendulum(Vec<Lanes>),
+    /// The forcing's index among the forcing terms, a_r of group g at `g · n + r`.
+    Forcing(usize, Vec<Lanes>),
+    /// γ per group.
+    Kepler(Vec<Lanes>),
+    /// ε per group.
+    SpinOrbit(Vec<Lanes>),
+    Expression(Arc<PotentialExpression>),
+}
+
+/// Work buffers of an evaluation of B.
+#[derive(Debug, Clone, Default)]
+pub struct PotentialScratch {
+    /// (Kx)_r of a group.
+    product: Vec<Lanes>,
+    /// The expression's variables [x, t] and outputs [B, ∇B], lane-major, and its registers.
+    vars: Vec<f64>,
+    out: Vec<f64>,
+    registers: Vec<f64>,
+}
+
+/// The systems of a block's members, group by group.
+#[derive(Debug, Clone)]
+pub struct LaneSystem {
+    pub n: usize,
+    /// Groups of [`LANES`] lanes.
+    pub groups: usize,
+    /// P, shared, row-major.
+    pub kinetic: Vec<f64>,
+    terms: Vec<LaneTerm>,
+    /// The tidal η per group, when the damping is tidal (its forcing term in B).
+    tidal: Option<Vec<Lanes>>,
+    /// α (or η) per group; empty without damping.
+    damping: Vec<Lanes>,
+    pub time: TimeSource,
+}
+
+/// β, ω, γ or ε of a term (0 for the others).
+fn scalar_coefficient(term: &Potential) -> f64 {
+    match term {
+        Potential::Quartic { beta: c }
+        | Potential::Pendulum { omega: c }
+        | Potential::Kepler { gamma: c }
+        | Potential::SpinOrbit { epsilon: c, .. } => *c,
+        _ => 0.0,
+    }
+}
+
+/// Whether `a` and `b` share everything [`LaneSystem`] keeps once per block.
+fn shares(a: &ContactSystem, b: &ContactSystem) -> bool {
+    let same_term = |s: &Potential, o: &Potential| match (s, o) {
+        (Potential::Harmonic { k }, Potential::Harmonic { k: other }) => k == other,
+        (Potential::Forcing { signal, .. }, Potential::Forcing { signal: other, .. }) => {
+            signal == other
+        }
+        (Potential::SpinOrbit { orbit, .. }, Potential::SpinOrbit { orbit: other, .. }) => {
+            orbit == other
+        }
+        (Potential::Expression(e), Potential::Expression(other)) => {
+            Arc::ptr_eq(e, other) || e == other
+        }
+        (s, o) => s.kind() == o.kind(),
+    };
+    a.kinetic == b.kinetic
+        && a.potential.len() == b.potential.len()
+        && a.potential
+            .iter()
+            .zip(&b.potential)
+            .all(|(s, o)| same_term(s, o))
+        && TimeSource::of(a) == TimeSource::of(b)
+}
+
+/// out_r = Σ_c M_rc v_c of one group (M n × n row-major), each sum formed as std's `Sum`
+/// forms it: from −0.0, c = 0 … n − 1. Four rows at a time, their sums in registers.
+#[inline(always)]
+pub fn product<S: Simd>(simd: S, m: &[f64], n: usize, v: &[Lanes], out: &mut [Lanes]) {
+    let mut r = 0;
+    while r + 4 <= n {
+        let mut sums = [simd.splat(-0.0); 4];
+        for (c, v) in v.iter().enumerate() {
+            let v = simd.load(v);
+            for (i, sum) in sums.iter_mut().enumerate() {
+                *sum = simd.add(*sum, simd.mul(simd.splat(m[(r + i) * n + c]), v));
+            }
+        }
+        for (out, sum) in out[r..r + 4].iter_mut().zip(sums) {
+            simd.store(out, sum);
+        }
+        r += 4;
+    }
+    for r in r..n {
+        let mut sum = simd.splat(-0.0);
+        for (c, v) in v.iter().enumerate() {
+            sum = simd.add(sum, simd.mul(simd.splat(m[r * n + c]), simd.load(v)));
+        }
+        simd.store(&mut out[r], sum);
+    }
+}
+
+impl LaneSystem {
+    /// The systems of `members` in `groups` groups of lanes (lanes past the members
+    /// repeat the first); `None` when the members differ in what a block shares (P, K,
+    /// signals, orbits, expressions, the terms' kinds), which members of one plan never do.
+    pub fn new(members: &[ContactMember], groups: usize) -> Option<Self> {
+        let first = &members.first()?.system;
+        if !members.iter().all(|m| shares(first, &m.system)) {
+            return None;
+        }
+        let n = first.dof();
+        let lane = |g: usize, l: usize| {
+            let i = g * LANES + l;
+            &members[if i < members.len() { i } else { 0 }].system
+        };
+        let per_lane = |value: &dyn Fn(&ContactSystem) -> f64| -> Vec<Lanes> {
+            (0..groups)
+                .map(|g| std::array::from_fn(|l| value(lane(g, l))))
+                .collect()
+        };
+        let coefficient =
+            |index: usize| per_lane(&|s: &ContactSystem| scalar_coefficient(&s.potential[index]));
+        let mut forcings = 0;
+        let terms = first
+            .potential
+            .iter()
+            .enumerate()
+            .map(|(index, t)| match t {
+                Potential::Harmonic { k } => LaneTerm::Harmonic(k.transpose().as_slice().to_vec()),
+                Potential::Quartic { .. } => LaneTerm::Quartic(coefficient(index)),
+                Potential::Pendulum { .. } => LaneTerm::Pendulum(
+                    coefficient(index)
+                        .iter()
+                        .map(|w| w.map(|w| w * w))
+                        .collect(),
+                ),
+                Potential::Forcing { .. } => {
+                    let amplitude = (0..groups * n)
+                        .map(|e| {
+                            std::array::from_fn(|l| match &lane(e / n, l).potential[index] {
+                                Potential::Forcing { amplitude, .. } => amplitude[e % n],
+                                _ => unreachable!("members share their terms' kinds"),
+                            })
+                        })
+                        .collect();
+                    forcings += 1;
+                    LaneTerm::Forcing(forcings - 1, amplitude)
+                }
+                Potential::Kepler { .. } => LaneTerm::Kepler(coefficient(index)),
+                Potential::SpinOrbit { .. } => LaneTerm::SpinOrbit(coefficient(index)),
+                Potential::Expression(e) => LaneTerm::Expression(Arc::clone(e)),
+            })
+            .collect();
+        let damping = match first.damping {
+            Damping::None => Vec::new(),
+            _ => per_lane(&|s: &ContactSystem| s.damping_coefficient()),
+        };
+        let tidal = matches!(first.damping, Damping::Tidal { .. }).then(|| damping.clone());
+        Some(LaneSystem {
+            n,
+            groups,
+            kinetic: first.kinetic.transpose().as_slice().to_vec(),
+            terms,
+            tidal,
+            damping,
+            time: TimeSource::of(first),
+        })
+    }
+
+    /// Whether the system has damping (C ≠ 0).
+    pub fn damped(&self) -> bool {
+        !self.damping.is_empty()
+    }
+
+    /// α (or η) of group `g`: C = α for constant damping.
+    pub fn damping_coefficients(&self, g: usize) -> Lanes {
+        self.damping[g]
+    }
+
+    /// C(t) of group `g`, `at` holding the time functions at t.
+    #[inline(always)]
+    pub fn damping_rate(&self, g: usize, at: &TimeValues) -> Lanes {
+        use super::time_values::DampingTime;
+        match self.time.damping() {
+            DampingTime::None => [0.0; LANES],
+            DampingTime::Constant => self.damping[g],
+            DampingTime::Signal(_) | DampingTime::Tidal(_) => {
+                self.damping[g].map(|a| a * at.damping)
+            }
+            DampingTime::Expression(_) => [at.damping; LANES],
+        }
+    }
+
+    /// B(t, x) of group `g` (returned) and ∇ₓB(t, x) into `gradient` (n values), `at`
+    /// holding the time functions at t.
+    #[inline(always)]
+    pub fn potential<S: Simd>(
+        &self,
+        simd: S,
+        g: usize,
+        at: &TimeValues,
+        x: &[Lanes],
+        gradient: &mut [Lanes],
+        scratch: &mut PotentialScratch,
+    ) -> Lanes {
+        let n = self.n;
+        let mut value = [0.0; LANES];
+        gradient.fill([0.0; LANES]);
+        let half = simd.splat(0.5);
+        for term in &self.terms {
+            match term {
+                LaneTerm::Harmonic(k) => {
+                    let kx = &mut scratch.product;
+                    kx.resize(n, [0.0; LANES]);
+                    product(simd, k, n, x, kx);
+                    let mut b = simd.load(&value);
+                    for ((grad, x), kx) in gradient.iter_mut().zip(x).zip(kx.iter()) {
+                        let kx = simd.load(kx);
+                        simd.store(grad, simd.add(simd.load(grad), kx));
+                        b = simd.add(b, simd.mul(simd.mul(half, simd.load(x)), kx));
+                    }
+                    simd.store(&mut value, b);
+                }
+                LaneTerm::Quartic(beta) => {
+                    let beta = simd.load(&beta[g]);
+                    let quarter_beta = simd.mul(simd.splat(0.25), beta);
+                    let mut b = simd.load(&value);
+                    for (grad, x) in gradient.iter_mut().zip(x) {
+                        let x = simd.load(x);
+                        let cube = simd.mul(simd.mul(x, x), x);
+                        simd.store(grad, simd.add(simd.load(grad), simd.mul(beta, cube)));
+                        b = simd.add(b, simd.mul(simd.mul(quarter_beta, cube), x));
+                    }
+                    simd.store(&mut value, b);
+                }
+                LaneTerm::Pendulum(w2) => {
+                    let w2 = &w2[g];
+                    for (grad, x) in gradient.iter_mut().zip(x) {
+                        for l in 0..LANES {
+                            grad[l] += w2[l] * x[l].sin();
+                            value[l] -= w2[l] * x[l].cos();
+                        }
+                    }
+                }
+                LaneTerm::Forcing(index, amplitude) => {
+                    let s = simd.splat(at.forcing[*index]);
+                    let amplitude = &amplitude[g * n..(g + 1) * n];
+                    let mut b = simd.load(&value);
+                    for ((grad, x), a) in gradient.iter_mut().zip(x).zip(amplitude) {
+                        let sa = simd.mul(s, simd.load(a));
+                        simd.store(grad, simd.sub(simd.load(grad), sa));
+                        b = simd.sub(b, simd.mul(sa, simd.load(x)));
+                    }
+                    simd.store(&mut value, b);
+                }
+                LaneTerm::Kepler(gamma) => {
+                    let gamma = &gamma[g];
+                    let mut squared = [-0.0; LANES];
+                    for x in x {
+                        for l in 0..LANES {
+                            squared[l] += x[l] * x[l];
+                        }
+                    }
+                    let radius = squared.map(f64::sqrt);
+                    for (grad, x) in gradient.iter_mut().zip(x) {
+                        for l in 0..LANES {
+                            grad[l] += gamma[l] * x[l] / (squared[l] * radius[l]);
+                        }
+                    }
+                    for l in 0..LANES {
+                        value[l] -= gamma[l] / radius[l];
+                    }
+                }
+                LaneTerm::SpinOrbit(epsilon) => {
+                    let epsilon = &epsilon[g];
+                    let (cube, two_f) = (at.spin_cube, at.spin_two_f);
+                    for (grad, x) in gradient.iter_mut().zip(x) {
+                        for l in 0..LANES {
+                            let angle = 2.0 * x[l] - two_f;
+                            grad[l] += epsilon[l] * cube * angle.sin();
+                            value[l] -= 0.5 * epsilon[l] * cube * angle.cos();
+                        }
+                    }
+                }
+                LaneTerm::Expression(e) => {
+                    let PotentialScratch {
+                        vars,
+                        out,
+                        registers,
+                        ..
+                    } = scratch;
+                    vars.clear();
+                    vars.extend_from_slice(x.as_flattened());
+                    vars.extend_from_slice(&[at.t; LANES]);
+                    out.resize((n + 1) * LANES, 0.0);
+                    e.tape().eval_lanes_inline(vars, LANES, out, registers);
+                    for (grad, d) in gradient.iter_mut().zip(out[LANES..].chunks_exact(LANES)) {
+                        for l in 0..LANES {
+                            grad[l] += d[l];
+                        }
+                    }
+                    for l in 0..LANES {
+                        value[l] += out[l];
+                    }
+                }
+            }
+        }
+        if let Some(eta) = &self.tidal {
+            let eta_g = simd.mul(simd.load(&eta[g]), simd.splat(at.tidal_forcing));
+            let mut b = simd.load(&value);
+            for (grad, x) in gradient.iter_mut().zip(x) {
+                simd.store(grad, simd.sub(simd.load(grad), eta_g));
+                b = simd.sub(b, simd.mul(eta_g, simd.load(x)));
+            }
+            simd.store(&mut value, b);
+        }
+        value
+    }
+}

@@ -1,0 +1,196 @@
+//! The fast CPU engine of the contact family: the reference integrator's step
+//! ([`super::flows`]) on a block of members side by side, each member's result equal to the
+//! reference's to the last bit.
+//!
+//! A block holds G groups of [`LANES`] members (lanes) structure-of-arrays: an n-vector of a
+//! group is n [`crate::kernels::lanes::Lanes`] values, each one AVX-512 register of f64. A method is a composition of base steps with
+//! coefficients (`schedule.rs`): Strang steps S(γ_i h) of the splitting compositions, the
+//! Herglotz step, or any composition of them. Every step runs each flow of the reference
+//! on each group's lanes at once (`lane_flows.rs`), so that the time functions are paid
+//! once per block, the per-term dispatch and the matrices' entries once per group, and the
+//! arithmetic runs as vector instructions over the lanes, a group's state in cache and its
+//! products P v, K x summed in registers:
+//!
+//! ```text
+//!   t_j = (k + offset_j) h:  s_j(t), c(t), (1/r)³, 2f, (1/r)⁶ ḟ   once per block (time_values.rs)
+//!   Ψ(h) = B_s(γ_s h) ∘ … ∘ B_1(γ_1 h)                             all lanes (lane_flows.rs)
+//!   B(t, x), ∇ₓB(t, x), C(t) = α c(t)                               per lane (lane_system.rs)
+//! ```
+//!
+//! Expression terms go through their tape over all lanes ([`crate::expr::Tape::eval_lanes_inline`],
+//! equal to [`crate::expr::Tape::eval`] to the last bit); transcendental functions are
+//! std's, as in the reference; with constant damping the factors e^{−α γ_i h/2} are computed
+//! once per block. The vector arithmetic is written once against
+//! [`crate::kernels::lanes::Simd`] and nothing is fused (no multiply-add is rounded once),
+//! so the results are the same at every [`SimdLevel`]; the level only sets the vector
+//! width. A lane whose state stops being finite goes on as the reference's member
+//! does, and is flagged at the same step.
+//!
+//! Every contact method and term runs here. A block whose members do not share what a
+//! block keeps once (P, K, the terms' kinds, signals, orbits and expressions: members of
+//! one plan always do, since only coefficients and initial states are drawn) is integrated
+//! by the reference integrator instead, member by member.
+
+mod integrate;
+mod lane_flows;
+mod lane_system;
+mod schedule;
+mod time_values;
+
+use super::model::ContactMember;
+use super::plan::ContactPlan;
+use crate::error::Result;
+use crate::kernels::family::{Family, FastEngine};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::lanes::{Avx2, Avx512};
+use crate::kernels::lanes::{LANES, Portable, SimdLevel};
+use crate::plan::{MemberResult, StepGrid};
+use integrate::{LaneBlock, integrate};
+use lane_flows::Group;
+use lane_system::LaneSystem;
+pub use schedule::{BaseStep, Schedule};
+
+/// Most groups of [`LANES`] lanes per block.
+const MAX_GROUPS: usize = 16;
+
+/// Bytes of a block's state the block sizing aims to keep in a core's L2 cache.
+const STATE_BYTES: usize = 128 << 10;
+
+/// Consecutive members prepared for the fast engine.
+#[derive(Debug, Clone)]
+pub enum ContactBlock {
+    /// Laid out lane by lane.
+    Lanes(Box<LaneBlock>),
+    /// Members that do not share what a block keeps once: integrated by the reference.
+    Reference(Vec<ContactMember>),
+}
+
+impl ContactPlan {
+    /// Members per fast-engine block: [`LANES`] times as many groups as keep the block's
+    /// state and per-lane coefficients within `STATE_BYTES`, at most `MAX_GROUPS`.
+    pub fn fast_block_members(&self) -> usize {
+        let n = self.dof();
+        let forcing = self.nominal.system.time_channels().forcings * n;
+        let per_group = (2 * n + 1 + forcing + 4) * LANES * 8;
+        LANES * (STATE_BYTES / per_group).clamp(1, MAX_GROUPS)
+    }
+
+    /// Lays out `members` (any number) in groups of lanes and records their t = 0 sample,
+    /// or keeps them for the reference when they do not share a block's common parts.
+    pub fn fast_block(&self, members: Vec<ContactMember>) -> ContactBlock {
+        let groups = members.len().div_ceil(LANES);
+        let Some(system) = LaneSystem::new(&members, groups) else {
+            return ContactBlock::Reference(members);
+        };
+        let n = self.dof();
+        let lane = |g: usize, l: usize| {
+            let i = g * LANES + l;
+            &members[if i < members.len() { i } else { 0 }]
+        };
+        let groups = (0..groups)
+            .map(|g| Group {
+                x: (0..n)
+                    .map(|r| std::array::from_fn(|l| lane(g, l).x0[r]))
+                    .collect(),
+                p: (0..n)
+                    .map(|r| std::array::from_fn(|l| lane(g, l).p0[r]))
+                    .collect(),
+                z: std::array::from_fn(|l| lane(g, l).z0),
+            })
+            .collect();
+        let spec = self.record_spec();
+        let records = self.grid().records();
+        let results = members
+            .iter()
+            .map(|member| {
+                let mut result = MemberResult::with_capacity(spec, records);
+                self.record_start(member, &mut result);
+                result
+            })
+            .collect();
+        ContactBlock::Lanes(Box::new(LaneBlock {
+            members: members.len(),
+            system,
+            groups,
+            results,
+        }))
+    }
+
+    /// Integrates a prepared block with its loops compiled for `level` (a level this CPU
+    /// lacks runs the portable code).
+    pub fn run_fast_block(
+        &self,
+        block: ContactBlock,
+        level: SimdLevel,
+    ) -> Result<Vec<MemberResult>> {
+        let block = match block {
+            ContactBlock::Lanes(block) => *block,
+            ContactBlock::Reference(members) => {
+                return members.iter().map(|m| self.reference(m)).collect();
+            }
+        };
+        if block.members == 0 {
+            return Ok(Vec::new());
+        }
+        let schedule = Schedule::of(self.method());
+        let grid = self.grid();
+        Ok(match level {
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512 if Avx512::new().is_some() => {
+                let simd = Avx512::new().expect("checked just above");
+                // SAFETY: the CPU has the instructions (checked just above).
+                unsafe { integrate_avx512(simd, block, &schedule, grid) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx2 if Avx2::new().is_some() => {
+                let simd = Avx2::new().expect("checked just above");
+                // SAFETY: the CPU has the instructions (checked just above).
+                unsafe { integrate_avx2(simd, block, &schedule, grid) }
+            }
+            _ => integrate(Portable, block, &schedule, grid),
+        })
+    }
+}
+
+/// [`integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into it, run
+/// 8 lanes per instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+fn integrate_avx512(
+    simd: Avx512,
+    block: LaneBlock,
+    schedule: &Schedule,
+    grid: &StepGrid,
+) -> Vec<MemberResult> {
+    integrate(simd, block, schedule, grid)
+}
+
+/// [`integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes per
+/// instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn integrate_avx2(
+    simd: Avx2,
+    block: LaneBlock,
+    schedule: &Schedule,
+    grid: &StepGrid,
+) -> Vec<MemberResult> {
+    integrate(simd, block, schedule, grid)
+}
+
+impl FastEngine for ContactPlan {
+    type Member = ContactMember;
+    type Block = ContactBlock;
+
+    fn block_members(&self) -> usize {
+        self.fast_block_members()
+    }
+
+    fn prepare(&self, members: Vec<ContactMember>) -> Result<ContactBlock> {
+        Ok(self.fast_block(members))
+    }
+
+    fn run(&self, block: ContactBlock) -> Result<Vec<MemberResult>> {
+        self.run_fast_block(block, SimdLevel::get())
+    }
+}
