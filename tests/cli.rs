@@ -748,7 +748,7 @@ fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
         );
         if help.contains("--backend") {
             assert!(
-                help.contains("contact systems, which have no SIMD engine, run their f64 reference integrator there"),
+                help.contains("families without one (variational) run their f64 reference integrator there"),
                 "{command:?}: {help}"
             );
         }

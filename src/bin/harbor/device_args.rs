@@ -15,9 +15,9 @@ pub enum BackendArg {
     Auto,
     /// The GPU path; fails when no adapter is usable.
     Gpu,
-    /// The fast f64 CPU engine (SIMD blocks of members) on all cores; contact systems,
-    /// which have no SIMD engine, run their f64 reference integrator there, and gradients
-    /// the f64 reference sweeps of the adjoint.
+    /// The fast f64 CPU engine (SIMD blocks of members) on all cores; families without
+    /// one (variational) run their f64 reference integrator there, and gradients the f64
+    /// reference sweeps of the adjoint.
     Cpu,
     /// The f64 reference integrator (the method as defined: stage equations solved every
     /// step) on all cores.
