@@ -45,4 +45,4 @@ pub use parts::{PART_NAMES, Parts};
 pub use plan::{EnergyTotals, LinearPhMember, LinearPhPlan, StepEnergy};
 pub use reference_flow::LinearFlow;
 pub use regularization::{QDistance, Regularization};
-pub use step_operators::StepOperators;
+pub use step_operators::{OperatorWorkspace, StepOperators};
