@@ -51,7 +51,7 @@ fn cholesky_succeeds(a: &DMatrix<f64>, shift: f64) -> bool {
     let mut l = [0.0_f64; N * N];
     for j in 0..n {
         let pivot = a[(j, j)] + shift - (0..j).map(|k| l[j * N + k] * l[j * N + k]).sum::<f64>();
-        if !(pivot > 0.0) {
+        if pivot.is_nan() || pivot <= 0.0 {
             return false;
         }
         let diagonal = pivot.sqrt();
