@@ -20,11 +20,14 @@ mod workloads;
 
 pub use workloads::Workload;
 
+use crate::backend::cpu;
 use crate::backend::gpu::{ExecutorOptions, GpuContext, run_into};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::io::output::SimulationWriter;
+use crate::io::summary::RunLabels;
 use crate::kernels::family::kernel_of;
 use crate::kernels::lanes::SimdLevel;
-use crate::kernels::{Family, FastEngine, GpuKernel};
+use crate::kernels::{CpuPath, Family, FastEngine, GpuKernel};
 use crate::plan::{MemberResult, Recording, ResultSink};
 use rayon::prelude::*;
 
@@ -62,6 +65,10 @@ pub struct Measurement {
     /// Member-steps per second including the set-up (and on the GPU uploads and
     /// read-backs).
     pub end_to_end_member_steps_per_second: f64,
+    /// Share of the end-to-end time spent before and around the integration: the per-member
+    /// set-up on the CPU (members drawn, operators built), uploads, read-backs and the
+    /// host's parameter build on the GPU; `None` where it is not measured apart.
+    pub setup_share: Option<f64>,
     /// Floating-point operations per member-step, counted from the step.
     pub flops_per_member_step: usize,
     /// Bytes per member-step the kernel moves from global memory (GPU, counted from the
@@ -142,6 +149,24 @@ pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
     Ok((setup, started.elapsed().as_secs_f64()))
 }
 
+/// Seconds `plan`'s run takes as `harbor simulate --backend cpu` runs it: every member
+/// through the CPU path ([`CpuPath::Fast`]) into a [`SimulationWriter`] (NPY arrays and the
+/// summary's statistics) in a temporary directory, summary.json included.
+pub fn time_simulate<F: Family>(plan: &F) -> Result<f64> {
+    let dir = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let started = Instant::now();
+    let mut writer = SimulationWriter::create(dir.path(), plan)?;
+    cpu::run_into(plan, CpuPath::Fast, &mut writer)?;
+    let labels = RunLabels {
+        backend: "cpu",
+        engine: "fast",
+        precision: "f64",
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    writer.finish(&labels, plan)?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
 /// Times the reference integrator on members `0..count` of `plan` (all cores, set-up
 /// included: it is part of each member's integration).
 pub fn time_reference<F: Family>(plan: &F, count: usize) -> Result<f64> {
@@ -179,7 +204,12 @@ pub fn measure<F: Family>(
         measurements: Vec::new(),
         skipped: Vec::new(),
     };
-    let cpu_measurement = |backend, device: String, members: usize, seconds: f64, total: f64| {
+    let cpu_measurement = |backend,
+                           device: String,
+                           members: usize,
+                           seconds: f64,
+                           total: f64,
+                           setup_share: Option<f64>| {
         let done = (members * steps) as f64;
         Measurement {
             backend,
@@ -188,6 +218,7 @@ pub fn measure<F: Family>(
             members,
             member_steps_per_second: done / seconds.max(1e-12),
             end_to_end_member_steps_per_second: done / total.max(1e-12),
+            setup_share,
             flops_per_member_step: flops,
             bytes_per_member_step: 0,
             flops_per_second: done * flops as f64 / seconds.max(1e-12),
@@ -212,10 +243,22 @@ pub fn measure<F: Family>(
     };
     row.measurements.push(cpu_measurement(
         "cpu",
-        cpu_device,
+        cpu_device.clone(),
         fast_members,
         stepping,
         setup + stepping,
+        Some(setup / (setup + stepping).max(1e-12)),
+    ));
+    // The same members as `harbor simulate` runs them: streamed through the CPU path into
+    // the NPY files and summary statistics of a temporary directory.
+    let seconds = time_simulate(&make(fast_members, steps)?)?;
+    row.measurements.push(cpu_measurement(
+        "simulate",
+        format!("{cpu_device}, files written"),
+        fast_members,
+        seconds,
+        seconds,
+        None,
     ));
     // The reference integrator.
     if case.reference {
@@ -234,6 +277,7 @@ pub fn measure<F: Family>(
             reference_members,
             seconds,
             seconds,
+            None,
         ));
     }
     let bound = match bound {
@@ -275,6 +319,7 @@ pub fn measure<F: Family>(
             members: case.members,
             member_steps_per_second: done / kernel,
             end_to_end_member_steps_per_second: done / wall,
+            setup_share: Some((1.0 - kernel / wall).max(0.0)),
             flops_per_member_step: flops,
             bytes_per_member_step: bytes_per_step,
             flops_per_second: done * flops as f64 / kernel,
@@ -316,6 +361,7 @@ pub fn measure_baseline(
         members,
         member_steps_per_second: rate,
         end_to_end_member_steps_per_second: rate,
+        setup_share: None,
         flops_per_member_step: 0,
         bytes_per_member_step: 0,
         flops_per_second: 0.0,
@@ -327,7 +373,7 @@ pub fn measure_baseline(
 /// The header line of the printed table.
 pub fn header() -> String {
     format!(
-        "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13} {:>13} {:>8} {:>7} {:>6} {:>8} {:>8}  {}",
+        "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13} {:>13} {:>6} {:>8} {:>7} {:>6} {:>8} {:>8}  {}",
         "family",
         "n",
         "members",
@@ -337,6 +383,7 @@ pub fn header() -> String {
         "prec",
         "member-st/s",
         "end-to-end",
+        "setup",
         "vs cpu",
         "flop/st",
         "B/st",
@@ -365,7 +412,7 @@ pub fn rows(r: &BenchRow) -> Vec<String> {
         .iter()
         .map(|m| {
             format!(
-                "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13.3e} {:>13.3e} {:>8} {:>7} {:>6} {:>8.2} {:>8}  {} ({})",
+                "{:<9} {:>3} {:>8} {:>6} {:<11} {:<9} {:<4} {:>13.3e} {:>13.3e} {:>6} {:>8} {:>7} {:>6} {:>8.2} {:>8}  {} ({})",
                 r.case.family,
                 r.case.states,
                 r.case.members,
@@ -375,6 +422,8 @@ pub fn rows(r: &BenchRow) -> Vec<String> {
                 m.precision,
                 m.member_steps_per_second,
                 m.end_to_end_member_steps_per_second,
+                m.setup_share
+                    .map_or("—".into(), |share| format!("{:.0} %", 100.0 * share)),
                 cpu.map_or("—".into(), |c| format!("{:.3}", m.member_steps_per_second / c)),
                 m.flops_per_member_step,
                 if m.backend == "gpu" {

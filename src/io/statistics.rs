@@ -10,8 +10,6 @@
 //! wanted ranks — at most [`MAX_COLUMN_BYTES`] per column — whatever the number of
 //! members.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value, json};
 
 use crate::compensated::CompensatedSum;
@@ -109,13 +107,22 @@ struct Column {
     /// Σ xᵢ / n, accumulated in the second pass once n is known (no overflow).
     mean: CompensatedSum,
     ranks: Vec<Rank>,
-    work: BTreeMap<Bin, Work>,
+    /// The bins of this pass (at most one per wanted rank), each with its work.
+    work: Vec<(Bin, Work)>,
+}
+
+/// The work of `bin` among `work`.
+fn work_of(work: &[(Bin, Work)], bin: Bin) -> &Work {
+    &work
+        .iter()
+        .find(|(held, _)| *held == bin)
+        .expect("every unresolved rank's bin has work")
+        .1
 }
 
 impl Column {
     fn new() -> Self {
-        let mut work = BTreeMap::new();
-        work.insert(Bin::ALL, Work::Count(vec![0; BINS].into_boxed_slice()));
+        let work = vec![(Bin::ALL, Work::Count(vec![0; BINS].into_boxed_slice()))];
         Column {
             finite: 0,
             nonfinite: 0,
@@ -142,7 +149,7 @@ impl Column {
             self.mean.add(v / self.finite as f64);
         }
         let k = key(v);
-        for (bin, work) in self.work.iter_mut() {
+        for (bin, work) in &mut self.work {
             if bin.holds(k) {
                 match work {
                     Work::Count(counts) => counts[bin.digit(k)] += 1,
@@ -165,13 +172,13 @@ impl Column {
                 .collect();
         }
         let mut work = std::mem::take(&mut self.work);
-        for bin in work.values_mut() {
+        for (_, bin) in &mut work {
             if let Work::Collect(values) = bin {
                 values.sort_by(f64::total_cmp);
             }
         }
         for rank in self.ranks.iter_mut().filter(|r| r.value.is_none()) {
-            match &work[&rank.bin] {
+            match work_of(&work, rank.bin) {
                 Work::Collect(sorted) => rank.value = Some(sorted[rank.within as usize]),
                 Work::Count(counts) => {
                     let mut below = 0;
@@ -181,14 +188,13 @@ impl Column {
                             rank.within -= below;
                             if rank.bin.bits == 64 {
                                 rank.value = Some(from_key(rank.bin.prefix));
-                            } else if count <= COLLECT_LIMIT {
-                                self.work
-                                    .entry(rank.bin)
-                                    .or_insert_with(|| Work::Collect(Vec::new()));
-                            } else {
-                                self.work.entry(rank.bin).or_insert_with(|| {
+                            } else if !self.work.iter().any(|(held, _)| *held == rank.bin) {
+                                let work = if count <= COLLECT_LIMIT {
+                                    Work::Collect(Vec::new())
+                                } else {
                                     Work::Count(vec![0; BINS].into_boxed_slice())
-                                });
+                                };
+                                self.work.push((rank.bin, work));
                             }
                             break;
                         }

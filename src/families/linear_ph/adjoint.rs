@@ -20,8 +20,8 @@ use crate::kernels::family::{Absent, Direction, Family, GpuKernel, KernelChunk, 
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::twin::TwinBindings;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
-use crate::linear_ph::StepOperators;
 use crate::linear_ph::{GradientPlan, LinearPhMember};
+use crate::linear_ph::{OperatorWorkspace, StepOperators};
 use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 /// The kernel.
@@ -67,7 +67,16 @@ impl GradientPlan {
 
     /// Δ (n × p) and C = Bᵀ Q (m × n) of a candidate, row-major.
     pub fn operators(&self, member: &LinearPhMember) -> Result<(Vec<f64>, Vec<f64>)> {
-        let ops = StepOperators::recording(&self.model, member, Recording::FINAL_STATE)?;
+        self.operators_in(member, &mut OperatorWorkspace::default())
+    }
+
+    /// [`GradientPlan::operators`] in the buffers of `work` ([`StepOperators::recording_in`]).
+    pub fn operators_in(
+        &self,
+        member: &LinearPhMember,
+        work: &mut OperatorWorkspace,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let ops = StepOperators::recording_in(&self.model, member, Recording::FINAL_STATE, work)?;
         let c = member.system.b.transpose() * &member.system.q;
         let (m, n) = c.shape();
         let output = (0..m * n).map(|e| c[(e / n, e % n)]).collect();
@@ -244,8 +253,12 @@ impl GpuKernel for GradientPlan {
     fn kernel_chunk(&self, members: &[LinearPhMember]) -> Result<KernelChunk> {
         let kernel = self.kernel()?;
         // The first error in member order, whatever the thread count.
-        let operators: Vec<Result<(Vec<f64>, Vec<f64>)>> =
-            members.par_iter().map(|m| self.operators(m)).collect();
+        let operators: Vec<Result<(Vec<f64>, Vec<f64>)>> = members
+            .par_iter()
+            .map_init(OperatorWorkspace::default, |work, m| {
+                self.operators_in(m, work)
+            })
+            .collect();
         let operators = operators.into_iter().collect::<Result<Vec<_>>>()?;
         let params = kernel
             .params

@@ -15,7 +15,9 @@
 //! ```
 //!
 //! The stage matrix I − h (a^{(r)}_ij L[r, c]) is constant for a linear member, so it is
-//! LU-factored once and each step is a pair of triangular solves.
+//! LU-factored once (partial pivoting, as `nalgebra::LU` does it, in place) and each step is
+//! a pair of triangular solves. [`CollocationStepper::rebuild`] refactors for another member
+//! in the same buffers, so building many members' steppers allocates nothing per member.
 //!
 //! # Why the dissipation is h eᵀ (M ⊗ R) e and not the printed eq. (71)
 //!
@@ -38,7 +40,8 @@
 //! stages (71) would book Σ_i b_i² of the energy the storage loses (½ at s = 2).
 //! `tests/dissipation_booking.rs` checks both, step by step.
 
-use nalgebra::{DMatrix, DVector, Dyn, LU};
+use nalgebra::linalg::{gauss_step, gauss_step_swap};
+use nalgebra::{DMatrix, DVector};
 
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
@@ -51,6 +54,8 @@ pub struct CollocationStepper {
     s: usize,
     h: f64,
     l: DMatrix<f64>,
+    /// J − R, the left factor of L (a work buffer of [`CollocationStepper::rebuild`]).
+    j_minus_r: DMatrix<f64>,
     q: DMatrix<f64>,
     r: DMatrix<f64>,
     bmat: DMatrix<f64>,
@@ -58,7 +63,11 @@ pub struct CollocationStepper {
     stage_coef: Vec<f64>,
     weights: Vec<f64>,
     mass: DMatrix<f64>,
-    lu: LU<f64, Dyn, Dyn>,
+    /// The stage matrix P (I − h A ⊗ L) = L_u U factored in place: U on and above the
+    /// diagonal, the unit-diagonal L_u below it.
+    lu: DMatrix<f64>,
+    /// The row swaps (i, pivot) of P, in the order they were made.
+    swaps: Vec<(usize, usize)>,
     has_dissipation: bool,
 }
 
@@ -74,15 +83,55 @@ pub struct StepScratch {
     pub delta: Vec<f64>,
 }
 
+/// Makes `matrix` `rows` × `cols`, keeping its allocation when the shape is already right.
+fn fit(matrix: &mut DMatrix<f64>, rows: usize, cols: usize) {
+    if matrix.shape() != (rows, cols) {
+        *matrix = DMatrix::zeros(rows, cols);
+    }
+}
+
 impl CollocationStepper {
     /// Factors the stage matrix of `member` under `plan`'s scheme and step size.
     pub fn new(plan: &LinearPhPlan, member: &LinearPhMember) -> Result<Self> {
+        let empty = || DMatrix::zeros(0, 0);
+        let mut stepper = CollocationStepper {
+            n: 0,
+            m: 0,
+            s: 0,
+            h: 0.0,
+            l: empty(),
+            j_minus_r: empty(),
+            q: empty(),
+            r: empty(),
+            bmat: empty(),
+            stage_coef: Vec::new(),
+            weights: Vec::new(),
+            mass: empty(),
+            lu: empty(),
+            swaps: Vec::new(),
+            has_dissipation: false,
+        };
+        stepper.rebuild(plan, member)?;
+        Ok(stepper)
+    }
+
+    /// Refactors this stepper for `member` under `plan`'s scheme and step size, in the
+    /// buffers it holds: L = (J − R) Q, the stage matrix I − h (a^{(r)}_ij L[r, c]) and its
+    /// LU factors (the same operations, so the same bits, as [`CollocationStepper::new`]).
+    pub fn rebuild(&mut self, plan: &LinearPhPlan, member: &LinearPhMember) -> Result<()> {
         let scheme = &plan.scheme;
-        let (n, s, h) = (member.system.states(), scheme.stages, plan.grid.h);
-        let m = member.system.inputs();
+        let system = &member.system;
+        let (n, s, h) = (system.states(), scheme.stages, plan.grid.h);
+        let m = system.inputs();
+        (self.n, self.m, self.s, self.h) = (n, m, s, h);
         let split = plan.split.unwrap_or(n);
-        let l = member.system.drift();
-        let mut stage_coef = vec![0.0; n * s * s];
+        // L = (J − R) Q, as `LinearPh::drift` forms it.
+        fit(&mut self.j_minus_r, n, n);
+        self.j_minus_r.copy_from(&system.j);
+        self.j_minus_r -= &system.r;
+        fit(&mut self.l, n, n);
+        self.l.gemm(1.0, &self.j_minus_r, &system.q, 0.0);
+        self.stage_coef.resize(n * s * s, 0.0);
         for r in 0..n {
             let a = if r < split {
                 &scheme.a_positions
@@ -91,39 +140,61 @@ impl CollocationStepper {
             };
             for i in 0..s {
                 for j in 0..s {
-                    stage_coef[(r * s + i) * s + j] = a[(i, j)];
+                    self.stage_coef[(r * s + i) * s + j] = a[(i, j)];
                 }
             }
         }
         let size = n * s;
-        let stage_matrix = DMatrix::from_fn(size, size, |row, col| {
-            let (i, r) = (row / n, row % n);
-            let (j, c) = (col / n, col % n);
-            let identity = if row == col { 1.0 } else { 0.0 };
-            identity - h * stage_coef[(r * s + i) * s + j] * l[(r, c)]
-        });
-        let lu = stage_matrix.lu();
-        if !lu.is_invertible() {
+        fit(&mut self.lu, size, size);
+        for col in 0..size {
+            for row in 0..size {
+                let (i, r) = (row / n, row % n);
+                let (j, c) = (col / n, col % n);
+                let identity = if row == col { 1.0 } else { 0.0 };
+                self.lu[(row, col)] =
+                    identity - h * self.stage_coef[(r * s + i) * s + j] * self.l[(r, c)];
+            }
+        }
+        // Gaussian elimination with partial pivoting, step for step as `nalgebra::LU::new`.
+        self.swaps.clear();
+        for i in 0..size {
+            let pivot = self.lu.view_range(i.., i).icamax() + i;
+            let diag = self.lu[(pivot, i)];
+            if diag == 0.0 {
+                continue;
+            }
+            if pivot != i {
+                self.swaps.push((i, pivot));
+                self.lu.columns_range_mut(..i).swap_rows(i, pivot);
+                gauss_step_swap(&mut self.lu, diag, i, pivot);
+            } else {
+                gauss_step(&mut self.lu, diag, i);
+            }
+        }
+        if (0..size).any(|i| self.lu[(i, i)] == 0.0) {
             return Err(Error::Numerical {
                 context: "stage matrix".into(),
                 problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
             });
         }
-        Ok(CollocationStepper {
-            n,
-            m,
-            s,
-            h,
-            l,
-            q: member.system.q.clone(),
-            r: member.system.r.clone(),
-            bmat: member.system.b.clone(),
-            stage_coef,
-            weights: scheme.b.clone(),
-            mass: scheme.m.clone(),
-            lu,
-            has_dissipation: member.system.r.amax() > 0.0,
-        })
+        for (mine, theirs) in [
+            (&mut self.q, &system.q),
+            (&mut self.r, &system.r),
+            (&mut self.bmat, &system.b),
+            (&mut self.mass, &scheme.m),
+        ] {
+            fit(mine, theirs.nrows(), theirs.ncols());
+            mine.copy_from(theirs);
+        }
+        self.weights.clear();
+        self.weights.extend_from_slice(&scheme.b);
+        self.has_dissipation = system.r.amax() > 0.0;
+        Ok(())
+    }
+
+    /// Whether `scratch` has the sizes of this stepper's step.
+    pub fn fits(&self, scratch: &StepScratch) -> bool {
+        scratch.rhs.len() == self.n * self.s && scratch.delta.len() == self.n
     }
 
     /// Fresh work buffers for this stepper.
@@ -146,22 +217,32 @@ impl CollocationStepper {
     /// h Σ_i y_iᵀ u_i.
     pub fn solve_stages(&self, x: &[f64], u: &[f64], y: &mut [f64], w: &mut StepScratch) -> f64 {
         let (n, m, s, h) = (self.n, self.m, self.s, self.h);
+        // Column-major entries: l[c · n + r] = L[r, c], b[c · n + r] = B[r, c], ….
+        let (l, b, q) = (self.l.as_slice(), self.bmat.as_slice(), self.q.as_slice());
+        let mass = self.mass.as_slice();
         // L x_0.
         for r in 0..n {
-            w.drift0[r] = (0..n).map(|c| self.l[(r, c)] * x[c]).sum();
+            w.drift0[r] = (0..n).map(|c| l[c * n + r] * x[c]).sum();
         }
         // rhs_(i,r) = h Σ_j a^{(r)}_ij (L x_0 + B u_j)[r].
         for i in 0..s {
             for r in 0..n {
                 let mut acc = 0.0;
                 for j in 0..s {
-                    let forcing: f64 = (0..m).map(|c| self.bmat[(r, c)] * u[j * m + c]).sum();
+                    let forcing: f64 = (0..m).map(|c| b[c * n + r] * u[j * m + c]).sum();
                     acc += self.stage_coef[(r * s + i) * s + j] * (w.drift0[r] + forcing);
                 }
                 w.rhs[i * n + r] = h * acc;
             }
         }
-        self.lu.solve_mut(&mut w.rhs);
+        // P (I − h A ⊗ L) = L_u U: permute, then the two triangular solves (`LU::solve_mut`).
+        for &(i, pivot) in &self.swaps {
+            w.rhs.swap_rows(i, pivot);
+        }
+        let _ = self
+            .lu
+            .solve_lower_triangular_with_diag_mut(&mut w.rhs, 1.0);
+        let _ = self.lu.solve_upper_triangular_mut(&mut w.rhs);
         // Stage states, rates −f_i = L x_i + B u_i, efforts e_i = Q x_i.
         for i in 0..s {
             for (r, &x_r) in x.iter().enumerate() {
@@ -169,18 +250,17 @@ impl CollocationStepper {
             }
             for r in 0..n {
                 let xi = &w.stage_states[i * n..(i + 1) * n];
-                let drift: f64 = (0..n).map(|c| self.l[(r, c)] * xi[c]).sum();
-                let forcing: f64 = (0..m).map(|c| self.bmat[(r, c)] * u[i * m + c]).sum();
+                let drift: f64 = (0..n).map(|c| l[c * n + r] * xi[c]).sum();
+                let forcing: f64 = (0..m).map(|c| b[c * n + r] * u[i * m + c]).sum();
                 w.stage_rates[i * n + r] = drift + forcing;
-                w.efforts[i * n + r] = (0..n).map(|c| self.q[(r, c)] * xi[c]).sum();
+                w.efforts[i * n + r] = (0..n).map(|c| q[c * n + r] * xi[c]).sum();
             }
         }
         // (M e)_i = Σ_j m_ij e_j.
         for i in 0..s {
             for r in 0..n {
-                w.weighted_efforts[i * n + r] = (0..s)
-                    .map(|j| self.mass[(i, j)] * w.efforts[j * n + r])
-                    .sum();
+                w.weighted_efforts[i * n + r] =
+                    (0..s).map(|j| mass[j * s + i] * w.efforts[j * n + r]).sum();
             }
         }
         // y_i = Bᵀ (M e)_i and the port energy h Σ_i y_iᵀ u_i.
@@ -188,7 +268,7 @@ impl CollocationStepper {
         for i in 0..s {
             for c in 0..m {
                 let yi: f64 = (0..n)
-                    .map(|r| self.bmat[(r, c)] * w.weighted_efforts[i * n + r])
+                    .map(|r| b[c * n + r] * w.weighted_efforts[i * n + r])
                     .sum();
                 y[i * m + c] = yi;
                 port += yi * u[i * m + c];

@@ -15,12 +15,14 @@
 //! with A, C, D, E, ξ standard normal and s_J = max(1, max |J|). For the Lobatto pair
 //! (canonical form) J must stay fixed and the R and Q draws are masked block-diagonal.
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::allocator::Allocator;
+use nalgebra::{Const, DMatrix, DVector, DefaultAllocator, Dim, Dyn, OMatrix};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
 
+use super::drawn_checks::{check_drawn_pd, check_drawn_psd, check_drawn_skew};
 use super::plan::LinearPhMember;
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
@@ -200,56 +202,22 @@ impl DrawnLinearPhEnsemble {
     pub fn draw(&self, index: usize) -> Result<LinearPhMember> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
         rng.set_stream(index as u64);
+        // Up to n = 5 the n × n draws live on the stack: nalgebra multiplies matrices of at
+        // most 5 rows or columns column by column whatever their storage, so these are the
+        // dynamic draws' operations, bit for bit (larger dynamic products go to
+        // `matrixmultiply`).
+        let [j, r, q] = match self.nominal.system.states() {
+            1 => self.draw_square(Const::<1>, &mut rng),
+            2 => self.draw_square(Const::<2>, &mut rng),
+            3 => self.draw_square(Const::<3>, &mut rng),
+            4 => self.draw_square(Const::<4>, &mut rng),
+            5 => self.draw_square(Const::<5>, &mut rng),
+            n => self.draw_square(Dyn(n), &mut rng),
+        };
         let system = &self.nominal.system;
         let (n, m) = (system.states(), system.inputs());
         let mut normal = |rows: usize, cols: usize| -> DMatrix<f64> {
             DMatrix::from_fn(rows, cols, |_, _| StandardNormal.sample(&mut rng))
-        };
-        let mask = |mut a: DMatrix<f64>| -> DMatrix<f64> {
-            if let Some(half) = self.split {
-                for i in 0..n {
-                    for k in 0..n {
-                        if (i < half) != (k < half) {
-                            a[(i, k)] = 0.0;
-                        }
-                    }
-                }
-            }
-            a
-        };
-        let nf = n as f64;
-        let j = match self.spec.j {
-            Draw::Fixed => system.j.clone(),
-            Draw::Perturb { sigma } => {
-                let a = normal(n, n);
-                let scale = system.j.amax().max(1.0);
-                &system.j + (&a - a.transpose()) * (sigma * scale / 2f64.sqrt())
-            }
-            Draw::Random { scale } => {
-                let a = normal(n, n);
-                (&a - a.transpose()) * (scale / (2.0 * nf).sqrt())
-            }
-        };
-        let congruence = |x: &DMatrix<f64>, sigma: f64, e: DMatrix<f64>| -> DMatrix<f64> {
-            let s = DMatrix::identity(n, n) + mask(e) * (sigma / nf.sqrt());
-            let y = &s * x * s.transpose();
-            (&y + y.transpose()) * 0.5
-        };
-        let r = match self.spec.r {
-            Draw::Fixed => system.r.clone(),
-            Draw::Perturb { sigma } => congruence(&system.r, sigma, normal(n, n)),
-            Draw::Random { scale } => {
-                let c = normal(n, n);
-                mask(&c * c.transpose() * (scale / nf))
-            }
-        };
-        let q = match self.spec.q {
-            Draw::Fixed => system.q.clone(),
-            Draw::Perturb { sigma } => congruence(&system.q, sigma, normal(n, n)),
-            Draw::Random { scale } => {
-                let d = normal(n, n);
-                mask((DMatrix::identity(n, n) + &d * d.transpose() / nf) * scale)
-            }
         };
         let b = match self.spec.b {
             Draw::Fixed => system.b.clone(),
@@ -267,7 +235,6 @@ impl DrawnLinearPhEnsemble {
                 DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * scale))
             }
         };
-        let prefix = format!("ensemble member {index}");
         if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
             return Err(Error::invalid(
                 "ensemble.x0",
@@ -277,11 +244,93 @@ impl DrawnLinearPhEnsemble {
                 ),
             ));
         }
-        let system = LinearPh::new(&prefix, j, r, q, b)?;
-        let member = LinearPhMember { system, x0 };
-        super::plan::check_initial_energy(&prefix, &member)?;
+        // The checks of `LinearPh::new` (the shapes are the nominal's), decided cheaply
+        // where the draw keeps the structure by construction.
+        let field = |name: &'static str| move || format!("ensemble member {index}.{name}");
+        check_drawn_skew(field("J"), &j)?;
+        check_drawn_psd(field("R"), &r)?;
+        check_drawn_pd(field("Q"), &q)?;
+        let member = LinearPhMember {
+            system: LinearPh { j, r, q, b },
+            x0,
+        };
+        if !member.system.hamiltonian(&member.x0).is_finite() {
+            super::plan::check_initial_energy(&format!("ensemble member {index}"), &member)?;
+        }
         Ok(member)
     }
+
+    /// J, R and Q of a member (the draw's first random numbers), drawn as `d` × `d`
+    /// matrices (n = `d`).
+    fn draw_square<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [DMatrix<f64>; 3]
+    where
+        DefaultAllocator: Allocator<D, D>,
+    {
+        let system = &self.nominal.system;
+        let n = system.states();
+        let mut square = || -> OMatrix<f64, D, D> {
+            OMatrix::from_fn_generic(d, d, |_, _| StandardNormal.sample(&mut *rng))
+        };
+        let nominal =
+            |a: &DMatrix<f64>| OMatrix::<f64, D, D>::from_fn_generic(d, d, |i, k| a[(i, k)]);
+        let identity = || OMatrix::<f64, D, D>::identity_generic(d, d);
+        let mask = |mut a: OMatrix<f64, D, D>| -> OMatrix<f64, D, D> {
+            if let Some(half) = self.split {
+                for i in 0..n {
+                    for k in 0..n {
+                        if (i < half) != (k < half) {
+                            a[(i, k)] = 0.0;
+                        }
+                    }
+                }
+            }
+            a
+        };
+        let nf = n as f64;
+        let j = match self.spec.j {
+            Draw::Fixed => nominal(&system.j),
+            Draw::Perturb { sigma } => {
+                let a = square();
+                let scale = system.j.amax().max(1.0);
+                nominal(&system.j) + (&a - a.transpose()) * (sigma * scale / 2f64.sqrt())
+            }
+            Draw::Random { scale } => {
+                let a = square();
+                (&a - a.transpose()) * (scale / (2.0 * nf).sqrt())
+            }
+        };
+        let congruence = |x: OMatrix<f64, D, D>, sigma: f64, e: OMatrix<f64, D, D>| {
+            let s = identity() + mask(e) * (sigma / nf.sqrt());
+            let y = &s * x * s.transpose();
+            (&y + y.transpose()) * 0.5
+        };
+        let r = match self.spec.r {
+            Draw::Fixed => nominal(&system.r),
+            Draw::Perturb { sigma } => congruence(nominal(&system.r), sigma, square()),
+            Draw::Random { scale } => {
+                let c = square();
+                mask(&c * c.transpose() * (scale / nf))
+            }
+        };
+        let q = match self.spec.q {
+            Draw::Fixed => nominal(&system.q),
+            Draw::Perturb { sigma } => congruence(nominal(&system.q), sigma, square()),
+            Draw::Random { scale } => {
+                let d = square();
+                mask((identity() + &d * d.transpose() / nf) * scale)
+            }
+        };
+        [
+            to_dynamic(n, j.iter().copied()),
+            to_dynamic(n, r.iter().copied()),
+            to_dynamic(n, q.iter().copied()),
+        ]
+    }
+}
+
+/// The n × n matrix of `values` in column-major order.
+fn to_dynamic(n: usize, values: impl Iterator<Item = f64>) -> DMatrix<f64> {
+    DMatrix::from_iterator(n, n, values)
 }
 
 impl From<Vec<LinearPhMember>> for LinearPhEnsemble {
@@ -293,5 +342,73 @@ impl From<Vec<LinearPhMember>> for LinearPhEnsemble {
 impl From<DrawnLinearPhEnsemble> for LinearPhEnsemble {
     fn from(drawn: DrawnLinearPhEnsemble) -> Self {
         LinearPhEnsemble::Drawn(Box::new(drawn))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A nominal member of n states and 2 inputs: J skew, R diagonal ⪰ 0 (one zero), Q ≻ 0.
+    fn nominal(n: usize) -> LinearPhMember {
+        let j = DMatrix::from_fn(n, n, |i, k| (k as f64 - i as f64) * 0.5);
+        let r = DMatrix::from_fn(n, n, |i, k| if i == k { 0.1 * i as f64 } else { 0.0 });
+        let q = DMatrix::from_fn(n, n, |i, k| if i == k { 2.0 } else { 0.3 });
+        let b = DMatrix::from_fn(n, 2, |i, k| 1.0 + i as f64 - k as f64);
+        LinearPhMember {
+            system: LinearPh::new("system", j, r, q, b).unwrap(),
+            x0: DVector::from_fn(n, |i, _| i as f64 - 1.0),
+        }
+    }
+
+    /// The stack draws (n ≤ 5) equal the dynamic ones bit for bit, for every kind of draw,
+    /// with and without the Lobatto pair's mask.
+    #[test]
+    fn stack_draws_equal_dynamic_draws() {
+        let kinds = [
+            Draw::Fixed,
+            Draw::Perturb { sigma: 0.3 },
+            Draw::Random { scale: 0.7 },
+        ];
+        for n in 1..=5 {
+            for (case, &kind) in kinds.iter().enumerate() {
+                let split = (case == 2 && n % 2 == 0).then_some(n / 2);
+                let spec = LinearPhEnsembleSpec {
+                    members: 16,
+                    seed: 27 + n as u64,
+                    j: if split.is_some() { Draw::Fixed } else { kind },
+                    r: kind,
+                    q: kind,
+                    b: kind,
+                    x0: kind,
+                };
+                let drawn = DrawnLinearPhEnsemble::new(nominal(n), spec.clone(), split).unwrap();
+                for index in 0..16u64 {
+                    let stream = || {
+                        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+                        rng.set_stream(index);
+                        rng
+                    };
+                    let dynamic = drawn.draw_square(Dyn(n), &mut stream());
+                    let stack = match n {
+                        1 => drawn.draw_square(Const::<1>, &mut stream()),
+                        2 => drawn.draw_square(Const::<2>, &mut stream()),
+                        3 => drawn.draw_square(Const::<3>, &mut stream()),
+                        4 => drawn.draw_square(Const::<4>, &mut stream()),
+                        _ => drawn.draw_square(Const::<5>, &mut stream()),
+                    };
+                    let bits = |a: &[DMatrix<f64>; 3]| -> Vec<u64> {
+                        a.iter()
+                            .flat_map(|a| a.iter())
+                            .map(|v| v.to_bits())
+                            .collect()
+                    };
+                    assert_eq!(bits(&stack), bits(&dynamic), "n = {n}, {kind:?}, {index}");
+                    let member = drawn.draw(index as usize).unwrap();
+                    let system = member.system;
+                    assert_eq!(bits(&[system.j, system.r, system.q]), bits(&stack));
+                }
+            }
+        }
     }
 }

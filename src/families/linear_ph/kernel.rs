@@ -28,8 +28,8 @@ use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelS
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::twin::TwinBindings;
-use crate::linear_ph::StepOperators;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+use crate::linear_ph::{OperatorWorkspace, StepOperators};
 use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
 
 impl LinearPhPlan {
@@ -68,7 +68,18 @@ impl LinearPhPlan {
         member: &LinearPhMember,
         recording: Recording,
     ) -> Result<StepOperators> {
-        let mut ops = StepOperators::recording(self, member, recording)?;
+        self.kernel_operators_in(member, recording, &mut OperatorWorkspace::default())
+    }
+
+    /// [`LinearPhPlan::kernel_operators`] in the buffers of `work`
+    /// ([`StepOperators::recording_in`]).
+    pub fn kernel_operators_in(
+        &self,
+        member: &LinearPhMember,
+        recording: Recording,
+        work: &mut OperatorWorkspace,
+    ) -> Result<StepOperators> {
+        let mut ops = StepOperators::recording_in(self, member, recording, work)?;
         let (n, m, p) = (ops.states, ops.inputs, ops.width());
         for (channel, _) in self
             .silent_inputs()
@@ -238,7 +249,9 @@ impl GpuKernel for LinearPhPlan {
         // The first error in member order, whatever the thread count.
         let operators: Vec<Result<StepOperators>> = members
             .par_iter()
-            .map(|member| self.kernel_operators(member, self.recording()))
+            .map_init(OperatorWorkspace::default, |work, member| {
+                self.kernel_operators_in(member, self.recording(), work)
+            })
             .collect();
         let operators = operators.into_iter().collect::<Result<Vec<_>>>()?;
         let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);

@@ -16,7 +16,7 @@
 
 use nalgebra::{DMatrix, SymmetricEigen};
 
-use super::collocation_step::CollocationStepper;
+use super::collocation_step::{CollocationStepper, StepScratch};
 use crate::error::{Error, Result};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::Recording;
@@ -57,8 +57,37 @@ impl StepOperators {
         member: &LinearPhMember,
         recording: Recording,
     ) -> Result<Self> {
-        let stepper = CollocationStepper::new(plan, member)?;
-        let mut scratch = stepper.scratch();
+        Self::recording_in(plan, member, recording, &mut OperatorWorkspace::default())
+    }
+
+    /// [`StepOperators::recording`] in the buffers of `work`, which building the operators
+    /// of many members of one plan reuses (the same operators, bit for bit).
+    pub fn recording_in(
+        plan: &LinearPhPlan,
+        member: &LinearPhMember,
+        recording: Recording,
+        work: &mut OperatorWorkspace,
+    ) -> Result<Self> {
+        let OperatorWorkspace {
+            stepper,
+            scratch,
+            mass,
+            x,
+            u,
+            y,
+        } = work;
+        match stepper {
+            Some(stepper) => stepper.rebuild(plan, member)?,
+            None => *stepper = Some(CollocationStepper::new(plan, member)?),
+        }
+        let stepper = stepper.as_ref().expect("built above");
+        if !scratch
+            .as_ref()
+            .is_some_and(|scratch| stepper.fits(scratch))
+        {
+            *scratch = Some(stepper.scratch());
+        }
+        let scratch = scratch.as_mut().expect("made above");
         let (n, m, s) = (
             member.system.states(),
             member.system.inputs(),
@@ -72,16 +101,7 @@ impl StepOperators {
         };
         let outputs = recording.energy || recording.outputs;
         let rank = factor.ncols();
-        let mass_factor = plan
-            .scheme
-            .m
-            .clone()
-            .cholesky()
-            .ok_or_else(|| Error::Numerical {
-                context: "mass matrix".into(),
-                problem: "M is not positive definite".into(),
-            })?;
-        let lm = mass_factor.l();
+        let lm = mass_factor(mass, &plan.scheme.m)?;
         let mut ops = StepOperators {
             states: n,
             inputs: m,
@@ -98,7 +118,9 @@ impl StepOperators {
                 Vec::new()
             },
         };
-        let (mut x, mut u, mut y) = (vec![0.0; n], vec![0.0; s * m], vec![0.0; s * m]);
+        x.resize(n, 0.0);
+        u.resize(s * m, 0.0);
+        y.resize(s * m, 0.0);
         for col in 0..p {
             x.iter_mut().for_each(|v| *v = 0.0);
             u.iter_mut().for_each(|v| *v = 0.0);
@@ -107,7 +129,7 @@ impl StepOperators {
             } else {
                 u[col - n] = 1.0;
             }
-            stepper.solve_stages(&x, &u, &mut y, &mut scratch);
+            stepper.solve_stages(x, u, y, scratch);
             for r in 0..n {
                 ops.delta[r * p + col] = scratch.delta[r];
             }
@@ -132,6 +154,35 @@ impl StepOperators {
         }
         Ok(ops)
     }
+}
+
+/// Buffers for building the operators of many members of one plan: the collocation
+/// stepper, its scratch, the unit vectors, and the Cholesky factor L_M of the mass matrix
+/// (M = L_M L_Mᵀ, computed once).
+#[derive(Default)]
+pub struct OperatorWorkspace {
+    stepper: Option<CollocationStepper>,
+    scratch: Option<StepScratch>,
+    /// M and its factor L_M.
+    mass: Option<(DMatrix<f64>, DMatrix<f64>)>,
+    x: Vec<f64>,
+    u: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// L_M with M = L_M L_Mᵀ (Cholesky) from `held`, which keeps the last M and its factor.
+fn mass_factor<'a>(
+    held: &'a mut Option<(DMatrix<f64>, DMatrix<f64>)>,
+    m: &DMatrix<f64>,
+) -> Result<&'a DMatrix<f64>> {
+    if held.as_ref().is_none_or(|(last, _)| last != m) {
+        let factor = m.clone().cholesky().ok_or_else(|| Error::Numerical {
+            context: "mass matrix".into(),
+            problem: "M is not positive definite".into(),
+        })?;
+        *held = Some((m.clone(), factor.l()));
+    }
+    Ok(&held.as_ref().expect("set above").1)
 }
 
 /// F with R = F Fᵀ: eigenvectors of R scaled by √λ for the eigenvalues above

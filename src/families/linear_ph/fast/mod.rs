@@ -30,8 +30,8 @@ mod step;
 
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
-use crate::linear_ph::StepOperators;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+use crate::linear_ph::{OperatorWorkspace, StepOperators};
 use crate::plan::{MemberResult, Recording};
 use step::{Window, advance};
 
@@ -168,9 +168,10 @@ impl FastBlock {
     /// under `plan` and lays them out lane by lane.
     pub fn new(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
+        let mut work = OperatorWorkspace::default();
         let operators: Vec<StepOperators> = members
             .iter()
-            .map(|member| plan.kernel_operators(member, plan.recording()))
+            .map(|member| plan.kernel_operators_in(member, plan.recording(), &mut work))
             .collect::<Result<_>>()?;
         let recording = plan.recording();
         let first = &operators[0];

@@ -1,0 +1,154 @@
+//! The structure checks of drawn members at the cost of the draw: the same decisions as
+//! `model::validate` (J skew, R symmetric PSD, Q symmetric PD, each within the relative
+//! tolerance τ = `STRUCTURE_TOLERANCE` of the scale s = max(1, max |entry|)), without an
+//! eigen-decomposition where a cheaper test settles them.
+//!
+//! A draw keeps the structure by construction (skew A − Aᵀ, congruences S X Sᵀ, Gram
+//! matrices C Cᵀ), so for small exactly symmetric matrices a Cholesky factorisation decides:
+//!
+//! ```text
+//!   R ⪰ 0 (λ_min ≥ −τ s)  is certain when  R + ½ τ s I = L Lᵀ  exists in f64
+//!   Q ≻ 0 (λ_min >  τ s)  is certain when  Q − 2 τ s I = L Lᵀ  exists in f64
+//! ```
+//!
+//! (the Cholesky factorisation's backward error, ≤ (n + 1) n ε s, and the eigen-solver's,
+//! O(n ε ‖A‖) ≤ O(n² ε s), stay far inside the margins ½ τ s and τ s for n ≤
+//! [`MAX_CERTIFIED_STATES`]). Whatever the cheap test cannot settle — a factorisation that
+//! fails, non-finite or huge entries, an asymmetric matrix, a larger n — goes to the full
+//! check, which also words every error; so a member is refused exactly when the full checks
+//! refuse it.
+
+use nalgebra::DMatrix;
+
+use crate::error::Result;
+use crate::model::validate::{STRUCTURE_TOLERANCE, check_pd, check_psd, check_skew};
+
+/// Largest n the Cholesky test decides for.
+pub const MAX_CERTIFIED_STATES: usize = 8;
+
+/// Entries up to this size cannot overflow in the Cholesky test.
+const MAX_CERTIFIED_ENTRY: f64 = 1e150;
+
+/// max(1, max |a_ij|), the scale of the tolerances (as `model::validate` takes it).
+fn scale(a: &DMatrix<f64>) -> f64 {
+    a.iter().fold(1.0_f64, |acc, v| acc.max(v.abs()))
+}
+
+/// Whether `a` is small enough, finite, moderate and exactly symmetric: the matrices the
+/// Cholesky test decides for.
+fn certifiable(a: &DMatrix<f64>) -> bool {
+    let n = a.nrows();
+    n <= MAX_CERTIFIED_STATES
+        && a.iter().all(|v| v.abs() <= MAX_CERTIFIED_ENTRY)
+        && (0..n).all(|i| (0..i).all(|k| a[(i, k)] == a[(k, i)]))
+}
+
+/// Whether A + `shift` I = L Lᵀ (A symmetric, n ≤ [`MAX_CERTIFIED_STATES`]) factors in f64
+/// with every pivot l_jj² = a_jj + shift − Σ_{k<j} l_jk² positive.
+fn cholesky_succeeds(a: &DMatrix<f64>, shift: f64) -> bool {
+    const N: usize = MAX_CERTIFIED_STATES;
+    let n = a.nrows();
+    let mut l = [0.0_f64; N * N];
+    for j in 0..n {
+        let pivot = a[(j, j)] + shift - (0..j).map(|k| l[j * N + k] * l[j * N + k]).sum::<f64>();
+        if pivot.is_nan() || pivot <= 0.0 {
+            return false;
+        }
+        let diagonal = pivot.sqrt();
+        l[j * N + j] = diagonal;
+        for i in j + 1..n {
+            let dot: f64 = (0..j).map(|k| l[i * N + k] * l[j * N + k]).sum();
+            l[i * N + j] = (a[(i, j)] - dot) / diagonal;
+        }
+    }
+    true
+}
+
+/// J = −Jᵀ within tolerance, as [`check_skew`] decides it.
+pub fn check_drawn_skew(field: impl FnOnce() -> String, j: &DMatrix<f64>) -> Result<()> {
+    let n = j.nrows();
+    if j.iter().all(|v| v.is_finite()) {
+        let defect = (0..n)
+            .flat_map(|i| (0..n).map(move |k| (i, k)))
+            .fold(0.0_f64, |acc, (i, k)| {
+                acc.max((j[(i, k)] + j[(k, i)]).abs())
+            });
+        if defect <= STRUCTURE_TOLERANCE * scale(j) {
+            return Ok(());
+        }
+    }
+    check_skew(&field(), j)
+}
+
+/// R symmetric positive semidefinite within tolerance, as [`check_psd`] decides it.
+pub fn check_drawn_psd(field: impl FnOnce() -> String, r: &DMatrix<f64>) -> Result<()> {
+    if certifiable(r) && cholesky_succeeds(r, 0.5 * STRUCTURE_TOLERANCE * scale(r)) {
+        return Ok(());
+    }
+    check_psd(&field(), r)
+}
+
+/// Q symmetric positive definite within tolerance, as [`check_pd`] decides it.
+pub fn check_drawn_pd(field: impl FnOnce() -> String, q: &DMatrix<f64>) -> Result<()> {
+    if certifiable(q) && cholesky_succeeds(q, -2.0 * STRUCTURE_TOLERANCE * scale(q)) {
+        return Ok(());
+    }
+    check_pd(&field(), q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::validate::smallest_eigenvalue;
+    use nalgebra::dmatrix;
+    use rand::{Rng, SeedableRng};
+
+    /// The cheap checks decide as the full ones on matrices spread across the boundary:
+    /// Gram matrices C Cᵀ shifted by multiples of τ s around the PSD and PD thresholds,
+    /// including rank-deficient ones (λ_min = 0 in exact arithmetic).
+    #[test]
+    fn decide_as_the_eigen_checks() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let mut decided = [0usize; 2];
+        for case in 0..4000 {
+            let n = 1 + case % MAX_CERTIFIED_STATES;
+            let rank = rng.random_range(0..=n);
+            let c = DMatrix::from_fn(n, rank, |_, _| rng.random_range(-1.0..1.0));
+            let gram = &c * c.transpose();
+            let gram = (&gram + gram.transpose()) * 0.5;
+            let s = scale(&gram);
+            let shift = rng.random_range(-4.0..4.0) * STRUCTURE_TOLERANCE * s;
+            let a = gram + DMatrix::identity(n, n) * shift;
+            let field = || "A".to_string();
+            let psd = check_drawn_psd(field, &a).is_ok();
+            let pd = check_drawn_pd(field, &a).is_ok();
+            assert_eq!(psd, check_psd("A", &a).is_ok(), "PSD of {a} ({case})");
+            assert_eq!(pd, check_pd("A", &a).is_ok(), "PD of {a} ({case})");
+            let s = scale(&a);
+            decided[0] += usize::from(
+                cholesky_succeeds(&a, 0.5 * STRUCTURE_TOLERANCE * s)
+                    && smallest_eigenvalue(&a) < STRUCTURE_TOLERANCE * s,
+            );
+            decided[1] += usize::from(!psd);
+        }
+        // Both sides of the boundary occur: near-singular matrices the cheap test settles,
+        // and matrices the checks refuse.
+        assert!(decided[0] > 100 && decided[1] > 100, "{decided:?}");
+    }
+
+    #[test]
+    fn refusals_keep_the_full_checks_words() {
+        let pumping = dmatrix![0.0, 0.0; 0.0, -0.1];
+        let refused = check_drawn_psd(|| "ensemble member 3.R".into(), &pumping).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "ensemble member 3.R: is not positive semidefinite: smallest eigenvalue -1.000e-1"
+        );
+        let singular = dmatrix![1.0, 1.0; 1.0, 1.0];
+        assert!(check_drawn_psd(|| "R".into(), &singular).is_ok());
+        assert!(check_drawn_pd(|| "Q".into(), &singular).is_err());
+        let skewed = dmatrix![0.0, 1.0; -1.0 + 1e-6, 0.0];
+        assert!(check_drawn_skew(|| "J".into(), &skewed).is_err());
+        assert!(check_drawn_skew(|| "J".into(), &dmatrix![0.0, 2.0; -2.0, 0.0]).is_ok());
+    }
+}
