@@ -748,7 +748,9 @@ fn help_states_the_out_rule_and_what_the_cpu_backend_runs() {
         );
         if help.contains("--backend") {
             assert!(
-                help.contains("families without one (variational) run their f64 reference integrator there"),
+                help.contains(
+                    "families without one (variational) run their f64 reference integrator there"
+                ),
                 "{command:?}: {help}"
             );
         }

@@ -90,7 +90,9 @@ mod tests {
             s.steps[2],
             BaseStep::Strang { points: [2, 3], .. }
         ));
-        let s = Schedule::of(&ContactMethod::Herglotz(Composition::by_name("strang").unwrap()));
+        let s = Schedule::of(&ContactMethod::Herglotz(
+            Composition::by_name("strang").unwrap(),
+        ));
         assert_eq!(s.offsets, [0.0, 0.5, 1.0]);
         assert_eq!(
             s.steps,
