@@ -77,7 +77,7 @@ fn x0_alone_is_fitted_from_the_seeds_start_to_the_reference() {
         4.58e-2
     );
     assert_eq!(json["starts"][0]["initial_guess"], 0);
-    assert!(json["starts"][0]["candidate"].is_null());
+    assert!(json["starts"][0].get("candidate").is_none());
     assert_eq!(json["max_error"]["against"], "noise-free reference outputs");
     let table = report.paper_table().unwrap();
     assert!(

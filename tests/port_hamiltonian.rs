@@ -374,7 +374,7 @@ fn the_bench_measures_pendulum_chains() {
         // The chains of 1 and 3 pendulums also run written by hand in Rust (the baseline).
         assert_eq!(
             backends,
-            ["cpu", "reference", "gpu", "gpu", "hand-rust"],
+            ["cpu", "simulate", "reference", "gpu", "gpu", "hand-rust"],
             "{row}"
         );
     }

@@ -9,7 +9,7 @@
 //!   start's first cost (its Monte-Carlo candidate's or initial guess's), `cost_final` its
 //!   final cost, `max_error` ‖y − y_ref‖∞ of its first and last outputs against the
 //!   noise-free outputs of `[data.reference]` (the data when measured); a start from an
-//!   `[[initial_guess]]` has `"candidate": null, "initial_guess": i`;
+//!   `[[initial_guess]]` has `"initial_guess": i` in place of `"candidate"`;
 //! - `model/{J,R,Q,B,x0}.npy`: the identified matrices;
 //! - `cost_history.csv`: `start,iteration,cost` for every start;
 //! - `outputs.csv`: `t, data_<c>…, fitted_<c>…, initial_<c>…` on the training inputs;
@@ -176,17 +176,18 @@ impl IdentifyReport {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let mut start = json!({
+                // A Monte-Carlo start names its candidate, an initial guess its index.
+                let (key, index) = match self.outcome.candidate(i) {
+                    Some(candidate) => ("candidate", candidate),
+                    None => ("initial_guess", i),
+                };
+                json!({
                     "cost_initial": s.cost_initial,
                     "cost_final": s.cost,
                     "iterations": s.iterations,
                     "stop": s.stop.to_string(),
-                    "candidate": self.outcome.candidate(i),
-                });
-                if i < self.outcome.guesses {
-                    start["initial_guess"] = json!(i);
-                }
-                start
+                    key: index,
+                })
             })
             .collect();
         let mut value = json!({
