@@ -144,7 +144,7 @@ impl ExperimentNumbers {
 }
 
 /// identification.json's `paper`: `{"source", "sigma", "rows": {key: {"harbor", "paper"}}}`
-/// for the quantities the paper gives.
+/// for the quantities the paper gives (`sigma` where the table names one).
 pub fn comparison_json(paper: &PaperNumbers, harbor: &ExperimentNumbers) -> Value {
     let mut rows = json!({});
     for (key, _) in QUANTITIES {
@@ -152,7 +152,12 @@ pub fn comparison_json(paper: &PaperNumbers, harbor: &ExperimentNumbers) -> Valu
             rows[key] = json!({"harbor": harbor.value(key), "paper": theirs});
         }
     }
-    json!({"source": paper.source, "sigma": paper.sigma, "rows": rows})
+    // `sigma` only where the table belongs to one noise level (no nulls in the file).
+    let mut value = json!({"source": paper.source, "rows": rows});
+    if let Some(sigma) = paper.sigma {
+        value["sigma"] = json!(sigma);
+    }
+    value
 }
 
 /// The printed table: one row per quantity the paper gives, harbor's value beside it.

@@ -98,9 +98,11 @@ impl Gen {
                 &[key("optimizer"), key("max_iterations")],
                 V::Int(iterations as i64),
             );
+            // Given matrices, and initial guesses, fix the order.
             let pinned = ["J", "R", "Q", "B", "x0", "dissipation_rank"]
                 .iter()
-                .any(|k| self.doc.get(&[key("model"), key(k)]).is_some());
+                .any(|k| self.doc.get(&[key("model"), key(k)]).is_some())
+                || self.doc.get(&[key("initial_guess")]).is_some();
             if !pinned {
                 let order = self.log_int(1, 6);
                 self.doc
