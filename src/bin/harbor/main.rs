@@ -135,36 +135,7 @@ enum Command {
     /// job that starts when every shard succeeded (afterok); an identification gets two
     /// arrays (Monte-Carlo candidates, then the descents) each followed by its merge.
     /// Prints the job ids. The merged result lands in <out>/result.
-    Slurm {
-        /// The config (of `harbor simulate`, `gradient` or `identify`: --command).
-        config: PathBuf,
-        /// The command the shards run.
-        #[arg(long, value_enum, default_value_t = slurm::SlurmCommand::Simulate)]
-        command: slurm::SlurmCommand,
-        /// Number of shards N (array tasks).
-        #[arg(long)]
-        shards: usize,
-        /// Slurm partition (sbatch --partition).
-        #[arg(long)]
-        partition: Option<String>,
-        /// GPUs per array task (sbatch --gpus-per-task); the shards then run on the GPU.
-        #[arg(long)]
-        gpus_per_task: Option<u32>,
-        /// Time limit of each job (sbatch --time, e.g. 01:00:00).
-        #[arg(long)]
-        time: Option<String>,
-        /// Backend of the shards (as `simulate --backend`); default: auto.
-        #[arg(long)]
-        backend: Option<String>,
-        /// Work directory: the scripts, logs/, shards/ and the merged result/.
-        #[arg(long)]
-        out: PathBuf,
-        /// Write the scripts without submitting them.
-        #[arg(long)]
-        dry_run: bool,
-        #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
-        overrides: Vec<String>,
-    },
+    Slurm(slurm::SlurmArgs),
     /// Plot the paths of a `simulate` run directory (path.npy or trajectory.npy with
     /// times.npy): the coordinates of the first members against t, and the path in the
     /// plane (two coordinates) or projected orthographically (three or more, with the
@@ -430,7 +401,7 @@ impl Command {
             | Command::Gradient { overrides, .. }
             | Command::Identify { overrides, .. }
             | Command::Bench { overrides, .. }
-            | Command::Slurm { overrides, .. }
+            | Command::Slurm(slurm::SlurmArgs { overrides, .. })
             | Command::Study {
                 study:
                     Study::PrecisionDrift { overrides, .. }
@@ -485,29 +456,7 @@ fn main() -> ExitCode {
             overrides,
         } => simulate(&config, &out, &device, keep_nonfinite, &shard, &overrides),
         Command::Merge { shards, out } => merge::merge_command(&shards, &out),
-        Command::Slurm {
-            config,
-            command,
-            shards,
-            partition,
-            gpus_per_task,
-            time,
-            backend,
-            out,
-            dry_run,
-            overrides,
-        } => slurm::slurm_command(slurm::SlurmArgs {
-            config,
-            command,
-            shards,
-            partition,
-            gpus_per_task,
-            time,
-            backend,
-            out,
-            dry_run,
-            overrides,
-        }),
+        Command::Slurm(args) => slurm::slurm_command(args),
         Command::ExportMembers {
             config,
             out,

@@ -24,16 +24,35 @@ pub enum SlurmCommand {
 }
 
 /// The arguments of `harbor slurm`.
+#[derive(clap::Args)]
 pub struct SlurmArgs {
+    /// The config (of `harbor simulate`, `gradient` or `identify`: --command).
     pub config: PathBuf,
+    /// The command the shards run.
+    #[arg(long, value_enum, default_value_t = SlurmCommand::Simulate)]
     pub command: SlurmCommand,
+    /// Number of shards N (array tasks).
+    #[arg(long)]
     pub shards: usize,
+    /// Slurm partition (sbatch --partition).
+    #[arg(long)]
     pub partition: Option<String>,
+    /// GPUs per array task (sbatch --gpus-per-task); the shards then run on the GPU.
+    #[arg(long)]
     pub gpus_per_task: Option<u32>,
+    /// Time limit of each job (sbatch --time, e.g. 01:00:00).
+    #[arg(long)]
     pub time: Option<String>,
+    /// Backend of the shards (as `simulate --backend`); default: auto.
+    #[arg(long)]
     pub backend: Option<String>,
+    /// Work directory: the scripts, logs/, shards/ and the merged result/.
+    #[arg(long)]
     pub out: PathBuf,
+    /// Write the scripts without submitting them.
+    #[arg(long)]
     pub dry_run: bool,
+    #[arg(long = "set", value_name = "KEY=VALUE", help = crate::SET_HELP)]
     pub overrides: Vec<String>,
 }
 
