@@ -104,7 +104,8 @@ pub struct SchemeSpec {
     /// for degree ≤ ⌊2q / s⌋).
     #[serde(default)]
     pub quadrature: Option<usize>,
-    /// The composition of a splitting scheme (`harbor splitting --list`).
+    /// The composition of the Strang splitting or of the Herglotz step (`harbor splitting
+    /// --list`); without it, the second-order step itself.
     #[serde(default)]
     pub composition: Option<String>,
     /// Step size h > 0; t_end / h must be a whole number of steps.
@@ -127,7 +128,8 @@ pub enum MethodFamily {
     LobattoPair,
     /// A composition of the Strang splitting (contact systems).
     Splitting,
-    /// The second-order Herglotz variational integrator (contact systems).
+    /// The Herglotz variational integrator (contact systems): its symmetric second-order
+    /// step, or a composition of it of order 4, 6 or 8 (`composition`).
     Herglotz,
     /// Energy-preserving collocation on s Gauss nodes, s = 1…8 (port-hamiltonian systems):
     /// the efforts are projections of ∇H along the step, so the energy balance is exact for
