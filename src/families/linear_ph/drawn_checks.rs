@@ -18,7 +18,7 @@
 //! check, which also words every error; so a member is refused exactly when the full checks
 //! refuse it.
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, Dim, Matrix, RawStorage};
 
 use crate::error::Result;
 use crate::model::validate::{STRUCTURE_TOLERANCE, check_pd, check_psd, check_skew};
@@ -29,14 +29,23 @@ pub const MAX_CERTIFIED_STATES: usize = 8;
 /// Entries up to this size cannot overflow in the Cholesky test.
 const MAX_CERTIFIED_ENTRY: f64 = 1e150;
 
+/// A square matrix of any storage: the heap matrices of `LinearPh` and the stack ones of
+/// the fast engine's draws (`nalgebra::SMatrix`).
+type Square<D, S> = Matrix<f64, D, D, S>;
+
+/// The matrix on the heap, for the full checks (only reached when a cheap test fails).
+fn heap<D: Dim, S: RawStorage<f64, D, D>>(a: &Square<D, S>) -> DMatrix<f64> {
+    DMatrix::from_fn(a.nrows(), a.ncols(), |i, k| a[(i, k)])
+}
+
 /// max(1, max |a_ij|), the scale of the tolerances (as `model::validate` takes it).
-fn scale(a: &DMatrix<f64>) -> f64 {
+fn scale<D: Dim, S: RawStorage<f64, D, D>>(a: &Square<D, S>) -> f64 {
     a.iter().fold(1.0_f64, |acc, v| acc.max(v.abs()))
 }
 
 /// Whether `a` is small enough, finite, moderate and exactly symmetric: the matrices the
 /// Cholesky test decides for.
-fn certifiable(a: &DMatrix<f64>) -> bool {
+fn certifiable<D: Dim, S: RawStorage<f64, D, D>>(a: &Square<D, S>) -> bool {
     let n = a.nrows();
     n <= MAX_CERTIFIED_STATES
         && a.iter().all(|v| v.abs() <= MAX_CERTIFIED_ENTRY)
@@ -45,7 +54,7 @@ fn certifiable(a: &DMatrix<f64>) -> bool {
 
 /// Whether A + `shift` I = L Lᵀ (A symmetric, n ≤ [`MAX_CERTIFIED_STATES`]) factors in f64
 /// with every pivot l_jj² = a_jj + shift − Σ_{k<j} l_jk² positive.
-fn cholesky_succeeds(a: &DMatrix<f64>, shift: f64) -> bool {
+fn cholesky_succeeds<D: Dim, S: RawStorage<f64, D, D>>(a: &Square<D, S>, shift: f64) -> bool {
     const N: usize = MAX_CERTIFIED_STATES;
     let n = a.nrows();
     let mut l = [0.0_f64; N * N];
@@ -65,7 +74,10 @@ fn cholesky_succeeds(a: &DMatrix<f64>, shift: f64) -> bool {
 }
 
 /// J = −Jᵀ within tolerance, as [`check_skew`] decides it.
-pub fn check_drawn_skew(field: impl FnOnce() -> String, j: &DMatrix<f64>) -> Result<()> {
+pub fn check_drawn_skew<D: Dim, S: RawStorage<f64, D, D>>(
+    field: impl FnOnce() -> String,
+    j: &Square<D, S>,
+) -> Result<()> {
     let n = j.nrows();
     if j.iter().all(|v| v.is_finite()) {
         let defect = (0..n)
@@ -77,23 +89,29 @@ pub fn check_drawn_skew(field: impl FnOnce() -> String, j: &DMatrix<f64>) -> Res
             return Ok(());
         }
     }
-    check_skew(&field(), j)
+    check_skew(&field(), &heap(j))
 }
 
 /// R symmetric positive semidefinite within tolerance, as [`check_psd`] decides it.
-pub fn check_drawn_psd(field: impl FnOnce() -> String, r: &DMatrix<f64>) -> Result<()> {
+pub fn check_drawn_psd<D: Dim, S: RawStorage<f64, D, D>>(
+    field: impl FnOnce() -> String,
+    r: &Square<D, S>,
+) -> Result<()> {
     if certifiable(r) && cholesky_succeeds(r, 0.5 * STRUCTURE_TOLERANCE * scale(r)) {
         return Ok(());
     }
-    check_psd(&field(), r)
+    check_psd(&field(), &heap(r))
 }
 
 /// Q symmetric positive definite within tolerance, as [`check_pd`] decides it.
-pub fn check_drawn_pd(field: impl FnOnce() -> String, q: &DMatrix<f64>) -> Result<()> {
+pub fn check_drawn_pd<D: Dim, S: RawStorage<f64, D, D>>(
+    field: impl FnOnce() -> String,
+    q: &Square<D, S>,
+) -> Result<()> {
     if certifiable(q) && cholesky_succeeds(q, -2.0 * STRUCTURE_TOLERANCE * scale(q)) {
         return Ok(());
     }
-    check_pd(&field(), q)
+    check_pd(&field(), &heap(q))
 }
 
 #[cfg(test)]
