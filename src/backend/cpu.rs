@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::executor::ExecutorOptions;
 use crate::error::Result;
+use crate::kernels::family::prepare_block;
 use crate::kernels::{CpuPath, Family, FastEngine};
 use crate::plan::MemoryBudget;
 use crate::plan::ResultSink;
@@ -89,12 +90,12 @@ pub fn run_into_within<F: Family>(
                 .collect::<Vec<_>>()
                 .into_par_iter()
                 .map(|start| {
-                    let members = (start..(start + block).min(wave_end))
-                        .map(|i| family.member(i))
-                        .collect::<Result<Vec<_>>>()?;
+                    let members = start..(start + block).min(wave_end);
                     let mut results = match engine {
-                        Some(engine) => engine.run(engine.prepare(members)?)?,
+                        Some(engine) => engine.run(prepare_block(family, engine, members)?)?,
                         None => members
+                            .map(|i| family.member(i))
+                            .collect::<Result<Vec<_>>>()?
                             .iter()
                             .map(|member| family.reference(member))
                             .collect::<Result<_>>()?,

@@ -25,7 +25,7 @@ use crate::backend::gpu::{ExecutorOptions, GpuContext, run_into};
 use crate::error::{Error, Result};
 use crate::io::output::SimulationWriter;
 use crate::io::summary::RunLabels;
-use crate::kernels::family::kernel_of;
+use crate::kernels::family::{kernel_of, prepare_block};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::{CpuPath, Family, FastEngine, GpuKernel};
 use crate::plan::{MemberResult, Recording, ResultSink};
@@ -133,12 +133,7 @@ pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
     let started = Instant::now();
     let blocks = starts
         .into_par_iter()
-        .map(|start| {
-            let members = (start..(start + block).min(count))
-                .map(|i| plan.member(i))
-                .collect::<Result<Vec<_>>>()?;
-            engine.prepare(members)
-        })
+        .map(|start| prepare_block(plan, engine, start..(start + block).min(count)))
         .collect::<Result<Vec<_>>>()?;
     let setup = started.elapsed().as_secs_f64();
     let started = Instant::now();

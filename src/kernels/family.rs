@@ -171,6 +171,32 @@ pub trait Family: Sync {
     /// The family's fast CPU engine; `None` when it has none (the CPU path then runs the
     /// reference integrator).
     fn fast_engine(&self) -> Option<&Self::Fast>;
+
+    /// The index, in the plan that [`Family::fast_engine`] belongs to, of this family's
+    /// member `index`: `index` itself, or the offset index for a view on some of a plan's
+    /// members (a shard).
+    fn engine_index(&self, index: usize) -> usize {
+        index
+    }
+}
+
+/// Prepares `family`'s members `members` (consecutive, at most
+/// [`FastEngine::block_members`]) for `engine`: by the engine itself where it builds them
+/// without materialising each member ([`FastEngine::prepare_range`]), else from
+/// [`Family::member`].
+pub fn prepare_block<F: Family>(
+    family: &F,
+    engine: &F::Fast,
+    members: std::ops::Range<usize>,
+) -> Result<<F::Fast as FastEngine>::Block> {
+    let first = family.engine_index(members.start);
+    if let Some(block) = engine.prepare_range(first..first + members.len()) {
+        return block;
+    }
+    let members = members
+        .map(|i| family.member(i))
+        .collect::<Result<Vec<_>>>()?;
+    engine.prepare(members)
 }
 
 /// The GPU kernel of `family`; an error naming `--backend` when it has none.
@@ -232,6 +258,13 @@ pub trait FastEngine: Sync {
     /// Prepares consecutive members (at most [`FastEngine::block_members`]): the per-member
     /// set-up, timed apart from the stepping by the benchmarks.
     fn prepare(&self, members: Vec<Self::Member>) -> Result<Self::Block>;
+    /// Prepares the plan's members `members` (consecutive, at most
+    /// [`FastEngine::block_members`]) straight from the plan, the same block as
+    /// [`FastEngine::prepare`] builds from them, where the engine can do that without
+    /// materialising each member; `None` where it cannot.
+    fn prepare_range(&self, _members: std::ops::Range<usize>) -> Option<Result<Self::Block>> {
+        None
+    }
     /// Integrates a prepared block.
     fn run(&self, block: Self::Block) -> Result<Vec<MemberResult>>;
 }

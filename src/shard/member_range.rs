@@ -107,4 +107,8 @@ impl<F: Family> Family for MemberRange<'_, F> {
     fn fast_engine(&self) -> Option<&F::Fast> {
         self.family.fast_engine()
     }
+
+    fn engine_index(&self, index: usize) -> usize {
+        self.family.engine_index(self.first + index)
+    }
 }
