@@ -16,7 +16,7 @@
 //! (canonical form) J must stay fixed and the R and Q draws are masked block-diagonal.
 
 use nalgebra::allocator::Allocator;
-use nalgebra::{Const, DMatrix, DVector, DefaultAllocator, Dim, Dyn, OMatrix};
+use nalgebra::{Const, DMatrix, DVector, DefaultAllocator, Dim, Dyn, Matrix, OMatrix, RawStorage};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -76,6 +76,21 @@ pub struct LinearPhEnsembleSpec {
     pub x0: Draw,
 }
 
+/// Most inputs m of a [`StackMember`].
+pub const MAX_STACK_INPUTS: usize = 4;
+
+/// A drawn member on the stack (n = `N` ≤ 5): what [`LinearPhMember`] holds, without a heap
+/// allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct StackMember<const N: usize> {
+    pub j: nalgebra::SMatrix<f64, N, N>,
+    pub r: nalgebra::SMatrix<f64, N, N>,
+    pub q: nalgebra::SMatrix<f64, N, N>,
+    /// B column-major (n × m) in its first n·m entries.
+    pub b: [f64; 5 * MAX_STACK_INPUTS],
+    pub x0: [f64; N],
+}
+
 /// Members drawn around a nominal one.
 #[derive(Debug, Clone)]
 pub struct DrawnLinearPhEnsemble {
@@ -132,6 +147,11 @@ impl LinearPhEnsemble {
             LinearPhEnsemble::List(members) => Ok(members[index].clone()),
             LinearPhEnsemble::Drawn(d) => d.draw(index),
         }
+    }
+
+    /// Members `range`, in order, drawn on this thread (the first error in member order).
+    pub fn members_in_order(&self, range: std::ops::Range<usize>) -> Result<Vec<LinearPhMember>> {
+        range.map(|i| self.member(i)).collect()
     }
 
     /// Members `range`, in order.
@@ -198,10 +218,23 @@ impl DrawnLinearPhEnsemble {
         })
     }
 
+    /// Member i's random stream: ChaCha8 seeded with the ensemble's seed, stream i.
+    fn stream(&self, index: usize) -> ChaCha8Rng {
+        let mut rng = self.seeded();
+        rng.set_stream(index as u64);
+        rng
+    }
+
+    /// The generator seeded with the ensemble's seed, before a stream is chosen (for
+    /// [`DrawnLinearPhEnsemble::draw_stack`], which takes it rather than seeding per
+    /// member).
+    pub fn seeded(&self) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(self.spec.seed)
+    }
+
     /// Member `index`, from its own random stream.
     pub fn draw(&self, index: usize) -> Result<LinearPhMember> {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
-        rng.set_stream(index as u64);
+        let mut rng = self.stream(index);
         // Up to n = 5 the n × n draws live on the stack: nalgebra multiplies matrices of at
         // most 5 rows or columns column by column whatever their storage, so these are the
         // dynamic draws' operations, bit for bit (larger dynamic products go to
@@ -216,40 +249,10 @@ impl DrawnLinearPhEnsemble {
         };
         let system = &self.nominal.system;
         let (n, m) = (system.states(), system.inputs());
-        let mut normal = |rows: usize, cols: usize| -> DMatrix<f64> {
-            DMatrix::from_fn(rows, cols, |_, _| StandardNormal.sample(&mut rng))
-        };
-        let b = match self.spec.b {
-            Draw::Fixed => system.b.clone(),
-            Draw::Perturb { sigma } => system
-                .b
-                .component_mul(&normal(n, m).map(|xi| 1.0 + sigma * xi)),
-            Draw::Random { scale } => normal(n, m) * scale,
-        };
-        let x0 = match self.spec.x0 {
-            Draw::Fixed => self.nominal.x0.clone(),
-            Draw::Perturb { sigma } => {
-                &self.nominal.x0 + DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * sigma))
-            }
-            Draw::Random { scale } => {
-                DVector::from_iterator(n, normal(n, 1).iter().map(|v| v * scale))
-            }
-        };
-        if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(Error::invalid(
-                "ensemble.x0",
-                format!(
-                    "draws x0[{i}] = {} for member {index}: the draw's sigma or scale overflows the initial state",
-                    x0[i]
-                ),
-            ));
-        }
-        // The checks of `LinearPh::new` (the shapes are the nominal's), decided cheaply
-        // where the draw keeps the structure by construction.
-        let field = |name: &'static str| move || format!("ensemble member {index}.{name}");
-        check_drawn_skew(field("J"), &j)?;
-        check_drawn_psd(field("R"), &r)?;
-        check_drawn_pd(field("Q"), &q)?;
+        let mut b = DMatrix::zeros(n, m);
+        let mut x0 = DVector::zeros(n);
+        self.draw_b_x0(&mut rng, b.as_mut_slice(), x0.as_mut_slice());
+        self.check_draw(index, &j, &r, &q, x0.as_slice())?;
         let member = LinearPhMember {
             system: LinearPh { j, r, q, b },
             x0,
@@ -260,9 +263,136 @@ impl DrawnLinearPhEnsemble {
         Ok(member)
     }
 
+    /// Member `index` on the stack (n = `N` ≤ 5, m ≤ [`MAX_STACK_INPUTS`]): the values of
+    /// [`DrawnLinearPhEnsemble::draw`], bit for bit, with nothing allocated; `seeded` is
+    /// [`DrawnLinearPhEnsemble::seeded`].
+    pub fn draw_stack<const N: usize>(
+        &self,
+        seeded: &ChaCha8Rng,
+        index: usize,
+    ) -> Result<StackMember<N>> {
+        let system = &self.nominal.system;
+        let (n, m) = (system.states(), system.inputs());
+        assert!(
+            n == N && N <= 5 && m <= MAX_STACK_INPUTS,
+            "a stack draw of n = {n}, m = {m} as n = {N}"
+        );
+        let mut rng = seeded.clone();
+        rng.set_stream(index as u64);
+        let [j, r, q] = self.draw_square_in(Const::<N>, &mut rng);
+        let mut member = StackMember {
+            j,
+            r,
+            q,
+            b: [0.0; 5 * MAX_STACK_INPUTS],
+            x0: [0.0; N],
+        };
+        self.draw_b_x0(&mut rng, &mut member.b[..n * m], &mut member.x0);
+        self.check_draw(index, &member.j, &member.r, &member.q, &member.x0)?;
+        let x0 = nalgebra::SVector::<f64, N>::from_column_slice(&member.x0);
+        if !(0.5 * x0.dot(&(member.q * x0))).is_finite() {
+            let heap = LinearPhMember {
+                system: LinearPh {
+                    j: to_dynamic(n, member.j.iter().copied()),
+                    r: to_dynamic(n, member.r.iter().copied()),
+                    q: to_dynamic(n, member.q.iter().copied()),
+                    b: DMatrix::from_column_slice(n, m, &member.b[..n * m]),
+                },
+                x0: DVector::from_column_slice(&member.x0),
+            };
+            super::plan::check_initial_energy(&format!("ensemble member {index}"), &heap)?;
+        }
+        Ok(member)
+    }
+
+    /// Whether only x0 varies across members (J, R, Q and B are the nominal's): then every
+    /// member has the nominal's step operators.
+    pub fn only_x0_drawn(&self) -> bool {
+        let spec = &self.spec;
+        [spec.j, spec.r, spec.q, spec.b]
+            .iter()
+            .all(|draw| *draw == Draw::Fixed)
+    }
+
+    /// Member `index`'s x0 where only x0 is drawn ([`DrawnLinearPhEnsemble::only_x0_drawn`]):
+    /// the x0 of [`DrawnLinearPhEnsemble::draw`], bit for bit, with its checks (the nominal
+    /// system was checked when the ensemble was built); `seeded` is
+    /// [`DrawnLinearPhEnsemble::seeded`].
+    pub fn draw_initial_state(
+        &self,
+        seeded: &ChaCha8Rng,
+        index: usize,
+        x0: &mut [f64],
+    ) -> Result<()> {
+        debug_assert!(self.only_x0_drawn());
+        let mut rng = seeded.clone();
+        rng.set_stream(index as u64);
+        self.draw_b_x0(&mut rng, &mut [], x0);
+        check_drawn_x0(index, x0)?;
+        // H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it.
+        let x = nalgebra::DVectorView::from_slice(x0, x0.len());
+        let q = &self.nominal.system.q;
+        if !(0.5 * x.dot(&(q * x))).is_finite() {
+            let member = LinearPhMember {
+                system: self.nominal.system.clone(),
+                x0: DVector::from_column_slice(x0),
+            };
+            super::plan::check_initial_energy(&format!("ensemble member {index}"), &member)?;
+        }
+        Ok(())
+    }
+
+    /// B (column-major, n × m) and x0 of a member, the draw's random numbers after J, R
+    /// and Q.
+    fn draw_b_x0(&self, rng: &mut ChaCha8Rng, b: &mut [f64], x0: &mut [f64]) {
+        let system = &self.nominal.system;
+        let mut normal = || -> f64 { StandardNormal.sample(&mut *rng) };
+        for (b, &nominal) in b.iter_mut().zip(system.b.as_slice()) {
+            *b = match self.spec.b {
+                Draw::Fixed => nominal,
+                Draw::Perturb { sigma } => nominal * (1.0 + sigma * normal()),
+                Draw::Random { scale } => normal() * scale,
+            };
+        }
+        for (x0, &nominal) in x0.iter_mut().zip(self.nominal.x0.as_slice()) {
+            *x0 = match self.spec.x0 {
+                Draw::Fixed => nominal,
+                Draw::Perturb { sigma } => nominal + normal() * sigma,
+                Draw::Random { scale } => normal() * scale,
+            };
+        }
+    }
+
+    /// The checks of `LinearPh::new` on a draw (the shapes are the nominal's), decided
+    /// cheaply where the draw keeps the structure by construction, and x0 finite.
+    fn check_draw<D: Dim, S: RawStorage<f64, D, D>>(
+        &self,
+        index: usize,
+        j: &Matrix<f64, D, D, S>,
+        r: &Matrix<f64, D, D, S>,
+        q: &Matrix<f64, D, D, S>,
+        x0: &[f64],
+    ) -> Result<()> {
+        check_drawn_x0(index, x0)?;
+        let field = |name: &'static str| move || format!("ensemble member {index}.{name}");
+        check_drawn_skew(field("J"), j)?;
+        check_drawn_psd(field("R"), r)?;
+        check_drawn_pd(field("Q"), q)
+    }
+
+    /// J, R and Q of a member as heap matrices ([`DrawnLinearPhEnsemble::draw_square_in`]).
+    fn draw_square<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [DMatrix<f64>; 3]
+    where
+        DefaultAllocator: Allocator<D, D>,
+    {
+        let n = self.nominal.system.states();
+        self.draw_square_in(d, rng)
+            .map(|a| to_dynamic(n, a.iter().copied()))
+    }
+
     /// J, R and Q of a member (the draw's first random numbers), drawn as `d` × `d`
     /// matrices (n = `d`).
-    fn draw_square<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [DMatrix<f64>; 3]
+    fn draw_square_in<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [OMatrix<f64, D, D>; 3]
     where
         DefaultAllocator: Allocator<D, D>,
     {
@@ -320,11 +450,21 @@ impl DrawnLinearPhEnsemble {
                 mask((identity() + &d * d.transpose() / nf) * scale)
             }
         };
-        [
-            to_dynamic(n, j.iter().copied()),
-            to_dynamic(n, r.iter().copied()),
-            to_dynamic(n, q.iter().copied()),
-        ]
+        [j, r, q]
+    }
+}
+
+/// Refuses a drawn x0 that is not finite.
+fn check_drawn_x0(index: usize, x0: &[f64]) -> Result<()> {
+    match x0.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Error::invalid(
+            "ensemble.x0",
+            format!(
+                "draws x0[{i}] = {} for member {index}: the draw's sigma or scale overflows the initial state",
+                x0[i]
+            ),
+        )),
     }
 }
 
