@@ -231,6 +231,10 @@ impl FastEngine for LinearPhPlan {
         FastBlock::new(self, &members)
     }
 
+    fn prepare_range(&self, members: std::ops::Range<usize>) -> Option<Result<FastBlock>> {
+        Some(FastBlock::of_range(self, members))
+    }
+
     fn run(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
         Ok(block.run(self, SimdLevel::get()))
     }

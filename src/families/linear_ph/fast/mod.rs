@@ -26,13 +26,18 @@
 //! With FMA ([`SimdLevel::Avx512`], [`SimdLevel::Avx2`]) multiply-adds are rounded once;
 //! the portable level rounds them like the twin, whose results it reproduces bit for bit.
 
+mod setup;
 mod step;
+
+use std::ops::Range;
 
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
+use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
+use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsemble, OperatorWorkspace, StepOperators};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
-use crate::linear_ph::{OperatorWorkspace, StepOperators};
 use crate::plan::{MemberResult, Recording};
+use setup::{EntryLayout, MemberParts, SetupScratch};
 use step::{Window, advance};
 
 /// Steps between the finiteness checks of a block (see the module documentation).
@@ -168,91 +173,86 @@ impl FastBlock {
     /// under `plan` and lays them out lane by lane.
     pub fn new(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
-        let mut work = OperatorWorkspace::default();
-        let operators: Vec<StepOperators> = members
-            .iter()
-            .map(|member| plan.kernel_operators_in(member, plan.recording(), &mut work))
-            .collect::<Result<_>>()?;
+        let operators = BlockOperators::of_members(plan, members)?;
+        Ok(FastBlock::from_operators(plan, &operators))
+    }
+
+    /// The block of `plan`'s members `members` (at least one, at most [`block_members`]),
+    /// drawn and set up without a heap allocation per member where the members are small
+    /// ([`BlockOperators::of_range`]); the block [`FastBlock::new`] builds from them.
+    pub fn of_range(plan: &LinearPhPlan, members: Range<usize>) -> Result<FastBlock> {
+        assert!(!members.is_empty(), "a block has at least one member");
+        let operators = BlockOperators::of_range(plan, members)?;
+        Ok(FastBlock::from_operators(plan, &operators))
+    }
+
+    /// Lays out the members' operators and initial states lane by lane.
+    fn from_operators(plan: &LinearPhPlan, operators: &BlockOperators) -> FastBlock {
         let recording = plan.recording();
-        let first = &operators[0];
-        let (n, sm) = (first.states, first.stages * first.inputs);
-        let rank = operators.iter().map(|o| o.rank).max().unwrap_or(0);
-        let shape = StepShape::new(n, first.stages, first.inputs, rank, recording);
+        let layout = operators.layout;
+        let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
+        let count = operators.ranks.len();
+        let rank = operators.ranks.iter().copied().max().unwrap_or(0);
+        let shape = StepShape::new(n, stages, m, rank, recording);
+        let p = shape.width();
+        // The member's entry behind each of the group's entries: Δ, Y, W up to the block's
+        // rank (rows beyond a member's rank are zero), Q.
+        let mut sources: Vec<usize> = (0..(n + shape.y_rows) * p).collect();
+        if shape.w_rows > 0 {
+            for stage in 0..stages {
+                for k in 0..rank {
+                    let row = layout.dissipation_at() + (stage * n + k) * p;
+                    sources.extend(row..row + p);
+                }
+            }
+        }
+        if recording.energy {
+            sources.extend(layout.q_at()..layout.q_at() + n * n);
+        }
+        debug_assert_eq!(sources.len(), shape.entries());
+        let entries = layout.len();
         let spec = plan.record_spec();
         let records = plan.grid.records();
-        let results = members
-            .iter()
-            .map(|member| {
+        let results = (0..count)
+            .map(|i| {
                 let mut result = MemberResult::with_capacity(spec, records);
                 if recording.trajectory {
-                    result.trajectory.extend(member.x0.iter());
+                    result.trajectory.extend(operators.x0(i));
                 }
                 result
             })
             .collect();
-        let groups = (0..members.len().div_ceil(LANES))
+        let groups = (0..count.div_ceil(LANES))
             .map(|g| {
                 // Lane l of group g is member g·LANES + l, or a copy of the block's first.
                 let lane = |l: usize| {
                     let i = g * LANES + l;
-                    if i < members.len() { i } else { 0 }
+                    if i < count { i } else { 0 }
                 };
-                let mut ops = Vec::with_capacity(shape.entries());
-                let gather = |value: &dyn Fn(&StepOperators) -> f64| -> Lanes {
-                    std::array::from_fn(|l| value(&operators[lane(l)]))
-                };
-                let p = shape.width();
-                for row in 0..n {
-                    for c in 0..p {
-                        ops.push(gather(&|o| o.delta[row * p + c]));
-                    }
-                }
-                for row in 0..shape.y_rows {
-                    for c in 0..p {
-                        ops.push(gather(&|o| o.output[row * p + c]));
-                    }
-                }
-                if shape.w_rows > 0 {
-                    for stage in 0..first.stages {
-                        for k in 0..rank {
-                            for c in 0..p {
-                                // Rows beyond a member's rank are zero and change nothing.
-                                ops.push(gather(&|o| {
-                                    if k < o.rank {
-                                        o.dissipation[(stage * o.rank + k) * p + c]
-                                    } else {
-                                        0.0
-                                    }
-                                }));
-                            }
-                        }
-                    }
-                }
-                if recording.energy {
-                    for e in 0..n * n {
-                        ops.push(gather(&|o| o.q[e]));
-                    }
-                }
+                let ops = sources
+                    .iter()
+                    .map(|&e| std::array::from_fn(|l| operators.entries[lane(l) * entries + e]))
+                    .collect();
                 let x = (0..n)
-                    .map(|r| std::array::from_fn(|l| members[lane(l)].x0[r]))
+                    .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
                     .collect();
                 Group {
                     ops,
                     x,
                     carry: vec![ZERO; n],
                     sums: Sums::default(),
-                    y: vec![ZERO; sm],
+                    y: vec![ZERO; stages * m],
                     status: [0; LANES],
                     checking: false,
                 }
             })
             .collect();
-        Ok(FastBlock {
+        FastBlock {
             shape,
-            members: members.len(),
+            members: count,
             groups,
             results,
-        })
+        }
     }
 
     /// Integrates the block through `plan`'s grid with the instruction set `level` and
@@ -357,7 +357,8 @@ impl FastBlock {
         let energy = self.shape.recording.energy;
         for (i, result) in self.results.iter_mut().enumerate() {
             let (group, l) = (&self.groups[i / LANES], i % LANES);
-            result.final_state = group.x.iter().map(|x| x[l]).collect();
+            result.final_state.clear();
+            result.final_state.extend(group.x.iter().map(|x| x[l]));
             if energy {
                 let sums = &group.sums;
                 result.totals = (0..4)
@@ -369,6 +370,186 @@ impl FastBlock {
         }
         debug_assert_eq!(self.results.len(), self.members);
         self.results
+    }
+}
+
+/// The operators and initial states of a block's members, member after member in the
+/// [`EntryLayout`] of the stack set-up.
+struct BlockOperators {
+    layout: EntryLayout,
+    /// Each member's [`EntryLayout::len`] entries.
+    entries: Vec<f64>,
+    /// Each member's rank of its dissipation factor.
+    ranks: Vec<usize>,
+    /// Each member's x0 (n entries).
+    initial: Vec<f64>,
+}
+
+impl BlockOperators {
+    /// Room for `count` members of `layout`.
+    fn with_capacity(layout: EntryLayout, count: usize) -> Self {
+        BlockOperators {
+            layout,
+            entries: Vec::with_capacity(count * layout.len()),
+            ranks: Vec::with_capacity(count),
+            initial: Vec::with_capacity(count * layout.states),
+        }
+    }
+
+    /// Member i's x0.
+    fn x0(&self, i: usize) -> &[f64] {
+        let n = self.layout.states;
+        &self.initial[i * n..(i + 1) * n]
+    }
+
+    /// The operators of `members`: built on the stack where they are small
+    /// ([`setup::fits`]), else by [`LinearPhPlan::kernel_operators_in`].
+    fn of_members(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<Self> {
+        let recording = plan.recording();
+        let layout = EntryLayout::new(plan, recording);
+        let mut block = BlockOperators::with_capacity(layout, members.len());
+        if setup::fits(plan) {
+            let mut scratch = SetupScratch::new(plan, recording)?;
+            for member in members {
+                let system = &member.system;
+                let parts = MemberParts {
+                    j: system.j.as_slice(),
+                    r: system.r.as_slice(),
+                    q: system.q.as_slice(),
+                    b: system.b.as_slice(),
+                };
+                block.push(&mut scratch, &parts, member.x0.as_slice())?;
+            }
+            return Ok(block);
+        }
+        let mut work = OperatorWorkspace::default();
+        for member in members {
+            let operators = plan.kernel_operators_in(member, recording, &mut work)?;
+            block.push_general(&operators, member.x0.as_slice());
+        }
+        Ok(block)
+    }
+
+    /// The operators of `plan`'s members `range`: drawn on the stack and built there for a
+    /// drawn ensemble of n ≤ 5 (and m ≤ [`MAX_STACK_INPUTS`]), else from the members
+    /// ([`BlockOperators::of_members`]). A member that fails to build stops the building but
+    /// not the drawing, so that the error reported is the general path's: the first draw
+    /// error in member order, else the first build error.
+    fn of_range(plan: &LinearPhPlan, range: Range<usize>) -> Result<Self> {
+        if let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble
+            && drawn.only_x0_drawn()
+        {
+            return Self::sharing_nominal(plan, drawn, range);
+        }
+        let drawn = match &plan.ensemble {
+            LinearPhEnsemble::Drawn(drawn)
+                if setup::fits(plan)
+                    && plan.states() <= 5
+                    && plan.inputs_count() <= MAX_STACK_INPUTS =>
+            {
+                drawn
+            }
+            _ => return Self::of_members(plan, &plan.ensemble.members_in_order(range)?),
+        };
+        let recording = plan.recording();
+        let layout = EntryLayout::new(plan, recording);
+        let mut block = BlockOperators::with_capacity(layout, range.len());
+        let mut scratch = SetupScratch::new(plan, recording)?;
+        let m = layout.inputs;
+        let seeded = drawn.seeded();
+        // Each member is built as soon as it is drawn; after a build error the rest are
+        // only drawn, so that a draw error of a later member still comes first.
+        let mut build_error = None;
+        macro_rules! stack {
+            ($($n:literal),*) => {
+                match layout.states {
+                    $($n => {
+                        for i in range {
+                            let member = drawn.draw_stack::<$n>(&seeded, i)?;
+                            if build_error.is_some() {
+                                continue;
+                            }
+                            let parts = MemberParts {
+                                j: member.j.as_slice(),
+                                r: member.r.as_slice(),
+                                q: member.q.as_slice(),
+                                b: &member.b[..$n * m],
+                            };
+                            if let Err(error) = block.push(&mut scratch, &parts, &member.x0) {
+                                build_error = Some(error);
+                            }
+                        }
+                    })*
+                    n => unreachable!("stack draws are of n ≤ 5, not {n}"),
+                }
+            };
+        }
+        stack!(1, 2, 3, 4, 5);
+        match build_error {
+            Some(error) => Err(error),
+            None => Ok(block),
+        }
+    }
+
+    /// The block of members that differ in x0 alone: the nominal's operators, built once,
+    /// for every member (the operators depend on J, R, Q, B and the scheme alone), and
+    /// each member's drawn x0. Every x0 is drawn before the operators are built, as the
+    /// general path reports a draw error before a build error.
+    fn sharing_nominal(
+        plan: &LinearPhPlan,
+        drawn: &DrawnLinearPhEnsemble,
+        range: Range<usize>,
+    ) -> Result<Self> {
+        let n = plan.states();
+        let seeded = drawn.seeded();
+        let mut initial = vec![0.0; range.len() * n];
+        for (i, x0) in range.clone().zip(initial.chunks_exact_mut(n)) {
+            drawn.draw_initial_state(&seeded, i, x0)?;
+        }
+        let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
+        let entries = nominal.entries.len();
+        let mut block = BlockOperators::with_capacity(nominal.layout, range.len());
+        for x0 in initial.chunks_exact(n) {
+            block.entries.extend_from_slice(&nominal.entries[..entries]);
+            block.ranks.push(nominal.ranks[0]);
+            block.initial.extend_from_slice(x0);
+        }
+        Ok(block)
+    }
+
+    /// Appends a member built on the stack.
+    fn push(&mut self, scratch: &mut SetupScratch, parts: &MemberParts, x0: &[f64]) -> Result<()> {
+        let len = self.layout.len();
+        let start = self.entries.len();
+        self.entries.resize(start + len, 0.0);
+        let rank = scratch.build(parts, &mut self.entries[start..])?;
+        self.ranks.push(rank);
+        self.initial.extend_from_slice(x0);
+        Ok(())
+    }
+
+    /// Appends a member's operators from the general path, W's rows moved to the
+    /// layout's (stage i's factor column k at row i·n + k).
+    fn push_general(&mut self, operators: &StepOperators, x0: &[f64]) {
+        let layout = self.layout;
+        let (n, p) = (layout.states, layout.width());
+        let start = self.entries.len();
+        self.entries.resize(start + layout.len(), 0.0);
+        let out = &mut self.entries[start..];
+        out[..n * p].copy_from_slice(&operators.delta);
+        let output_at = layout.output_at();
+        out[output_at..output_at + operators.output.len()].copy_from_slice(&operators.output);
+        let rank = operators.rank;
+        for stage in 0..layout.stages {
+            for k in 0..rank {
+                let from = (stage * rank + k) * p;
+                let to = layout.dissipation_at() + (stage * n + k) * p;
+                out[to..to + p].copy_from_slice(&operators.dissipation[from..from + p]);
+            }
+        }
+        out[layout.q_at()..].copy_from_slice(&operators.q);
+        self.ranks.push(rank);
+        self.initial.extend_from_slice(x0);
     }
 }
 

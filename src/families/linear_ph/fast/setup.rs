@@ -1,0 +1,788 @@
+//! The set-up of the fast engine's blocks for small members (n ≤ [`MAX_SETUP_STATES`]):
+//! each member's step operators built in stack-sized buffers, with nothing allocated per
+//! member, into one flat buffer per block.
+//!
+//! The operators are those of `StepOperators::recording_in` followed by the silent-input
+//! columns of `LinearPhPlan::kernel_operators_in`, bit for bit: the same operations in the
+//! same order, with the state size n a compile-time constant so that the loops over it
+//! unroll. Per member (h the step, a^{(r)} the stage matrix of component r, b the weights):
+//!
+//! ```text
+//!   L = (J − R) Q                                       (as nalgebra's gemm forms it)
+//!   P (I − h (a^{(r)}_ij L[r, c])) = L_u U             (partial pivoting, as nalgebra::LU)
+//!   column c of [Δ; Y; W] = one step from v = e_c:      (collocation_step::solve_stages)
+//!     Z = h (a ⊗ 1)(L x + B u) solved with L_u U,  x_i = x + Z_i,
+//!     δ = h Σ_j b_j (L x_j + B u_j),  y_i = Bᵀ Σ_j m_ij Q x_j,
+//!     w_(i,k) = Σ_{j ≥ i} L_M[j, i] F_kᵀ Q x_j            (M = L_M L_Mᵀ, R = F Fᵀ)
+//! ```
+//!
+//! `setup_matches_step_operators` in this module's tests checks the bits against the
+//! general path for every n, several stage counts, input counts, schemes and recordings.
+
+use nalgebra::DMatrix;
+
+use super::super::step_operators::dissipation_factor;
+use crate::error::{Error, Result};
+use crate::kernels::lanes::SimdLevel;
+use crate::linear_ph::LinearPhPlan;
+use crate::plan::Recording;
+
+/// Largest n the stack set-up builds for.
+pub const MAX_SETUP_STATES: usize = 8;
+
+/// Largest stage matrix n·s the stack set-up factors.
+const MAX_STAGE_SIZE: usize = 32;
+
+/// Largest s·m (stage inputs per step) of the stack set-up.
+const MAX_STAGE_INPUTS: usize = 16;
+
+/// A member's matrices as the set-up reads them, column-major.
+pub(super) struct MemberParts<'a> {
+    pub j: &'a [f64],
+    pub r: &'a [f64],
+    pub q: &'a [f64],
+    /// n × m.
+    pub b: &'a [f64],
+}
+
+/// Where a member's operators lie in its slice of a block's flat buffer: Δ (n × p), then
+/// Y (s·m × p) with outputs or energies, then W (s·n × p, row (i·n + k) the stage i's
+/// k-th factor column, zero beyond the member's rank) and Q (n × n) with energies; all
+/// row-major.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EntryLayout {
+    pub states: usize,
+    pub stages: usize,
+    pub inputs: usize,
+    pub outputs: bool,
+    pub energy: bool,
+}
+
+impl EntryLayout {
+    pub fn new(plan: &LinearPhPlan, recording: Recording) -> Self {
+        EntryLayout {
+            states: plan.states(),
+            stages: plan.scheme.stages,
+            inputs: plan.inputs_count(),
+            outputs: recording.outputs || recording.energy,
+            energy: recording.energy,
+        }
+    }
+
+    /// p = n + s·m.
+    pub fn width(&self) -> usize {
+        self.states + self.stages * self.inputs
+    }
+
+    pub fn output_at(&self) -> usize {
+        self.states * self.width()
+    }
+
+    pub fn dissipation_at(&self) -> usize {
+        self.output_at() + usize::from(self.outputs) * self.stages * self.inputs * self.width()
+    }
+
+    pub fn q_at(&self) -> usize {
+        self.dissipation_at() + usize::from(self.energy) * self.stages * self.states * self.width()
+    }
+
+    /// Entries per member.
+    pub fn len(&self) -> usize {
+        self.q_at() + usize::from(self.energy) * self.states * self.states
+    }
+}
+
+/// Whether the stack set-up builds `plan`'s members.
+pub(super) fn fits(plan: &LinearPhPlan) -> bool {
+    let (n, s, m) = (plan.states(), plan.scheme.stages, plan.inputs_count());
+    (1..=MAX_SETUP_STATES).contains(&n)
+        && (1..=MAX_SETUP_STAGES).contains(&s)
+        && n * s <= MAX_STAGE_SIZE
+        && s * m <= MAX_STAGE_INPUTS
+}
+
+/// Largest stage count s the stack set-up builds for.
+const MAX_SETUP_STAGES: usize = 4;
+
+/// [`SetupScratch::build_sized`] for n states and s stages.
+type BuildFn = fn(&mut SetupScratch, &MemberParts, &mut [f64]) -> Result<usize>;
+
+/// The builder of n states and s stages, both compile-time constants in it, compiled
+/// for AVX2 where the fast engines run with AVX2 or AVX-512 (wider registers for the
+/// column chunks; Rust contracts no multiply-add, so the bits are the portable build's).
+fn builder(n: usize, s: usize) -> BuildFn {
+    macro_rules! table {
+        ($build:ident: $($n:literal),*) => {
+            match (n, s) {
+                $(
+                    ($n, 1) => $build::<$n, 1>,
+                    ($n, 2) => $build::<$n, 2>,
+                    ($n, 3) => $build::<$n, 3>,
+                    ($n, 4) => $build::<$n, 4>,
+                )*
+                _ => unreachable!("the stack set-up builds n ≤ 8, s ≤ 4, not n = {n}, s = {s}"),
+            }
+        };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if matches!(SimdLevel::get(), SimdLevel::Avx2 | SimdLevel::Avx512) {
+        return table!(build_avx2: 1, 2, 3, 4, 5, 6, 7, 8);
+    }
+    table!(build_portable: 1, 2, 3, 4, 5, 6, 7, 8)
+}
+
+/// [`SetupScratch::build_sized`] for any x86-64 (or other) CPU.
+fn build_portable<const N: usize, const S: usize>(
+    scratch: &mut SetupScratch,
+    parts: &MemberParts,
+    out: &mut [f64],
+) -> Result<usize> {
+    scratch.build_sized::<N, S>(parts, out)
+}
+
+/// [`SetupScratch::build_sized`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+fn build_avx2<const N: usize, const S: usize>(
+    scratch: &mut SetupScratch,
+    parts: &MemberParts,
+    out: &mut [f64],
+) -> Result<usize> {
+    #[target_feature(enable = "avx2")]
+    fn with_avx2<const N: usize, const S: usize>(
+        scratch: &mut SetupScratch,
+        parts: &MemberParts,
+        out: &mut [f64],
+    ) -> Result<usize> {
+        scratch.build_sized::<N, S>(parts, out)
+    }
+    // SAFETY: chosen only where `SimdLevel::get` found AVX2 (or AVX-512, which implies it).
+    unsafe { with_avx2::<N, S>(scratch, parts, out) }
+}
+
+/// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
+/// factor, and work matrices for nalgebra's products (reused from member to member).
+pub(super) struct SetupScratch {
+    layout: EntryLayout,
+    h: f64,
+    /// a^{(r)}_ij as `stage_coef[(r · s + i) · s + j]`.
+    stage_coef: Vec<f64>,
+    weights: Vec<f64>,
+    /// M, column-major.
+    mass: Vec<f64>,
+    /// L_M, column-major (energies only).
+    mass_factor: Vec<f64>,
+    silent_inputs: Vec<bool>,
+    j_minus_r: DMatrix<f64>,
+    q: DMatrix<f64>,
+    l: DMatrix<f64>,
+    r: DMatrix<f64>,
+    /// The member's factored stage matrix.
+    factors: Box<StageFactors>,
+    columns: Box<ColumnWork>,
+    build: BuildFn,
+}
+
+impl SetupScratch {
+    /// The shared data of `plan`'s members under `recording` ([`fits`] holds).
+    pub fn new(plan: &LinearPhPlan, recording: Recording) -> Result<Self> {
+        let layout = EntryLayout::new(plan, recording);
+        let (n, s) = (layout.states, layout.stages);
+        let scheme = &plan.scheme;
+        let split = plan.split.unwrap_or(n);
+        let mut stage_coef = vec![0.0; n * s * s];
+        for r in 0..n {
+            let a = if r < split {
+                &scheme.a_positions
+            } else {
+                &scheme.a_momenta
+            };
+            for i in 0..s {
+                for j in 0..s {
+                    stage_coef[(r * s + i) * s + j] = a[(i, j)];
+                }
+            }
+        }
+        let mass_factor = if layout.energy {
+            let factor = scheme
+                .m
+                .clone()
+                .cholesky()
+                .ok_or_else(|| Error::Numerical {
+                    context: "mass matrix".into(),
+                    problem: "M is not positive definite".into(),
+                })?;
+            factor.l().as_slice().to_vec()
+        } else {
+            Vec::new()
+        };
+        Ok(SetupScratch {
+            layout,
+            h: plan.grid.h,
+            stage_coef,
+            weights: scheme.b.clone(),
+            mass: scheme.m.as_slice().to_vec(),
+            mass_factor,
+            silent_inputs: plan.silent_inputs().to_vec(),
+            j_minus_r: DMatrix::zeros(n, n),
+            q: DMatrix::zeros(n, n),
+            l: DMatrix::zeros(n, n),
+            r: DMatrix::zeros(n, n),
+            factors: Box::new(StageFactors {
+                matrix: [0.0; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
+                swaps: [(0, 0); MAX_STAGE_SIZE],
+                swap_count: 0,
+            }),
+            columns: Box::new(ColumnWork {
+                x: [[0.0; CHUNK]; MAX_SETUP_STATES],
+                u: [[0.0; CHUNK]; MAX_STAGE_INPUTS],
+                drift0: [[0.0; CHUNK]; MAX_SETUP_STATES],
+                rhs: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+                stage_states: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+                stage_rates: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+                efforts: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+                weighted: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+            }),
+            build: builder(n, s),
+        })
+    }
+
+    /// The layout of a member's operators.
+    #[cfg(test)]
+    pub fn layout(&self) -> EntryLayout {
+        self.layout
+    }
+
+    /// Builds the operators of the member `parts` into `out` (its [`EntryLayout::len`]
+    /// entries, every one written) and returns the rank of its dissipation factor (0
+    /// without energies).
+    pub fn build(&mut self, parts: &MemberParts, out: &mut [f64]) -> Result<usize> {
+        (self.build)(self, parts, out)
+    }
+
+    /// [`SetupScratch::build`] with n = `N` and s = `S`.
+    #[inline(always)]
+    fn build_sized<const N: usize, const S: usize>(
+        &mut self,
+        parts: &MemberParts,
+        out: &mut [f64],
+    ) -> Result<usize> {
+        let layout = self.layout;
+        debug_assert_eq!((layout.states, layout.stages), (N, S));
+        debug_assert_eq!(out.len(), layout.len());
+        let (n, s, m, h) = (N, S, layout.inputs, self.h);
+        let (size, sm) = (n * s, s * m);
+        let p = n + sm;
+        // L = (J − R) Q, as `CollocationStepper::rebuild` forms it.
+        self.j_minus_r.as_mut_slice().copy_from_slice(parts.j);
+        for (a, &r) in self.j_minus_r.as_mut_slice().iter_mut().zip(parts.r) {
+            *a -= r;
+        }
+        self.q.as_mut_slice().copy_from_slice(parts.q);
+        self.l.gemm(1.0, &self.j_minus_r, &self.q, 0.0);
+        let l = self.l.as_slice();
+        let lu = &mut *self.factors;
+        factor_stage_matrix::<N, S>(lu, l, &self.stage_coef, h)?;
+        let (matrix, swaps) = (&lu.matrix[..size * size], &lu.swaps[..lu.swap_count]);
+        // R = F Fᵀ with energies.
+        // F with R = F Fᵀ (energies only), column-major n × rank.
+        let mut factor_entries = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
+        let rank = if layout.energy {
+            match stack_dissipation_factor(n, parts.r, &mut factor_entries) {
+                Some(rank) => rank,
+                None => {
+                    self.r.as_mut_slice().copy_from_slice(parts.r);
+                    let factor = dissipation_factor(&self.r);
+                    factor_entries[..factor.len()].copy_from_slice(factor.as_slice());
+                    factor.ncols()
+                }
+            }
+        } else {
+            0
+        };
+        let factor = |c: usize, k: usize| factor_entries[k * n + c];
+        let (b, q, mass) = (parts.b, parts.q, &self.mass[..]);
+        let efforts_needed = layout.outputs || layout.energy;
+        let (output_at, dissipation_at) = (layout.output_at(), layout.dissipation_at());
+        let w = &mut *self.columns;
+        // The columns v = e_col, CHUNK at a time (columns past p are v = 0 and unused).
+        for first in (0..p).step_by(CHUNK) {
+            let unit = |index: usize| -> Cols {
+                std::array::from_fn(|k| if first + k == index { 1.0 } else { 0.0 })
+            };
+            for r in 0..n {
+                w.x[r] = unit(r);
+            }
+            for j in 0..sm {
+                w.u[j] = unit(n + j);
+            }
+            let (x, u) = (&w.x[..n], &w.u[..sm]);
+            for r in 0..n {
+                w.drift0[r] = sum(n, |c| mul(l[c * n + r], &x[c]));
+            }
+            for i in 0..s {
+                for r in 0..n {
+                    let mut acc = [0.0; CHUNK];
+                    for j in 0..s {
+                        let forcing = sum(m, |c| mul(b[c * n + r], &u[j * m + c]));
+                        let coef = self.stage_coef[(r * s + i) * s + j];
+                        let term = mul(coef, &add(&w.drift0[r], &forcing));
+                        acc = add(&acc, &term);
+                    }
+                    w.rhs[i * n + r] = mul(h, &acc);
+                }
+            }
+            solve_factored::<N, S>(matrix, swaps, &mut w.rhs[..size]);
+            for i in 0..s {
+                let (states, rhs) = (&mut w.stage_states[i * n..], &w.rhs[i * n..]);
+                for ((state, x), z) in states.iter_mut().zip(x).zip(rhs) {
+                    *state = add(x, z);
+                }
+                let xi = &w.stage_states[i * n..(i + 1) * n];
+                for r in 0..n {
+                    let drift = sum(n, |c| mul(l[c * n + r], &xi[c]));
+                    let forcing = sum(m, |c| mul(b[c * n + r], &u[i * m + c]));
+                    w.stage_rates[i * n + r] = add(&drift, &forcing);
+                    if efforts_needed {
+                        w.efforts[i * n + r] = sum(n, |c| mul(q[c * n + r], &xi[c]));
+                    }
+                }
+            }
+            let columns = first..(first + CHUNK).min(p);
+            let mut store = |row: usize, values: &Cols| {
+                out[row * p + columns.start..row * p + columns.end]
+                    .copy_from_slice(&values[..columns.len()]);
+            };
+            for r in 0..n {
+                let rate = sum(s, |j| mul(self.weights[j], &w.stage_rates[j * n + r]));
+                store(r, &mul(h, &rate));
+            }
+            if layout.outputs {
+                for i in 0..s {
+                    for r in 0..n {
+                        w.weighted[i * n + r] =
+                            sum(s, |j| mul(mass[j * s + i], &w.efforts[j * n + r]));
+                    }
+                }
+                for i in 0..s {
+                    for c in 0..m {
+                        let y = sum(n, |r| mul(b[c * n + r], &w.weighted[i * n + r]));
+                        store(output_at / p + i * m + c, &y);
+                    }
+                }
+            }
+            if layout.energy {
+                let lm = &self.mass_factor;
+                for i in 0..s {
+                    for k in 0..n {
+                        let mut acc = [0.0; CHUNK];
+                        if k < rank {
+                            for j in i..s {
+                                let fe = sum(n, |c| mul(factor(c, k), &w.efforts[j * n + c]));
+                                acc = add(&acc, &mul(lm[i * s + j], &fe));
+                            }
+                        }
+                        store(dissipation_at / p + i * n + k, &acc);
+                    }
+                }
+            }
+        }
+        // Silent inputs: their columns only ever multiply u = 0 (`kernel_operators_in`).
+        let rows = layout.q_at() / p;
+        for (channel, _) in self.silent_inputs.iter().enumerate().filter(|(_, s)| **s) {
+            for stage in 0..s {
+                let column = n + stage * m + channel;
+                for row in 0..rows {
+                    out[row * p + column] = 0.0;
+                }
+            }
+        }
+        if layout.energy {
+            let q_at = layout.q_at();
+            for row in 0..n {
+                for c in 0..n {
+                    out[q_at + row * n + c] = q[c * n + row];
+                }
+            }
+        }
+        Ok(rank)
+    }
+}
+
+/// `step_operators::dissipation_factor` of the n × n matrix `r` (column-major) for
+/// n ≤ 5, on the stack: eigenvectors scaled by √λ for the eigenvalues above 1e-14 · λ_max,
+/// written column-major into `factor`; returns the rank, or `None` for a larger n (the
+/// caller takes the heap path). nalgebra's symmetric eigen-decomposition runs the same
+/// operations on fixed-size and dynamic matrices of these sizes (checked bit for bit by
+/// `stack_factor_is_the_heap_factor`).
+fn stack_dissipation_factor(n: usize, r: &[f64], factor: &mut [f64]) -> Option<usize> {
+    macro_rules! sized {
+        ($($n:literal),*) => {
+            match n {
+                $($n => {
+                    let r = nalgebra::SMatrix::<f64, $n, $n>::from_column_slice(r);
+                    if r.amax() == 0.0 {
+                        return Some(0);
+                    }
+                    let eigen = nalgebra::SymmetricEigen::new(r);
+                    let largest = eigen.eigenvalues.max();
+                    let mut rank = 0;
+                    for k in 0..$n {
+                        if eigen.eigenvalues[k] > 1e-14 * largest {
+                            let scale = eigen.eigenvalues[k].sqrt();
+                            for row in 0..$n {
+                                factor[rank * $n + row] = eigen.eigenvectors[(row, k)] * scale;
+                            }
+                            rank += 1;
+                        }
+                    }
+                    Some(rank)
+                })*
+                _ => None,
+            }
+        };
+    }
+    sized!(1, 2, 3, 4, 5)
+}
+
+/// The stage matrix factored in place, column-major: U on and above the diagonal, the
+/// unit-diagonal L_u below it (the first (n·s)² entries), and the row swaps made, in order.
+struct StageFactors {
+    matrix: [f64; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
+    swaps: [(usize, usize); MAX_STAGE_SIZE],
+    swap_count: usize,
+}
+
+/// P (I − h (a^{(r)}_ij L[r, c])) = L_u U, step for step as `nalgebra::LU::new` (and
+/// `CollocationStepper::rebuild`) factor it: the pivot is the first largest |entry| of
+/// the column; rows are swapped, the column below the pivot scaled by 1/pivot, and the
+/// rest updated by a_rk ← (−a_ik) l_r + a_rk.
+#[inline(always)]
+fn factor_stage_matrix<const N: usize, const S: usize>(
+    lu: &mut StageFactors,
+    l: &[f64],
+    stage_coef: &[f64],
+    h: f64,
+) -> Result<()> {
+    let (n, s) = (N, S);
+    let size = n * s;
+    lu.swap_count = 0;
+    let a = &mut lu.matrix[..size * size];
+    for col in 0..size {
+        for row in 0..size {
+            let (i, r) = (row / n, row % n);
+            let (j, c) = (col / n, col % n);
+            let identity = if row == col { 1.0 } else { 0.0 };
+            a[col * size + row] = identity - h * stage_coef[(r * s + i) * s + j] * l[c * n + r];
+        }
+    }
+    for i in 0..size {
+        let mut pivot = i;
+        let mut largest = a[i * size + i].abs();
+        for row in i + 1..size {
+            let value = a[i * size + row].abs();
+            if value > largest {
+                largest = value;
+                pivot = row;
+            }
+        }
+        let diag = a[i * size + pivot];
+        if diag == 0.0 {
+            continue;
+        }
+        if pivot != i {
+            lu.swaps[lu.swap_count] = (i, pivot);
+            lu.swap_count += 1;
+            for c in 0..=i {
+                a.swap(c * size + i, c * size + pivot);
+            }
+        }
+        let inv_diag = 1.0 / diag;
+        for row in i + 1..size {
+            a[i * size + row] *= inv_diag;
+        }
+        for k in i + 1..size {
+            if pivot != i {
+                a.swap(k * size + i, k * size + pivot);
+            }
+            let pivot_entry = a[k * size + i];
+            for row in i + 1..size {
+                a[k * size + row] += -pivot_entry * a[i * size + row];
+            }
+        }
+    }
+    if (0..size).any(|i| a[i * size + i] == 0.0) {
+        return Err(Error::Numerical {
+            context: "stage matrix".into(),
+            problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
+        });
+    }
+    Ok(())
+}
+
+/// Solves P A z = rhs in place for CHUNK right-hand sides with the factors of
+/// [`factor_stage_matrix`], as nalgebra's `solve_lower_triangular_with_diag_mut` (unit
+/// diagonal) and `solve_upper_triangular_mut` do for each: z_r ← (−z_i) a_ri + z_r below,
+/// then z_i ← z_i / a_ii and z_r ← (−z_i) a_ri + z_r above.
+#[inline(always)]
+fn solve_factored<const N: usize, const S: usize>(
+    matrix: &[f64],
+    swaps: &[(usize, usize)],
+    rhs: &mut [Cols],
+) {
+    let size = N * S;
+    let rhs = &mut rhs[..size];
+    for &(i, pivot) in swaps {
+        rhs.swap(i, pivot);
+    }
+    for i in 0..size.saturating_sub(1) {
+        let coeff = rhs[i].map(|z| -(z / 1.0));
+        for row in i + 1..size {
+            let a = matrix[i * size + row];
+            rhs[row] = std::array::from_fn(|k| coeff[k] * a + rhs[row][k]);
+        }
+    }
+    for i in (0..size).rev() {
+        let diag = matrix[i * size + i];
+        let coeff = rhs[i].map(|z| z / diag);
+        rhs[i] = coeff;
+        for row in 0..i {
+            let a = matrix[i * size + row];
+            rhs[row] = std::array::from_fn(|k| -coeff[k] * a + rhs[row][k]);
+        }
+    }
+}
+
+/// Columns of the stack set-up handled side by side (one AVX-512 register of f64).
+const CHUNK: usize = 8;
+
+/// One value per column of a chunk.
+type Cols = [f64; CHUNK];
+
+/// a · v, column by column.
+#[inline(always)]
+fn mul(a: f64, v: &Cols) -> Cols {
+    std::array::from_fn(|k| a * v[k])
+}
+
+/// u + v, column by column.
+#[inline(always)]
+fn add(u: &Cols, v: &Cols) -> Cols {
+    std::array::from_fn(|k| u[k] + v[k])
+}
+
+/// Σ_{t < count} term(t) in order, as `Iterator::sum` adds f64 (from −0, so that the
+/// first term is kept as it is).
+#[inline(always)]
+fn sum(count: usize, term: impl Fn(usize) -> Cols) -> Cols {
+    let mut acc = [-0.0; CHUNK];
+    for t in 0..count {
+        acc = add(&acc, &term(t));
+    }
+    acc
+}
+
+/// The per-column values of one chunk of columns (kept between members, so that nothing
+/// is allocated or cleared per member).
+struct ColumnWork {
+    x: [Cols; MAX_SETUP_STATES],
+    u: [Cols; MAX_STAGE_INPUTS],
+    drift0: [Cols; MAX_SETUP_STATES],
+    rhs: [Cols; MAX_STAGE_SIZE],
+    stage_states: [Cols; MAX_STAGE_SIZE],
+    stage_rates: [Cols; MAX_STAGE_SIZE],
+    efforts: [Cols; MAX_STAGE_SIZE],
+    weighted: [Cols; MAX_STAGE_SIZE],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linear_ph::{LinearPh, LinearPhMember, OperatorWorkspace};
+    use crate::model::Signal;
+    use crate::tableau::{Scheme, SchemeFamily};
+    use nalgebra::DVector;
+    use rand::{Rng, SeedableRng};
+
+    /// A random member of n states and m inputs: J skew, R = C Cᵀ of rank ≤ n/2 + 1 (some
+    /// singular), Q ≻ 0, B with a zero entry; in the canonical form of the Lobatto pair
+    /// (J = [[0, I], [−I, 0]], R and Q block-diagonal) when `canonical`.
+    fn member(rng: &mut impl Rng, n: usize, m: usize, canonical: bool) -> LinearPhMember {
+        let mut normal =
+            |rows, cols| DMatrix::from_fn(rows, cols, |_, _| rng.random_range(-1.0..1.0));
+        let half = n / 2;
+        let mask = |a: DMatrix<f64>| {
+            DMatrix::from_fn(n, n, |i, k| {
+                if canonical && (i < half) != (k < half) {
+                    0.0
+                } else {
+                    a[(i, k)]
+                }
+            })
+        };
+        let a = normal(n, n);
+        let j = if canonical {
+            DMatrix::from_fn(n, n, |i, k| {
+                if k == i + half {
+                    1.0
+                } else if i == k + half {
+                    -1.0
+                } else {
+                    0.0
+                }
+            })
+        } else {
+            &a - a.transpose()
+        };
+        let c = normal(n, half + 1);
+        let r = mask(&c * c.transpose() * 0.3);
+        let d = normal(n, n);
+        let q = mask(DMatrix::identity(n, n) + &d * d.transpose() * 0.5);
+        let mut b = normal(n, m);
+        b[(0, 0)] = 0.0;
+        let r = (&r + r.transpose()) * 0.5;
+        let q = (&q + q.transpose()) * 0.5;
+        LinearPhMember {
+            system: LinearPh::new("system", j, r, q, b).unwrap(),
+            x0: DVector::from_element(n, 0.5),
+        }
+    }
+
+    #[test]
+    fn setup_matches_step_operators() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let recordings = [
+            Recording {
+                trajectory: false,
+                energy: false,
+                outputs: false,
+            },
+            Recording {
+                trajectory: true,
+                energy: false,
+                outputs: true,
+            },
+            Recording {
+                trajectory: true,
+                energy: true,
+                outputs: true,
+            },
+        ];
+        for n in 1..=MAX_SETUP_STATES {
+            for (family, stages) in [
+                (SchemeFamily::Gauss, 1),
+                (SchemeFamily::Gauss, 2),
+                (SchemeFamily::Gauss, 3),
+                (SchemeFamily::Gauss, 4),
+                (SchemeFamily::LobattoIiia, 3),
+                (SchemeFamily::LobattoPair, 2),
+            ] {
+                if family == SchemeFamily::LobattoPair && n % 2 == 1 {
+                    continue;
+                }
+                for m in 1..=2 {
+                    let scheme = Scheme::new(family, stages).unwrap();
+                    // The second input is silent: its columns are zeroed.
+                    let inputs: Vec<Signal> = (0..m)
+                        .map(|c| {
+                            if c == 0 {
+                                Signal::Harmonic {
+                                    amplitude: 1.0,
+                                    omega: 1.0,
+                                    phase: 0.3,
+                                    offset: 0.1,
+                                }
+                            } else {
+                                Signal::Zero
+                            }
+                        })
+                        .collect();
+                    for recording in recordings {
+                        let members: Vec<LinearPhMember> = (0..4)
+                            .map(|_| member(&mut rng, n, m, family == SchemeFamily::LobattoPair))
+                            .collect();
+                        let plan = test_plan(scheme.clone(), &inputs, members.clone(), recording);
+                        if !fits(&plan) {
+                            continue;
+                        }
+                        let mut scratch = SetupScratch::new(&plan, recording).unwrap();
+                        let layout = scratch.layout();
+                        let mut work = OperatorWorkspace::default();
+                        for member in &members {
+                            let general = plan
+                                .kernel_operators_in(member, recording, &mut work)
+                                .unwrap();
+                            let mut out = vec![f64::NAN; layout.len()];
+                            let parts = MemberParts {
+                                j: member.system.j.as_slice(),
+                                r: member.system.r.as_slice(),
+                                q: member.system.q.as_slice(),
+                                b: member.system.b.as_slice(),
+                            };
+                            let rank = scratch.build(&parts, &mut out).unwrap();
+                            assert_eq!(rank, general.rank);
+                            let p = layout.width();
+                            let bits =
+                                |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(
+                                bits(&out[..n * p]),
+                                bits(&general.delta),
+                                "Δ, n = {n}, {family:?} {stages}, m = {m}"
+                            );
+                            if layout.outputs {
+                                assert_eq!(
+                                    bits(&out[layout.output_at()..layout.dissipation_at()]),
+                                    bits(&general.output),
+                                    "Y"
+                                );
+                            }
+                            if layout.energy {
+                                let mut w = Vec::new();
+                                for i in 0..stages {
+                                    for k in 0..rank {
+                                        let row = layout.dissipation_at() + (i * n + k) * p;
+                                        w.extend_from_slice(&out[row..row + p]);
+                                    }
+                                    for k in rank..n {
+                                        let row = layout.dissipation_at() + (i * n + k) * p;
+                                        assert!(out[row..row + p].iter().all(|&v| v == 0.0));
+                                    }
+                                }
+                                assert_eq!(bits(&w), bits(&general.dissipation), "W");
+                                assert_eq!(bits(&out[layout.q_at()..]), bits(&general.q), "Q");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stack_factor_is_the_heap_factor() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(28);
+        for case in 0..2000 {
+            let n = 1 + case % 5;
+            let rank = rng.random_range(0..=n);
+            let c = DMatrix::from_fn(n, rank, |_, _| rng.random_range(-1.0..1.0));
+            let r = &c * c.transpose();
+            let r = (&r + r.transpose()) * 0.5;
+            let heap = dissipation_factor(&r);
+            let mut stack = [f64::NAN; 64];
+            let kept = stack_dissipation_factor(n, r.as_slice(), &mut stack).unwrap();
+            assert_eq!(kept, heap.ncols(), "{r}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&stack[..n * kept]), bits(heap.as_slice()), "{r}");
+        }
+    }
+
+    fn test_plan(
+        scheme: Scheme,
+        inputs: &[Signal],
+        members: Vec<LinearPhMember>,
+        recording: Recording,
+    ) -> LinearPhPlan {
+        LinearPhPlan::new(scheme, 0.01, 1.0, members, inputs, 1)
+            .unwrap()
+            .with_recording(recording)
+    }
+}
