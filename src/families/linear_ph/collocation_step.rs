@@ -83,6 +83,29 @@ pub struct StepScratch {
     pub delta: Vec<f64>,
 }
 
+/// Fills `coef` with the stage matrices of n state components under `plan`'s scheme,
+/// a^{(r)}_ij at `coef[(r · s + i) · s + j]`: IIIA for the positions (r below the split)
+/// and IIIB for the momenta under the Lobatto pair, the one matrix otherwise.
+pub fn fill_stage_coefficients(plan: &LinearPhPlan, n: usize, coef: &mut Vec<f64>) {
+    let scheme = &plan.scheme;
+    let s = scheme.stages;
+    let split = plan.split.unwrap_or(n);
+    coef.clear();
+    coef.resize(n * s * s, 0.0);
+    for r in 0..n {
+        let a = if r < split {
+            &scheme.a_positions
+        } else {
+            &scheme.a_momenta
+        };
+        for i in 0..s {
+            for j in 0..s {
+                coef[(r * s + i) * s + j] = a[(i, j)];
+            }
+        }
+    }
+}
+
 /// Makes `matrix` `rows` × `cols`, keeping its allocation when the shape is already right.
 fn fit(matrix: &mut DMatrix<f64>, rows: usize, cols: usize) {
     if matrix.shape() != (rows, cols) {
@@ -124,26 +147,13 @@ impl CollocationStepper {
         let (n, s, h) = (system.states(), scheme.stages, plan.grid.h);
         let m = system.inputs();
         (self.n, self.m, self.s, self.h) = (n, m, s, h);
-        let split = plan.split.unwrap_or(n);
         // L = (J − R) Q, as `LinearPh::drift` forms it.
         fit(&mut self.j_minus_r, n, n);
         self.j_minus_r.copy_from(&system.j);
         self.j_minus_r -= &system.r;
         fit(&mut self.l, n, n);
         self.l.gemm(1.0, &self.j_minus_r, &system.q, 0.0);
-        self.stage_coef.resize(n * s * s, 0.0);
-        for r in 0..n {
-            let a = if r < split {
-                &scheme.a_positions
-            } else {
-                &scheme.a_momenta
-            };
-            for i in 0..s {
-                for j in 0..s {
-                    self.stage_coef[(r * s + i) * s + j] = a[(i, j)];
-                }
-            }
-        }
+        fill_stage_coefficients(plan, n, &mut self.stage_coef);
         let size = n * s;
         fit(&mut self.lu, size, size);
         for col in 0..size {

@@ -21,6 +21,7 @@
 
 use nalgebra::DMatrix;
 
+use super::super::collocation_step::fill_stage_coefficients;
 use super::super::step_operators::dissipation_factor;
 use crate::error::{Error, Result};
 use crate::kernels::lanes::SimdLevel;
@@ -188,20 +189,8 @@ impl SetupScratch {
         let layout = EntryLayout::new(plan, recording);
         let (n, s) = (layout.states, layout.stages);
         let scheme = &plan.scheme;
-        let split = plan.split.unwrap_or(n);
-        let mut stage_coef = vec![0.0; n * s * s];
-        for r in 0..n {
-            let a = if r < split {
-                &scheme.a_positions
-            } else {
-                &scheme.a_momenta
-            };
-            for i in 0..s {
-                for j in 0..s {
-                    stage_coef[(r * s + i) * s + j] = a[(i, j)];
-                }
-            }
-        }
+        let mut stage_coef = Vec::new();
+        fill_stage_coefficients(plan, n, &mut stage_coef);
         let mass_factor = if layout.energy {
             let factor = scheme
                 .m
