@@ -6,10 +6,14 @@
 //! group is n [`crate::kernels::lanes::Lanes`] values, each one AVX-512 register of f64. A method is a composition of base steps with
 //! coefficients (`schedule.rs`): Strang steps S(γ_i h) of the splitting compositions, the
 //! Herglotz step, or any composition of them. Every step runs each flow of the reference
-//! on each group's lanes at once (`lane_flows.rs`), so that the time functions are paid
-//! once per block, the per-term dispatch and the matrices' entries once per group, and the
-//! arithmetic runs as vector instructions over the lanes, a group's state in cache and its
-//! products P v, K x summed in registers:
+//! on the lanes of a chunk of groups at once (`lane_flows.rs`), one operation after the
+//! other over every group of the chunk, so that the groups' independent dependency chains
+//! overlap in the out-of-order core, the time functions are paid once per block, the
+//! per-term dispatch once per chunk and the matrices' entries once per group, and the
+//! arithmetic runs as vector instructions over the lanes, its products P v, K x summed in
+//! registers. A chunk holds as many groups as keep its states and work buffers in a core's
+//! L1 cache, and runs a tile of steps before the next chunk; every vector of lanes starts a
+//! cache line (`lane_vec.rs`):
 //!
 //! ```text
 //!   t_j = (k + offset_j) h:  s_j(t), c(t), (1/r)³, 2f, (1/r)⁶ ḟ   once per block (time_values.rs)
@@ -34,6 +38,7 @@
 mod integrate;
 mod lane_flows;
 mod lane_system;
+mod lane_vec;
 mod schedule;
 mod time_values;
 
@@ -46,8 +51,9 @@ use crate::kernels::lanes::{Avx2, Avx512};
 use crate::kernels::lanes::{LANES, Portable, SimdLevel};
 use crate::plan::{MemberResult, StepGrid};
 use integrate::{LaneBlock, integrate};
-use lane_flows::Group;
+use lane_flows::GroupStates;
 use lane_system::LaneSystem;
+use lane_vec::LaneVec;
 pub use schedule::{BaseStep, Schedule};
 
 /// Most groups of [`LANES`] lanes per block.
@@ -87,17 +93,19 @@ impl ContactPlan {
             let i = g * LANES + l;
             &members[if i < members.len() { i } else { 0 }]
         };
-        let groups = (0..groups)
-            .map(|g| Group {
-                x: (0..n)
-                    .map(|r| std::array::from_fn(|l| lane(g, l).x0[r]))
-                    .collect(),
-                p: (0..n)
-                    .map(|r| std::array::from_fn(|l| lane(g, l).p0[r]))
-                    .collect(),
-                z: std::array::from_fn(|l| lane(g, l).z0),
-            })
-            .collect();
+        let state = |value: &dyn Fn(&ContactMember, usize) -> f64| -> LaneVec {
+            (0..groups * n)
+                .map(|e| std::array::from_fn(|l| value(lane(e / n, l), e % n)))
+                .collect()
+        };
+        let states = GroupStates {
+            n,
+            x: state(&|m, r| m.x0[r]),
+            p: state(&|m, r| m.p0[r]),
+            z: (0..groups)
+                .map(|g| std::array::from_fn(|l| lane(g, l).z0))
+                .collect(),
+        };
         let spec = self.record_spec();
         let records = self.grid().records();
         let results = members
@@ -111,7 +119,7 @@ impl ContactPlan {
         ContactBlock::Lanes(Box::new(LaneBlock {
             members: members.len(),
             system,
-            groups,
+            states,
             results,
         }))
     }
