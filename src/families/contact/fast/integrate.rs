@@ -4,10 +4,11 @@
 //! y = [x; p; z] is not finite, and at record points y and H(k h, y) per member; H at the
 //! start and at the last record point as totals.
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use super::lane_flows::{FlowScratch, GroupStates, constant_decay, hamiltonian, herglotz, strang};
-use super::lane_system::LaneSystem;
+use super::lane_system::{LaneSystem, dim};
 use super::lane_vec::LaneVec;
 use super::schedule::{BaseStep, Schedule};
 use super::time_values::{DampingTime, TimeValues};
@@ -21,6 +22,44 @@ const CHUNK_BYTES: usize = 32 << 10;
 /// Steps a chunk of groups runs before the next chunk takes them: the time functions of a
 /// tile's steps are computed once for the block.
 const TILE_STEPS: usize = 64;
+
+/// A thread's work buffers for blocks of `groups` groups of n-vectors, kept between the
+/// blocks it integrates (all of a plan's blocks but a last, smaller one have the same
+/// shape): every value in them is written before it is read.
+struct Workspace {
+    n: usize,
+    groups: usize,
+    work: FlowScratch,
+    /// φ_C(τ/2) factors per base step and group (constant damping).
+    decays: Vec<LaneVec>,
+    /// The time functions at a tile's time points, step by step.
+    table: Vec<TimeValues>,
+    /// Whether a tile's step is a record point, and the time functions there.
+    recording: Vec<bool>,
+    at_record: Vec<TimeValues>,
+    /// H per group at a record point.
+    energy: LaneVec,
+}
+
+impl Workspace {
+    fn new(n: usize, groups: usize) -> Self {
+        Workspace {
+            n,
+            groups,
+            work: FlowScratch::new(n, groups),
+            decays: Vec::new(),
+            table: Vec::new(),
+            recording: Vec::new(),
+            at_record: Vec::new(),
+            energy: LaneVec::filled([0.0; LANES], groups),
+        }
+    }
+}
+
+thread_local! {
+    /// The workspace of this thread's last block.
+    static WORKSPACE: Cell<Option<Box<Workspace>>> = const { Cell::new(None) };
+}
 
 /// Members laid out in groups of lanes, with their results' first sample.
 #[derive(Debug, Clone)]
@@ -46,7 +85,7 @@ fn chunk_groups(n: usize, groups: usize) -> usize {
 /// record points) once for the block, then each chunk of groups through the tile's steps,
 /// the flows over the chunk's groups side by side (`lane_flows.rs`).
 #[inline(always)]
-pub fn integrate<S: Simd>(
+pub fn integrate<S: Simd, const N: usize>(
     simd: S,
     block: LaneBlock,
     schedule: &Schedule,
@@ -58,28 +97,44 @@ pub fn integrate<S: Simd>(
         mut states,
         mut results,
     } = block;
-    let (n, groups) = (system.n, system.groups);
+    let (n, groups) = (dim::<N>(system.n), system.groups);
     let h = grid.h;
-    let mut work = FlowScratch::new(n, groups);
-    // φ_C(τ/2) factors per base step and group when C is constant (the same every step).
-    let decays: Vec<Option<LaneVec>> = schedule
-        .steps
-        .iter()
-        .map(|step| match (step, system.time.damping()) {
-            (BaseStep::Strang { gamma, .. }, DampingTime::Constant) => Some(
-                (0..groups)
-                    .map(|g| constant_decay(&system, g, 0.5 * (gamma * h)))
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect();
     let points = schedule.offsets.len();
     let tile_steps = TILE_STEPS.min(grid.steps).max(1);
-    let mut table = vec![TimeValues::default(); tile_steps * points];
-    let mut recording = vec![false; tile_steps];
-    let mut at_record = vec![TimeValues::default(); tile_steps];
-    let mut energy = LaneVec::filled([0.0; LANES], groups);
+    let mut space = WORKSPACE
+        .take()
+        .filter(|space| space.n == n && space.groups == groups)
+        .unwrap_or_else(|| Box::new(Workspace::new(n, groups)));
+    let Workspace {
+        work,
+        decays,
+        table,
+        recording,
+        at_record,
+        energy,
+        ..
+    } = &mut *space;
+    // φ_C(τ/2) factors per base step and group when C is constant (the same every step).
+    decays.resize_with(schedule.steps.len(), LaneVec::default);
+    let constant = matches!(system.time.damping(), DampingTime::Constant);
+    for (step, decay) in schedule.steps.iter().zip(decays.iter_mut()) {
+        if let (BaseStep::Strang { gamma, .. }, true) = (step, constant) {
+            *decay = (0..groups)
+                .map(|g| constant_decay(&system, g, 0.5 * (gamma * h)))
+                .collect();
+        }
+    }
+    let decays: Vec<Option<&[Lanes]>> = schedule
+        .steps
+        .iter()
+        .zip(decays.iter())
+        .map(|(step, decay)| {
+            (constant && matches!(step, BaseStep::Strang { .. })).then_some(&decay[..])
+        })
+        .collect();
+    table.resize(tile_steps * points, TimeValues::default());
+    recording.resize(tile_steps, false);
+    at_record.resize(tile_steps, TimeValues::default());
     let mut last: Vec<f64> = results.iter().map(|r| r.channels[0][0]).collect();
     let mut record_points = grid.record_points().into_iter().peekable();
     let chunk = chunk_groups(n, groups);
@@ -107,28 +162,28 @@ pub fn integrate<S: Simd>(
                     match *step {
                         BaseStep::Strang { gamma, points } => {
                             let at = [&at[points[0]], &at[points[1]]];
-                            let (tau, decay) = (gamma * h, decay.as_deref());
+                            let (tau, decay) = (gamma * h, *decay);
                             let y = &mut states;
-                            strang(simd, &system, chunk.clone(), at, tau, decay, y, &mut work);
+                            strang::<S, N>(simd, &system, chunk.clone(), at, tau, decay, y, work);
                         }
                         BaseStep::Herglotz { gamma, points } => {
                             let at = [&at[points[0]], &at[points[1]], &at[points[2]]];
                             let y = &mut states;
-                            herglotz(simd, &system, chunk.clone(), at, gamma * h, y, &mut work);
+                            herglotz::<S, N>(simd, &system, chunk.clone(), at, gamma * h, y, work);
                         }
                     }
                 }
-                flag_nonfinite(simd, &states, chunk.clone(), k, members, &mut results);
+                flag_nonfinite::<S, N>(simd, &states, chunk.clone(), k, members, &mut results);
                 if recording[i] {
                     let at = &at_record[i];
-                    hamiltonian(
+                    hamiltonian::<S, N>(
                         simd,
                         &system,
                         chunk.clone(),
                         at,
                         &states,
-                        &mut work,
-                        &mut energy,
+                        work,
+                        energy,
                     );
                     for g in chunk.clone() {
                         let lanes = (g * LANES).min(members)..((g + 1) * LANES).min(members);
@@ -147,6 +202,7 @@ pub fn integrate<S: Simd>(
         push_state(&states, i / LANES, i % LANES, &mut result.final_state);
         result.totals = vec![result.channels[0][0], last[i]];
     }
+    WORKSPACE.set(Some(space));
     results
 }
 
@@ -155,7 +211,7 @@ pub fn integrate<S: Simd>(
 /// them is NaN where any is, first over the whole chunk, then (only when that is NaN) group
 /// by group.
 #[inline(always)]
-fn flag_nonfinite<S: Simd>(
+fn flag_nonfinite<S: Simd, const N: usize>(
     simd: S,
     y: &GroupStates,
     groups: Range<usize>,
@@ -163,7 +219,7 @@ fn flag_nonfinite<S: Simd>(
     members: usize,
     results: &mut [MemberResult],
 ) {
-    let n = y.n;
+    let n = dim::<N>(y.n);
     let vectors = groups.start * n..groups.end * n;
     let mut sums = [simd.zero(); 4];
     for values in [&y.x[vectors.clone()], &y.p[vectors], &y.z[groups.clone()]] {

@@ -22,7 +22,7 @@
 
 use std::ops::Range;
 
-use super::lane_system::{LaneSystem, PotentialScratch, product};
+use super::lane_system::{LaneSystem, PotentialScratch, dim, product};
 use super::lane_vec::LaneVec;
 use super::time_values::TimeValues;
 use crate::kernels::lanes::{LANES, Lanes, Simd};
@@ -83,7 +83,7 @@ fn span(n: usize, g: usize) -> Range<usize> {
 
 /// φ_A(τ) of `groups`: x ← x + τ P p, z ← z + τ ½ pᵀ P p.
 #[inline(always)]
-pub fn flow_a<S: Simd>(
+pub fn flow_a<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -91,7 +91,7 @@ pub fn flow_a<S: Simd>(
     y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
-    let n = system.n;
+    let n = dim::<N>(system.n);
     let t = simd.splat(tau);
     for g in groups {
         let (x, p, row) = (
@@ -114,7 +114,7 @@ pub fn flow_a<S: Simd>(
 
 /// φ_B(τ) of `groups` at the time of `at`: p ← p − τ ∇B(t, x), z ← z − τ B(t, x).
 #[inline(always)]
-pub fn flow_b<S: Simd>(
+pub fn flow_b<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -123,8 +123,8 @@ pub fn flow_b<S: Simd>(
     y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
-    let n = system.n;
-    system.potential(
+    let n = dim::<N>(system.n);
+    system.potential::<S, N>(
         simd,
         groups.clone(),
         at,
@@ -148,7 +148,7 @@ pub fn flow_b<S: Simd>(
 /// Nothing without damping (the factor is 1).
 #[inline(always)]
 #[expect(clippy::too_many_arguments, reason = "the flow's inputs, all used")]
-pub fn flow_c<S: Simd>(
+pub fn flow_c<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -160,7 +160,7 @@ pub fn flow_c<S: Simd>(
     if !system.damped() {
         return;
     }
-    let n = system.n;
+    let n = dim::<N>(system.n);
     for g in groups {
         let decay = match decay {
             Some(decay) => decay[g],
@@ -186,7 +186,7 @@ pub fn constant_decay(system: &LaneSystem, g: usize, tau: f64) -> Lanes {
 /// `at[1]`; `decay` the φ_C(τ/2) factors (one per group of the block) when C is constant.
 #[inline(always)]
 #[expect(clippy::too_many_arguments, reason = "the step's inputs, all used")]
-pub fn strang<S: Simd>(
+pub fn strang<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -197,16 +197,16 @@ pub fn strang<S: Simd>(
     work: &mut FlowScratch,
 ) {
     let half = 0.5 * tau;
-    flow_c(simd, system, groups.clone(), at[0], half, decay, y);
-    flow_b(simd, system, groups.clone(), at[0], half, y, work);
-    flow_a(simd, system, groups.clone(), tau, y, work);
-    flow_b(simd, system, groups.clone(), at[1], half, y, work);
-    flow_c(simd, system, groups, at[1], half, decay, y);
+    flow_c::<S, N>(simd, system, groups.clone(), at[0], half, decay, y);
+    flow_b::<S, N>(simd, system, groups.clone(), at[0], half, y, work);
+    flow_a::<S, N>(simd, system, groups.clone(), tau, y, work);
+    flow_b::<S, N>(simd, system, groups.clone(), at[1], half, y, work);
+    flow_c::<S, N>(simd, system, groups, at[1], half, decay, y);
 }
 
 /// The Herglotz step of size τ of `groups` at the times of `at` = [t_k, t_{k+½}, t_{k+1}].
 #[inline(always)]
-pub fn herglotz<S: Simd>(
+pub fn herglotz<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -215,14 +215,14 @@ pub fn herglotz<S: Simd>(
     y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
-    let n = system.n;
+    let n = dim::<N>(system.n);
     for g in groups.clone() {
         let c = system.damping_rate(g, at[1]).map(|rate| 0.5 * tau * rate);
         work.keep[g] = c.map(|c| 1.0 - c);
         work.scale[g] = c.map(|c| 1.0 + c);
     }
     let (half_tau, t) = (simd.splat(0.5 * tau), simd.splat(tau));
-    system.potential(
+    system.potential::<S, N>(
         simd,
         groups.clone(),
         at[0],
@@ -257,7 +257,7 @@ pub fn herglotz<S: Simd>(
         }
         simd.store(&mut work.wpw[g], wpw);
     }
-    system.potential(
+    system.potential::<S, N>(
         simd,
         groups.clone(),
         at[2],
@@ -296,7 +296,7 @@ pub fn herglotz<S: Simd>(
 /// H(t, x, p, z) = (A(p) + B(t, x)) + C(t) z of `groups` at the time of `at`, into
 /// `energy` (one value per group of the block).
 #[inline(always)]
-pub fn hamiltonian<S: Simd>(
+pub fn hamiltonian<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
     groups: Range<usize>,
@@ -305,8 +305,8 @@ pub fn hamiltonian<S: Simd>(
     work: &mut FlowScratch,
     energy: &mut [Lanes],
 ) {
-    let n = system.n;
-    system.potential(
+    let n = dim::<N>(system.n);
+    system.potential::<S, N>(
         simd,
         groups.clone(),
         at,

@@ -120,6 +120,18 @@ fn shares(a: &ContactSystem, b: &ContactSystem) -> bool {
         && TimeSource::of(a) == TimeSource::of(b)
 }
 
+/// n as the code is compiled for: `N` when it is not 0 (the loops over n values then
+/// have a constant count, unrolled), else `n`.
+#[inline(always)]
+pub fn dim<const N: usize>(n: usize) -> usize {
+    if N == 0 {
+        n
+    } else {
+        debug_assert_eq!(n, N, "compiled for n = {N}");
+        N
+    }
+}
+
 /// out_r = Σ_c M_rc v_c of one group (M n × n row-major), each sum formed as std's `Sum`
 /// forms it: from −0.0, c = 0 … n − 1. Four rows at a time, their sums in registers.
 #[inline(always)]
@@ -256,7 +268,7 @@ impl LaneSystem {
         clippy::too_many_arguments,
         reason = "the evaluation's inputs and outputs"
     )]
-    pub fn potential<S: Simd>(
+    pub fn potential<S: Simd, const N: usize>(
         &self,
         simd: S,
         groups: Range<usize>,
@@ -266,7 +278,7 @@ impl LaneSystem {
         value: &mut [Lanes],
         scratch: &mut PotentialScratch,
     ) {
-        let n = self.n;
+        let n = dim::<N>(self.n);
         let span = |g: usize| g * n..(g + 1) * n;
         gradient[groups.start * n..groups.end * n].fill([0.0; LANES]);
         value[groups.clone()].fill([0.0; LANES]);

@@ -142,48 +142,68 @@ impl ContactPlan {
         }
         let schedule = Schedule::of(self.method());
         let grid = self.grid();
+        let n = block.system.n;
         Ok(match level {
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512 if Avx512::new().is_some() => {
                 let simd = Avx512::new().expect("checked just above");
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx512(simd, block, &schedule, grid) }
+                unsafe {
+                    match n {
+                        1 => integrate_avx512::<1>(simd, block, &schedule, grid),
+                        2 => integrate_avx512::<2>(simd, block, &schedule, grid),
+                        3 => integrate_avx512::<3>(simd, block, &schedule, grid),
+                        4 => integrate_avx512::<4>(simd, block, &schedule, grid),
+                        8 => integrate_avx512::<8>(simd, block, &schedule, grid),
+                        _ => integrate_avx512::<0>(simd, block, &schedule, grid),
+                    }
+                }
             }
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx2 if Avx2::new().is_some() => {
                 let simd = Avx2::new().expect("checked just above");
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx2(simd, block, &schedule, grid) }
+                unsafe {
+                    match n {
+                        1 => integrate_avx2::<1>(simd, block, &schedule, grid),
+                        2 => integrate_avx2::<2>(simd, block, &schedule, grid),
+                        3 => integrate_avx2::<3>(simd, block, &schedule, grid),
+                        4 => integrate_avx2::<4>(simd, block, &schedule, grid),
+                        8 => integrate_avx2::<8>(simd, block, &schedule, grid),
+                        _ => integrate_avx2::<0>(simd, block, &schedule, grid),
+                    }
+                }
             }
-            _ => integrate(Portable, block, &schedule, grid),
+            _ => integrate::<_, 0>(Portable, block, &schedule, grid),
         })
     }
 }
 
 /// [`integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into it, run
-/// 8 lanes per instruction.
+/// 8 lanes per instruction; `N` the block's n (its loops over n values unrolled), or 0
+/// for any n.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
-fn integrate_avx512(
+fn integrate_avx512<const N: usize>(
     simd: Avx512,
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
 ) -> Vec<MemberResult> {
-    integrate(simd, block, schedule, grid)
+    integrate::<_, N>(simd, block, schedule, grid)
 }
 
 /// [`integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes per
-/// instruction.
+/// instruction; `N` as for `integrate_avx512`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn integrate_avx2(
+fn integrate_avx2<const N: usize>(
     simd: Avx2,
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
 ) -> Vec<MemberResult> {
-    integrate(simd, block, schedule, grid)
+    integrate::<_, N>(simd, block, schedule, grid)
 }
 
 impl FastEngine for ContactPlan {
