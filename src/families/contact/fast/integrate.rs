@@ -176,15 +176,7 @@ pub fn integrate<S: Simd, const N: usize>(
                 flag_nonfinite::<S, N>(simd, &states, chunk.clone(), k, members, &mut results);
                 if recording[i] {
                     let at = &at_record[i];
-                    hamiltonian::<S, N>(
-                        simd,
-                        &system,
-                        chunk.clone(),
-                        at,
-                        &states,
-                        work,
-                        energy,
-                    );
+                    hamiltonian::<S, N>(simd, &system, chunk.clone(), at, &states, work, energy);
                     for g in chunk.clone() {
                         let lanes = (g * LANES).min(members)..((g + 1) * LANES).min(members);
                         for (l, result) in results[lanes].iter_mut().enumerate() {

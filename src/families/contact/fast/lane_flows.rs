@@ -147,7 +147,6 @@ pub fn flow_b<S: Simd, const N: usize>(
 /// `decay` (one per group of the block) when given (C constant: the same every step).
 /// Nothing without damping (the factor is 1).
 #[inline(always)]
-#[expect(clippy::too_many_arguments, reason = "the flow's inputs, all used")]
 pub fn flow_c<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
