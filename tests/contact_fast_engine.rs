@@ -227,6 +227,30 @@ fn the_bench_duffing_chains_agree_with_the_reference() {
     println!("Duffing chains: largest relative deviation {worst:e}");
 }
 
+/// The bench's Duffing chains in full-size blocks (several chunks of groups, a block that
+/// is not full, steps in several tiles, records inside and across tiles) at n = 2, 5, 8
+/// and 32 equal the reference to the last bit at every level.
+#[test]
+fn full_blocks_of_duffing_chains_equal_the_reference_bit_for_bit() {
+    for dof in [2, 5, 8, 32] {
+        for composition in ["strang", "suzuki-4"] {
+            let plan = contact_chain_plan(300, dof, 150, composition).unwrap();
+            let plan = with_method(&plan, plan.method().clone(), 150, 25, 300);
+            let expected = reference(&plan);
+            for level in levels() {
+                let what = format!(
+                    "Duffing n = {dof} {composition} {} full blocks",
+                    level.name()
+                );
+                let block = plan.fast_block_members();
+                assert!(block > 8, "{what}: blocks of several groups");
+                let fast = fast(&plan, level, block);
+                assert_eq!(max_deviation(&what, &fast, &expected), 0.0, "{what}");
+            }
+        }
+    }
+}
+
 /// An anharmonic well turned upside down, B = −x⁴/4 + x²/2 with damping and a forcing:
 /// members with enough momentum run off to infinity, at different steps, and are flagged at
 /// the reference's step; the members beside them in a block are unaffected.

@@ -4,12 +4,62 @@
 //! y = [x; p; z] is not finite, and at record points y and H(k h, y) per member; H at the
 //! start and at the last record point as totals.
 
-use super::lane_flows::{FlowScratch, Group, constant_decay, hamiltonian, herglotz, strang};
-use super::lane_system::LaneSystem;
+use std::cell::Cell;
+use std::ops::Range;
+
+use super::lane_flows::{FlowScratch, GroupStates, constant_decay, hamiltonian, herglotz, strang};
+use super::lane_system::{LaneSystem, dim};
+use super::lane_vec::LaneVec;
 use super::schedule::{BaseStep, Schedule};
 use super::time_values::{DampingTime, TimeValues};
 use crate::kernels::lanes::{LANES, Lanes, Simd};
 use crate::plan::{MemberResult, StepGrid};
+
+/// Bytes of a chunk's working set (its groups' states and work buffers) that the chunk
+/// sizing aims to keep in a core's L1 data cache.
+const CHUNK_BYTES: usize = 32 << 10;
+
+/// Steps a chunk of groups runs before the next chunk takes them: the time functions of a
+/// tile's steps are computed once for the block.
+const TILE_STEPS: usize = 64;
+
+/// A thread's work buffers for blocks of `groups` groups of n-vectors, kept between the
+/// blocks it integrates (all of a plan's blocks but a last, smaller one have the same
+/// shape): every value in them is written before it is read.
+struct Workspace {
+    n: usize,
+    groups: usize,
+    work: FlowScratch,
+    /// φ_C(τ/2) factors per base step and group (constant damping).
+    decays: Vec<LaneVec>,
+    /// The time functions at a tile's time points, step by step.
+    table: Vec<TimeValues>,
+    /// Whether a tile's step is a record point, and the time functions there.
+    recording: Vec<bool>,
+    at_record: Vec<TimeValues>,
+    /// H per group at a record point.
+    energy: LaneVec,
+}
+
+impl Workspace {
+    fn new(n: usize, groups: usize) -> Self {
+        Workspace {
+            n,
+            groups,
+            work: FlowScratch::new(n, groups),
+            decays: Vec::new(),
+            table: Vec::new(),
+            recording: Vec::new(),
+            at_record: Vec::new(),
+            energy: LaneVec::filled([0.0; LANES], groups),
+        }
+    }
+}
+
+thread_local! {
+    /// The workspace of this thread's last block.
+    static WORKSPACE: Cell<Option<Box<Workspace>>> = const { Cell::new(None) };
+}
 
 /// Members laid out in groups of lanes, with their results' first sample.
 #[derive(Debug, Clone)]
@@ -17,13 +67,25 @@ pub struct LaneBlock {
     /// Members; lanes past them repeat the first member and are dropped.
     pub members: usize,
     pub system: LaneSystem,
-    pub groups: Vec<Group>,
+    pub states: GroupStates,
     pub results: Vec<MemberResult>,
 }
 
+/// Groups per chunk for n-vectors: as many of the block's `groups` as keep a chunk's
+/// states and work buffers (about 6 n + 8 values of [`LANES`] lanes per group) within
+/// `CHUNK_BYTES`, at least one.
+fn chunk_groups(n: usize, groups: usize) -> usize {
+    let per_group = (6 * n + 8) * size_of::<Lanes>();
+    (CHUNK_BYTES / per_group).clamp(1, groups.max(1))
+}
+
 /// Integrates `block` through `grid` by `schedule` and returns its members' results.
+///
+/// Steps go in tiles of `TILE_STEPS`: the time functions of a tile's steps (and of its
+/// record points) once for the block, then each chunk of groups through the tile's steps,
+/// the flows over the chunk's groups side by side (`lane_flows.rs`).
 #[inline(always)]
-pub fn integrate<S: Simd>(
+pub fn integrate<S: Simd, const N: usize>(
     simd: S,
     block: LaneBlock,
     schedule: &Schedule,
@@ -32,96 +94,169 @@ pub fn integrate<S: Simd>(
     let LaneBlock {
         members,
         system,
-        mut groups,
+        mut states,
         mut results,
     } = block;
+    let (n, groups) = (dim::<N>(system.n), system.groups);
     let h = grid.h;
-    let mut work = FlowScratch::new(system.n);
+    let points = schedule.offsets.len();
+    let tile_steps = TILE_STEPS.min(grid.steps).max(1);
+    let mut space = WORKSPACE
+        .take()
+        .filter(|space| space.n == n && space.groups == groups)
+        .unwrap_or_else(|| Box::new(Workspace::new(n, groups)));
+    let Workspace {
+        work,
+        decays,
+        table,
+        recording,
+        at_record,
+        energy,
+        ..
+    } = &mut *space;
     // φ_C(τ/2) factors per base step and group when C is constant (the same every step).
-    let decays: Vec<Option<Vec<Lanes>>> = schedule
+    decays.resize_with(schedule.steps.len(), LaneVec::default);
+    let constant = matches!(system.time.damping(), DampingTime::Constant);
+    for (step, decay) in schedule.steps.iter().zip(decays.iter_mut()) {
+        if let (BaseStep::Strang { gamma, .. }, true) = (step, constant) {
+            *decay = (0..groups)
+                .map(|g| constant_decay(&system, g, 0.5 * (gamma * h)))
+                .collect();
+        }
+    }
+    let decays: Vec<Option<&[Lanes]>> = schedule
         .steps
         .iter()
-        .map(|step| match (step, system.time.damping()) {
-            (BaseStep::Strang { gamma, .. }, DampingTime::Constant) => Some(
-                (0..groups.len())
-                    .map(|g| constant_decay(&system, g, 0.5 * (gamma * h)))
-                    .collect(),
-            ),
-            _ => None,
+        .zip(decays.iter())
+        .map(|(step, decay)| {
+            (constant && matches!(step, BaseStep::Strang { .. })).then_some(&decay[..])
         })
         .collect();
-    let mut at = vec![TimeValues::default(); schedule.offsets.len()];
-    let mut at_record = TimeValues::default();
+    table.resize(tile_steps * points, TimeValues::default());
+    recording.resize(tile_steps, false);
+    at_record.resize(tile_steps, TimeValues::default());
     let mut last: Vec<f64> = results.iter().map(|r| r.channels[0][0]).collect();
     let mut record_points = grid.record_points().into_iter().peekable();
-    for k in 0..grid.steps {
-        for (values, &offset) in at.iter_mut().zip(&schedule.offsets) {
-            system.time.at((k as f64 + offset) * h, values);
+    let chunk = chunk_groups(n, groups);
+    let mut tile = 0..0;
+    while tile.end < grid.steps {
+        tile = tile.end..(tile.end + tile_steps).min(grid.steps);
+        for k in tile.clone() {
+            let i = k - tile.start;
+            let at = &mut table[i * points..(i + 1) * points];
+            for (values, &offset) in at.iter_mut().zip(&schedule.offsets) {
+                system.time.at((k as f64 + offset) * h, values);
+            }
+            recording[i] = record_points.peek() == Some(&(k + 1));
+            if recording[i] {
+                record_points.next();
+                system.time.at((k + 1) as f64 * h, &mut at_record[i]);
+            }
         }
-        let record = record_points.peek() == Some(&(k + 1));
-        if record {
-            record_points.next();
-            system.time.at((k + 1) as f64 * h, &mut at_record);
-        }
-        for (g, y) in groups.iter_mut().enumerate() {
-            for (step, decay) in schedule.steps.iter().zip(&decays) {
-                match *step {
-                    BaseStep::Strang { gamma, points } => {
-                        let at = [&at[points[0]], &at[points[1]]];
-                        let decay = decay.as_ref().map(|d| &d[g]);
-                        strang(simd, &system, g, at, gamma * h, decay, y, &mut work);
-                    }
-                    BaseStep::Herglotz { gamma, points } => {
-                        let at = [&at[points[0]], &at[points[1]], &at[points[2]]];
-                        herglotz(simd, &system, g, at, gamma * h, y, &mut work);
+        for first in (0..groups).step_by(chunk) {
+            let chunk = first..(first + chunk).min(groups);
+            for k in tile.clone() {
+                let i = k - tile.start;
+                let at = &table[i * points..(i + 1) * points];
+                for (step, decay) in schedule.steps.iter().zip(&decays) {
+                    match *step {
+                        BaseStep::Strang { gamma, points } => {
+                            let at = [&at[points[0]], &at[points[1]]];
+                            let (tau, decay) = (gamma * h, *decay);
+                            let y = &mut states;
+                            strang::<S, N>(simd, &system, chunk.clone(), at, tau, decay, y, work);
+                        }
+                        BaseStep::Herglotz { gamma, points } => {
+                            let at = [&at[points[0]], &at[points[1]], &at[points[2]]];
+                            let y = &mut states;
+                            herglotz::<S, N>(simd, &system, chunk.clone(), at, gamma * h, y, work);
+                        }
                     }
                 }
-            }
-            let lanes = &mut results[(g * LANES).min(members)..((g + 1) * LANES).min(members)];
-            flag_nonfinite(simd, y, k, lanes);
-            if record {
-                let energy = hamiltonian(simd, &system, g, &at_record, y, &mut work);
-                for (l, result) in lanes.iter_mut().enumerate() {
-                    push_state(y, l, &mut result.trajectory);
-                    result.channels[0].push(energy[l]);
-                    last[g * LANES + l] = energy[l];
+                flag_nonfinite::<S, N>(simd, &states, chunk.clone(), k, members, &mut results);
+                if recording[i] {
+                    let at = &at_record[i];
+                    hamiltonian::<S, N>(simd, &system, chunk.clone(), at, &states, work, energy);
+                    for g in chunk.clone() {
+                        let lanes = (g * LANES).min(members)..((g + 1) * LANES).min(members);
+                        for (l, result) in results[lanes].iter_mut().enumerate() {
+                            push_state(&states, g, l, &mut result.trajectory);
+                            result.channels[0].push(energy[g][l]);
+                            last[g * LANES + l] = energy[g][l];
+                        }
+                    }
                 }
             }
         }
     }
     for (i, result) in results.iter_mut().enumerate() {
         result.final_state.clear();
-        push_state(&groups[i / LANES], i % LANES, &mut result.final_state);
+        push_state(&states, i / LANES, i % LANES, &mut result.final_state);
         result.totals = vec![result.channels[0][0], last[i]];
     }
+    WORKSPACE.set(Some(space));
     results
 }
 
-/// Flags step k + 1 in the results of `lanes` (the group's members) where y stopped being
-/// finite: v − v is NaN exactly where v is not finite, and their sum over y is NaN where
-/// any is.
+/// Flags step k + 1 in the results of the members of `groups` (of the block's `members`)
+/// where y stopped being finite: v − v is NaN exactly where v is not finite, and a sum of
+/// them is NaN where any is, first over the whole chunk, then (only when that is NaN) group
+/// by group.
 #[inline(always)]
-fn flag_nonfinite<S: Simd>(simd: S, y: &Group, k: usize, lanes: &mut [MemberResult]) {
-    let mut sum = simd.zero();
-    for v in y.x.iter().chain(&y.p).chain(std::iter::once(&y.z)) {
-        let v = simd.load(v);
-        sum = simd.add(sum, simd.sub(v, v));
+fn flag_nonfinite<S: Simd, const N: usize>(
+    simd: S,
+    y: &GroupStates,
+    groups: Range<usize>,
+    k: usize,
+    members: usize,
+    results: &mut [MemberResult],
+) {
+    let n = dim::<N>(y.n);
+    let vectors = groups.start * n..groups.end * n;
+    let mut sums = [simd.zero(); 4];
+    for values in [&y.x[vectors.clone()], &y.p[vectors], &y.z[groups.clone()]] {
+        let mut quads = values.chunks_exact(4);
+        for quad in &mut quads {
+            for (sum, v) in sums.iter_mut().zip(quad) {
+                let v = simd.load(v);
+                *sum = simd.add(*sum, simd.sub(v, v));
+            }
+        }
+        for (sum, v) in sums.iter_mut().zip(quads.remainder()) {
+            let v = simd.load(v);
+            *sum = simd.add(*sum, simd.sub(v, v));
+        }
     }
-    let mut sums = [0.0; LANES];
-    simd.store(&mut sums, sum);
-    if !sums.iter().any(|s| s.is_nan()) {
+    let sum = simd.add(simd.add(sums[0], sums[1]), simd.add(sums[2], sums[3]));
+    let mut lanes = [0.0; LANES];
+    simd.store(&mut lanes, sum);
+    if !lanes.iter().any(|s| s.is_nan()) {
         return;
     }
-    for (result, s) in lanes.iter_mut().zip(sums) {
-        if result.nonfinite_step.is_none() && s.is_nan() {
-            result.nonfinite_step = Some(k as u64 + 1);
+    for g in groups {
+        let mut sum = simd.zero();
+        let values = y.x[g * n..(g + 1) * n]
+            .iter()
+            .chain(&y.p[g * n..(g + 1) * n])
+            .chain(std::iter::once(&y.z[g]));
+        for v in values {
+            let v = simd.load(v);
+            sum = simd.add(sum, simd.sub(v, v));
+        }
+        simd.store(&mut lanes, sum);
+        let group = (g * LANES).min(members)..((g + 1) * LANES).min(members);
+        for (result, s) in results[group].iter_mut().zip(lanes) {
+            if result.nonfinite_step.is_none() && s.is_nan() {
+                result.nonfinite_step = Some(k as u64 + 1);
+            }
         }
     }
 }
 
-/// Appends lane l's [x; p; z] to `out`.
-fn push_state(y: &Group, l: usize, out: &mut Vec<f64>) {
-    out.extend(y.x.iter().map(|x| x[l]));
-    out.extend(y.p.iter().map(|p| p[l]));
-    out.push(y.z[l]);
+/// Appends lane l of group g's [x; p; z] to `out`.
+fn push_state(y: &GroupStates, g: usize, l: usize, out: &mut Vec<f64>) {
+    let n = y.n;
+    out.extend(y.x[g * n..(g + 1) * n].iter().map(|x| x[l]));
+    out.extend(y.p[g * n..(g + 1) * n].iter().map(|p| p[l]));
+    out.push(y.z[g][l]);
 }

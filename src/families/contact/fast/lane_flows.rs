@@ -13,106 +13,164 @@
 //!     z = ((1 − c) z + τ (½ wᵀ P w − ½ (B(t_k, ·) + B(t_{k+1}, ·)))) / (1 + c)
 //!   H(t, x, p, z) = (A(p) + B(t, x)) + C(t) z
 //! ```
+//!
+//! Each flow runs on a range of the block's groups (a chunk), one operation after the other
+//! over every group of the chunk: the groups' dependency chains are independent, so the
+//! out-of-order core overlaps them, and what a flow decides once (the terms' kinds, the
+//! time values) is decided once per chunk instead of once per group. A lane's own
+//! arithmetic is the same whatever the chunk.
 
-use super::lane_system::{LaneSystem, PotentialScratch, product};
+use std::ops::Range;
+
+use super::lane_system::{LaneSystem, PotentialScratch, dim, product};
+use super::lane_vec::LaneVec;
 use super::time_values::TimeValues;
 use crate::kernels::lanes::{LANES, Lanes, Simd};
 
-/// The state of a group of [`LANES`] members: x and p (n values) and z.
+/// The states of a block's groups of [`LANES`] members: x and p (n values per group,
+/// group g's at `g · n .. (g + 1) · n`) and z (one value per group).
 #[derive(Debug, Clone)]
-pub struct Group {
-    pub x: Vec<Lanes>,
-    pub p: Vec<Lanes>,
-    pub z: Lanes,
+pub struct GroupStates {
+    pub n: usize,
+    pub x: LaneVec,
+    pub p: LaneVec,
+    pub z: LaneVec,
 }
 
-/// Work buffers of the flows (n values each).
+/// Work buffers of the flows, sized for a whole block (n values per group, or one).
 #[derive(Debug, Clone, Default)]
 pub struct FlowScratch {
-    gradient: Vec<Lanes>,
+    gradient: LaneVec,
     /// P p, or P w of the Herglotz step.
-    row: Vec<Lanes>,
+    row: LaneVec,
     /// w of the Herglotz step.
-    w: Vec<Lanes>,
+    w: LaneVec,
+    /// B(t, x) per group; B(t_k, x) of the Herglotz step.
+    value: LaneVec,
+    /// B(t_{k+1}, x) of the Herglotz step.
+    value_end: LaneVec,
+    /// 1 − c, 1 + c and wᵀ P w of the Herglotz step per group.
+    keep: LaneVec,
+    scale: LaneVec,
+    wpw: LaneVec,
     potential: PotentialScratch,
 }
 
 impl FlowScratch {
-    pub fn new(n: usize) -> Self {
+    /// Buffers for `groups` groups of n-vectors.
+    pub fn new(n: usize, groups: usize) -> Self {
+        let vector = LaneVec::filled([0.0; LANES], n * groups);
+        let scalar = LaneVec::filled([0.0; LANES], groups);
         FlowScratch {
-            gradient: vec![[0.0; LANES]; n],
-            row: vec![[0.0; LANES]; n],
-            w: vec![[0.0; LANES]; n],
-            potential: PotentialScratch::default(),
+            gradient: vector.clone(),
+            row: vector.clone(),
+            w: vector,
+            value: scalar.clone(),
+            value_end: scalar.clone(),
+            keep: scalar.clone(),
+            scale: scalar.clone(),
+            wpw: scalar,
+            potential: PotentialScratch::new(n, groups),
         }
     }
 }
 
-/// φ_A(τ): x ← x + τ P p, z ← z + τ ½ pᵀ P p.
+/// The n values of group `g`.
 #[inline(always)]
-pub fn flow_a<S: Simd>(
-    simd: S,
-    system: &LaneSystem,
-    tau: f64,
-    y: &mut Group,
-    work: &mut FlowScratch,
-) {
-    product(simd, &system.kinetic, system.n, &y.p, &mut work.row);
-    let t = simd.splat(tau);
-    let mut sum = simd.zero();
-    for ((x, p), pp) in y.x.iter_mut().zip(&y.p).zip(&work.row) {
-        let pp = simd.load(pp);
-        sum = simd.add(sum, simd.mul(simd.load(p), pp));
-        simd.store(x, simd.add(simd.load(x), simd.mul(t, pp)));
-    }
-    let a = simd.mul(simd.splat(0.5), sum);
-    let z = simd.add(simd.load(&y.z), simd.mul(t, a));
-    simd.store(&mut y.z, z);
+fn span(n: usize, g: usize) -> Range<usize> {
+    g * n..(g + 1) * n
 }
 
-/// φ_B(τ) of group `g` at the time of `at`: p ← p − τ ∇B(t, x), z ← z − τ B(t, x).
+/// φ_A(τ) of `groups`: x ← x + τ P p, z ← z + τ ½ pᵀ P p.
 #[inline(always)]
-pub fn flow_b<S: Simd>(
+pub fn flow_a<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
-    g: usize,
-    at: &TimeValues,
+    groups: Range<usize>,
     tau: f64,
-    y: &mut Group,
+    y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
-    let b = system.potential(simd, g, at, &y.x, &mut work.gradient, &mut work.potential);
+    let n = dim::<N>(system.n);
     let t = simd.splat(tau);
-    for (p, grad) in y.p.iter_mut().zip(&work.gradient) {
-        simd.store(p, simd.sub(simd.load(p), simd.mul(t, simd.load(grad))));
+    for g in groups {
+        let (x, p, row) = (
+            &mut y.x[span(n, g)],
+            &y.p[span(n, g)],
+            &mut work.row[span(n, g)],
+        );
+        product(simd, &system.kinetic, n, p, row);
+        let mut sum = simd.zero();
+        for ((x, p), pp) in x.iter_mut().zip(p).zip(row.iter()) {
+            let pp = simd.load(pp);
+            sum = simd.add(sum, simd.mul(simd.load(p), pp));
+            simd.store(x, simd.add(simd.load(x), simd.mul(t, pp)));
+        }
+        let a = simd.mul(simd.splat(0.5), sum);
+        let z = simd.add(simd.load(&y.z[g]), simd.mul(t, a));
+        simd.store(&mut y.z[g], z);
     }
-    let z = simd.sub(simd.load(&y.z), simd.mul(t, simd.load(&b)));
-    simd.store(&mut y.z, z);
 }
 
-/// φ_C(τ) of group `g` at the time of `at`: (p, z) ← e^{−C(t) τ} (p, z), with the factors
-/// `decay` when given (C constant: the same every step). Nothing without damping (the
-/// factor is 1).
+/// φ_B(τ) of `groups` at the time of `at`: p ← p − τ ∇B(t, x), z ← z − τ B(t, x).
 #[inline(always)]
-pub fn flow_c<S: Simd>(
+pub fn flow_b<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
-    g: usize,
+    groups: Range<usize>,
     at: &TimeValues,
     tau: f64,
-    decay: Option<&Lanes>,
-    y: &mut Group,
+    y: &mut GroupStates,
+    work: &mut FlowScratch,
+) {
+    let n = dim::<N>(system.n);
+    system.potential::<S, N>(
+        simd,
+        groups.clone(),
+        at,
+        &y.x,
+        &mut work.gradient,
+        &mut work.value,
+        &mut work.potential,
+    );
+    let t = simd.splat(tau);
+    for g in groups {
+        for (p, grad) in y.p[span(n, g)].iter_mut().zip(&work.gradient[span(n, g)]) {
+            simd.store(p, simd.sub(simd.load(p), simd.mul(t, simd.load(grad))));
+        }
+        let z = simd.sub(simd.load(&y.z[g]), simd.mul(t, simd.load(&work.value[g])));
+        simd.store(&mut y.z[g], z);
+    }
+}
+
+/// φ_C(τ) of `groups` at the time of `at`: (p, z) ← e^{−C(t) τ} (p, z), with the factors
+/// `decay` (one per group of the block) when given (C constant: the same every step).
+/// Nothing without damping (the factor is 1).
+#[inline(always)]
+pub fn flow_c<S: Simd, const N: usize>(
+    simd: S,
+    system: &LaneSystem,
+    groups: Range<usize>,
+    at: &TimeValues,
+    tau: f64,
+    decay: Option<&[Lanes]>,
+    y: &mut GroupStates,
 ) {
     if !system.damped() {
         return;
     }
-    let decay = match decay {
-        Some(decay) => *decay,
-        None => system.damping_rate(g, at).map(|rate| (-rate * tau).exp()),
-    };
-    let d = simd.load(&decay);
-    for p in y.p.iter_mut().chain(std::iter::once(&mut y.z)) {
-        simd.store(p, simd.mul(simd.load(p), d));
+    let n = dim::<N>(system.n);
+    for g in groups {
+        let decay = match decay {
+            Some(decay) => decay[g],
+            None => system.damping_rate(g, at).map(|rate| (-rate * tau).exp()),
+        };
+        let d = simd.load(&decay);
+        for p in y.p[span(n, g)].iter_mut() {
+            simd.store(p, simd.mul(simd.load(p), d));
+        }
+        let z = simd.mul(simd.load(&y.z[g]), d);
+        simd.store(&mut y.z[g], z);
     }
 }
 
@@ -123,103 +181,149 @@ pub fn constant_decay(system: &LaneSystem, g: usize, tau: f64) -> Lanes {
         .map(|alpha| (-alpha * tau).exp())
 }
 
-/// The Strang step S(τ) of group `g`, its opening half at `at[0]`, its closing half at
-/// `at[1]`; `decay` the φ_C(τ/2) factors when C is constant.
+/// The Strang step S(τ) of `groups`, its opening half at `at[0]`, its closing half at
+/// `at[1]`; `decay` the φ_C(τ/2) factors (one per group of the block) when C is constant.
 #[inline(always)]
 #[expect(clippy::too_many_arguments, reason = "the step's inputs, all used")]
-pub fn strang<S: Simd>(
+pub fn strang<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
-    g: usize,
+    groups: Range<usize>,
     at: [&TimeValues; 2],
     tau: f64,
-    decay: Option<&Lanes>,
-    y: &mut Group,
+    decay: Option<&[Lanes]>,
+    y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
     let half = 0.5 * tau;
-    flow_c(simd, system, g, at[0], half, decay, y);
-    flow_b(simd, system, g, at[0], half, y, work);
-    flow_a(simd, system, tau, y, work);
-    flow_b(simd, system, g, at[1], half, y, work);
-    flow_c(simd, system, g, at[1], half, decay, y);
+    flow_c::<S, N>(simd, system, groups.clone(), at[0], half, decay, y);
+    flow_b::<S, N>(simd, system, groups.clone(), at[0], half, y, work);
+    flow_a::<S, N>(simd, system, groups.clone(), tau, y, work);
+    flow_b::<S, N>(simd, system, groups.clone(), at[1], half, y, work);
+    flow_c::<S, N>(simd, system, groups, at[1], half, decay, y);
 }
 
-/// The Herglotz step of size τ of group `g` at the times of `at` = [t_k, t_{k+½}, t_{k+1}].
+/// The Herglotz step of size τ of `groups` at the times of `at` = [t_k, t_{k+½}, t_{k+1}].
 #[inline(always)]
-pub fn herglotz<S: Simd>(
+pub fn herglotz<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
-    g: usize,
+    groups: Range<usize>,
     at: [&TimeValues; 3],
     tau: f64,
-    y: &mut Group,
+    y: &mut GroupStates,
     work: &mut FlowScratch,
 ) {
-    let c = system.damping_rate(g, at[1]).map(|rate| 0.5 * tau * rate);
-    let (one_minus_c, one_plus_c) = (c.map(|c| 1.0 - c), c.map(|c| 1.0 + c));
+    let n = dim::<N>(system.n);
+    for g in groups.clone() {
+        let c = system.damping_rate(g, at[1]).map(|rate| 0.5 * tau * rate);
+        work.keep[g] = c.map(|c| 1.0 - c);
+        work.scale[g] = c.map(|c| 1.0 + c);
+    }
     let (half_tau, t) = (simd.splat(0.5 * tau), simd.splat(tau));
-    let b0 = system.potential(
+    system.potential::<S, N>(
         simd,
-        g,
+        groups.clone(),
         at[0],
         &y.x,
         &mut work.gradient,
+        &mut work.value,
         &mut work.potential,
     );
-    let keep = simd.load(&one_minus_c);
-    for ((w, p), grad) in work.w.iter_mut().zip(&y.p).zip(&work.gradient) {
-        let kick = simd.mul(half_tau, simd.load(grad));
-        simd.store(w, simd.sub(simd.mul(keep, simd.load(p)), kick));
+    for g in groups.clone() {
+        let keep = simd.load(&work.keep[g]);
+        let (w, p, gradient) = (
+            &mut work.w[span(n, g)],
+            &y.p[span(n, g)],
+            &work.gradient[span(n, g)],
+        );
+        for ((w, p), grad) in w.iter_mut().zip(p).zip(gradient) {
+            let kick = simd.mul(half_tau, simd.load(grad));
+            simd.store(w, simd.sub(simd.mul(keep, simd.load(p)), kick));
+        }
+        // x ← x + τ P w, wᵀ P w.
+        let (x, w, row) = (
+            &mut y.x[span(n, g)],
+            &work.w[span(n, g)],
+            &mut work.row[span(n, g)],
+        );
+        product(simd, &system.kinetic, n, w, row);
+        let mut wpw = simd.zero();
+        for ((x, w), pw) in x.iter_mut().zip(w).zip(row.iter()) {
+            let pw = simd.load(pw);
+            simd.store(x, simd.add(simd.load(x), simd.mul(t, pw)));
+            wpw = simd.add(wpw, simd.mul(simd.load(w), pw));
+        }
+        simd.store(&mut work.wpw[g], wpw);
     }
-    // x ← x + τ P w, wᵀ P w.
-    product(simd, &system.kinetic, system.n, &work.w, &mut work.row);
-    let mut wpw = simd.zero();
-    for ((x, w), pw) in y.x.iter_mut().zip(&work.w).zip(&work.row) {
-        let pw = simd.load(pw);
-        simd.store(x, simd.add(simd.load(x), simd.mul(t, pw)));
-        wpw = simd.add(wpw, simd.mul(simd.load(w), pw));
-    }
-    let mut wpw_lanes = [0.0; LANES];
-    simd.store(&mut wpw_lanes, wpw);
-    let b1 = system.potential(
+    system.potential::<S, N>(
         simd,
-        g,
+        groups.clone(),
         at[2],
         &y.x,
         &mut work.gradient,
+        &mut work.value_end,
         &mut work.potential,
     );
-    for ((p, w), grad) in y.p.iter_mut().zip(&work.w).zip(&work.gradient) {
-        let mut numerator = [0.0; LANES];
-        let kick = simd.mul(half_tau, simd.load(grad));
-        simd.store(&mut numerator, simd.sub(simd.load(w), kick));
-        *p = std::array::from_fn(|l| numerator[l] / one_plus_c[l]);
+    for g in groups {
+        let one_plus_c = &work.scale[g];
+        let (p, w, gradient) = (
+            &mut y.p[span(n, g)],
+            &work.w[span(n, g)],
+            &work.gradient[span(n, g)],
+        );
+        for ((p, w), grad) in p.iter_mut().zip(w).zip(gradient) {
+            let mut numerator = [0.0; LANES];
+            let kick = simd.mul(half_tau, simd.load(grad));
+            simd.store(&mut numerator, simd.sub(simd.load(w), kick));
+            *p = std::array::from_fn(|l| numerator[l] / one_plus_c[l]);
+        }
+        let (one_minus_c, wpw, b0, b1) = (
+            &work.keep[g],
+            &work.wpw[g],
+            &work.value[g],
+            &work.value_end[g],
+        );
+        let z = &y.z[g];
+        y.z[g] = std::array::from_fn(|l| {
+            let action = 0.5 * wpw[l] - 0.5 * (b0[l] + b1[l]);
+            (one_minus_c[l] * z[l] + tau * action) / one_plus_c[l]
+        });
     }
-    y.z = std::array::from_fn(|l| {
-        let action = 0.5 * wpw_lanes[l] - 0.5 * (b0[l] + b1[l]);
-        (one_minus_c[l] * y.z[l] + tau * action) / one_plus_c[l]
-    });
 }
 
-/// H(t, x, p, z) = (A(p) + B(t, x)) + C(t) z of group `g` at the time of `at`.
+/// H(t, x, p, z) = (A(p) + B(t, x)) + C(t) z of `groups` at the time of `at`, into
+/// `energy` (one value per group of the block).
 #[inline(always)]
-pub fn hamiltonian<S: Simd>(
+pub fn hamiltonian<S: Simd, const N: usize>(
     simd: S,
     system: &LaneSystem,
-    g: usize,
+    groups: Range<usize>,
     at: &TimeValues,
-    y: &Group,
+    y: &GroupStates,
     work: &mut FlowScratch,
-) -> Lanes {
-    product(simd, &system.kinetic, system.n, &y.p, &mut work.row);
-    let mut sum = [0.0; LANES];
-    for (p, pp) in y.p.iter().zip(&work.row) {
-        for l in 0..LANES {
-            sum[l] += p[l] * pp[l];
+    energy: &mut [Lanes],
+) {
+    let n = dim::<N>(system.n);
+    system.potential::<S, N>(
+        simd,
+        groups.clone(),
+        at,
+        &y.x,
+        &mut work.gradient,
+        &mut work.value,
+        &mut work.potential,
+    );
+    for g in groups {
+        let (p, row) = (&y.p[span(n, g)], &mut work.row[span(n, g)]);
+        product(simd, &system.kinetic, n, p, row);
+        let mut sum = [0.0; LANES];
+        for (p, pp) in p.iter().zip(row.iter()) {
+            for l in 0..LANES {
+                sum[l] += p[l] * pp[l];
+            }
         }
+        let (b, c, z) = (&work.value[g], system.damping_rate(g, at), &y.z[g]);
+        energy[g] = std::array::from_fn(|l| 0.5 * sum[l] + b[l] + c[l] * z[l]);
     }
-    let b = system.potential(simd, g, at, &y.x, &mut work.gradient, &mut work.potential);
-    let c = system.damping_rate(g, at);
-    std::array::from_fn(|l| 0.5 * sum[l] + b[l] + c[l] * y.z[l])
 }

@@ -22,9 +22,11 @@
 //! A block's lanes come in groups of [`LANES`] (one AVX-512 register of f64): an n-vector
 //! of a group is n [`Lanes`] values, a per-lane coefficient one [`Lanes`] value per group.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::super::model::{ContactMember, ContactSystem, Damping, Potential, PotentialExpression};
+use super::lane_vec::LaneVec;
 use super::time_values::{TimeSource, TimeValues};
 use crate::kernels::lanes::{LANES, Lanes, Simd};
 
@@ -34,27 +36,37 @@ enum LaneTerm {
     /// K, shared, row-major.
     Harmonic(Vec<f64>),
     /// β per group.
-    Quartic(Vec<Lanes>),
+    Quartic(LaneVec),
     /// ω² = ω ω per group.
-    Pendulum(Vec<Lanes>),
+    Pendulum(LaneVec),
     /// The forcing's index among the forcing terms, a_r of group g at `g · n + r`.
-    Forcing(usize, Vec<Lanes>),
+    Forcing(usize, LaneVec),
     /// γ per group.
-    Kepler(Vec<Lanes>),
+    Kepler(LaneVec),
     /// ε per group.
-    SpinOrbit(Vec<Lanes>),
+    SpinOrbit(LaneVec),
     Expression(Arc<PotentialExpression>),
 }
 
-/// Work buffers of an evaluation of B.
+/// Work buffers of an evaluation of B, sized for a whole block.
 #[derive(Debug, Clone, Default)]
 pub struct PotentialScratch {
-    /// (Kx)_r of a group.
-    product: Vec<Lanes>,
+    /// (Kx)_r, n values per group.
+    product: LaneVec,
     /// The expression's variables [x, t] and outputs [B, ∇B], lane-major, and its registers.
     vars: Vec<f64>,
     out: Vec<f64>,
     registers: Vec<f64>,
+}
+
+impl PotentialScratch {
+    /// Buffers for `groups` groups of n-vectors.
+    pub fn new(n: usize, groups: usize) -> Self {
+        PotentialScratch {
+            product: LaneVec::filled([0.0; LANES], n * groups),
+            ..PotentialScratch::default()
+        }
+    }
 }
 
 /// The systems of a block's members, group by group.
@@ -67,9 +79,9 @@ pub struct LaneSystem {
     pub kinetic: Vec<f64>,
     terms: Vec<LaneTerm>,
     /// The tidal η per group, when the damping is tidal (its forcing term in B).
-    tidal: Option<Vec<Lanes>>,
+    tidal: Option<LaneVec>,
     /// α (or η) per group; empty without damping.
-    damping: Vec<Lanes>,
+    damping: LaneVec,
     pub time: TimeSource,
 }
 
@@ -108,30 +120,51 @@ fn shares(a: &ContactSystem, b: &ContactSystem) -> bool {
         && TimeSource::of(a) == TimeSource::of(b)
 }
 
+/// n as the code is compiled for: `N` when it is not 0 (the loops over n values then
+/// have a constant count, unrolled), else `n`.
+#[inline(always)]
+pub fn dim<const N: usize>(n: usize) -> usize {
+    if N == 0 {
+        n
+    } else {
+        debug_assert_eq!(n, N, "compiled for n = {N}");
+        N
+    }
+}
+
 /// out_r = Σ_c M_rc v_c of one group (M n × n row-major), each sum formed as std's `Sum`
 /// forms it: from −0.0, c = 0 … n − 1. Four rows at a time, their sums in registers.
 #[inline(always)]
 pub fn product<S: Simd>(simd: S, m: &[f64], n: usize, v: &[Lanes], out: &mut [Lanes]) {
-    let mut r = 0;
-    while r + 4 <= n {
+    let (m, v, out) = (&m[..n * n], &v[..n], &mut out[..n]);
+    let mut blocks = out.chunks_exact_mut(4);
+    let mut rows = m.chunks_exact(4 * n);
+    for (out, rows) in (&mut blocks).zip(&mut rows) {
+        let (m0, rest) = rows.split_at(n);
+        let (m1, rest) = rest.split_at(n);
+        let (m2, m3) = rest.split_at(n);
         let mut sums = [simd.splat(-0.0); 4];
-        for (c, v) in v.iter().enumerate() {
+        for ((((v, &a), &b), &c), &d) in v.iter().zip(m0).zip(m1).zip(m2).zip(m3) {
             let v = simd.load(v);
-            for (i, sum) in sums.iter_mut().enumerate() {
-                *sum = simd.add(*sum, simd.mul(simd.splat(m[(r + i) * n + c]), v));
-            }
+            sums[0] = simd.add(sums[0], simd.mul(simd.splat(a), v));
+            sums[1] = simd.add(sums[1], simd.mul(simd.splat(b), v));
+            sums[2] = simd.add(sums[2], simd.mul(simd.splat(c), v));
+            sums[3] = simd.add(sums[3], simd.mul(simd.splat(d), v));
         }
-        for (out, sum) in out[r..r + 4].iter_mut().zip(sums) {
+        for (out, sum) in out.iter_mut().zip(sums) {
             simd.store(out, sum);
         }
-        r += 4;
     }
-    for r in r..n {
+    for (out, row) in blocks
+        .into_remainder()
+        .iter_mut()
+        .zip(rows.remainder().chunks_exact(n))
+    {
         let mut sum = simd.splat(-0.0);
-        for (c, v) in v.iter().enumerate() {
-            sum = simd.add(sum, simd.mul(simd.splat(m[r * n + c]), simd.load(v)));
+        for (v, &a) in v.iter().zip(row) {
+            sum = simd.add(sum, simd.mul(simd.splat(a), simd.load(v)));
         }
-        simd.store(&mut out[r], sum);
+        simd.store(out, sum);
     }
 }
 
@@ -149,7 +182,7 @@ impl LaneSystem {
             let i = g * LANES + l;
             &members[if i < members.len() { i } else { 0 }].system
         };
-        let per_lane = |value: &dyn Fn(&ContactSystem) -> f64| -> Vec<Lanes> {
+        let per_lane = |value: &dyn Fn(&ContactSystem) -> f64| -> LaneVec {
             (0..groups)
                 .map(|g| std::array::from_fn(|l| value(lane(g, l))))
                 .collect()
@@ -188,7 +221,7 @@ impl LaneSystem {
             })
             .collect();
         let damping = match first.damping {
-            Damping::None => Vec::new(),
+            Damping::None => LaneVec::default(),
             _ => per_lane(&|s: &ContactSystem| s.damping_coefficient()),
         };
         let tidal = matches!(first.damping, Damping::Tidal { .. }).then(|| damping.clone());
@@ -227,94 +260,119 @@ impl LaneSystem {
         }
     }
 
-    /// B(t, x) of group `g` (returned) and ∇ₓB(t, x) into `gradient` (n values), `at`
-    /// holding the time functions at t.
+    /// B(t, x) of each group g of `groups` into `value[g]` and ∇ₓB(t, x) into its n values
+    /// of `gradient` (group g's at `g · n .. (g + 1) · n`, as in `x`), `at` holding the time
+    /// functions at t. Term by term, each over every group of `groups`.
     #[inline(always)]
-    pub fn potential<S: Simd>(
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the evaluation's inputs and outputs"
+    )]
+    pub fn potential<S: Simd, const N: usize>(
         &self,
         simd: S,
-        g: usize,
+        groups: Range<usize>,
         at: &TimeValues,
         x: &[Lanes],
         gradient: &mut [Lanes],
+        value: &mut [Lanes],
         scratch: &mut PotentialScratch,
-    ) -> Lanes {
-        let n = self.n;
-        let mut value = [0.0; LANES];
-        gradient.fill([0.0; LANES]);
+    ) {
+        let n = dim::<N>(self.n);
+        let span = |g: usize| g * n..(g + 1) * n;
+        gradient[groups.start * n..groups.end * n].fill([0.0; LANES]);
+        value[groups.clone()].fill([0.0; LANES]);
         let half = simd.splat(0.5);
         for term in &self.terms {
             match term {
                 LaneTerm::Harmonic(k) => {
-                    let kx = &mut scratch.product;
-                    kx.resize(n, [0.0; LANES]);
-                    product(simd, k, n, x, kx);
-                    let mut b = simd.load(&value);
-                    for ((grad, x), kx) in gradient.iter_mut().zip(x).zip(kx.iter()) {
-                        let kx = simd.load(kx);
-                        simd.store(grad, simd.add(simd.load(grad), kx));
-                        b = simd.add(b, simd.mul(simd.mul(half, simd.load(x)), kx));
+                    for g in groups.clone() {
+                        let (x, gradient, kx) = (
+                            &x[span(g)],
+                            &mut gradient[span(g)],
+                            &mut scratch.product[span(g)],
+                        );
+                        product(simd, k, n, x, kx);
+                        let mut b = simd.load(&value[g]);
+                        for ((grad, x), kx) in gradient.iter_mut().zip(x).zip(kx.iter()) {
+                            let kx = simd.load(kx);
+                            simd.store(grad, simd.add(simd.load(grad), kx));
+                            b = simd.add(b, simd.mul(simd.mul(half, simd.load(x)), kx));
+                        }
+                        simd.store(&mut value[g], b);
                     }
-                    simd.store(&mut value, b);
                 }
                 LaneTerm::Quartic(beta) => {
-                    let beta = simd.load(&beta[g]);
-                    let quarter_beta = simd.mul(simd.splat(0.25), beta);
-                    let mut b = simd.load(&value);
-                    for (grad, x) in gradient.iter_mut().zip(x) {
-                        let x = simd.load(x);
-                        let cube = simd.mul(simd.mul(x, x), x);
-                        simd.store(grad, simd.add(simd.load(grad), simd.mul(beta, cube)));
-                        b = simd.add(b, simd.mul(simd.mul(quarter_beta, cube), x));
+                    for g in groups.clone() {
+                        let beta = simd.load(&beta[g]);
+                        let quarter_beta = simd.mul(simd.splat(0.25), beta);
+                        let mut b = simd.load(&value[g]);
+                        for (grad, x) in gradient[span(g)].iter_mut().zip(&x[span(g)]) {
+                            let x = simd.load(x);
+                            let cube = simd.mul(simd.mul(x, x), x);
+                            simd.store(grad, simd.add(simd.load(grad), simd.mul(beta, cube)));
+                            b = simd.add(b, simd.mul(simd.mul(quarter_beta, cube), x));
+                        }
+                        simd.store(&mut value[g], b);
                     }
-                    simd.store(&mut value, b);
                 }
                 LaneTerm::Pendulum(w2) => {
-                    let w2 = &w2[g];
-                    for (grad, x) in gradient.iter_mut().zip(x) {
-                        for l in 0..LANES {
-                            grad[l] += w2[l] * x[l].sin();
-                            value[l] -= w2[l] * x[l].cos();
+                    for g in groups.clone() {
+                        let (w2, value) = (&w2[g], &mut value[g]);
+                        for (grad, x) in gradient[span(g)].iter_mut().zip(&x[span(g)]) {
+                            for l in 0..LANES {
+                                grad[l] += w2[l] * x[l].sin();
+                                value[l] -= w2[l] * x[l].cos();
+                            }
                         }
                     }
                 }
                 LaneTerm::Forcing(index, amplitude) => {
                     let s = simd.splat(at.forcing[*index]);
-                    let amplitude = &amplitude[g * n..(g + 1) * n];
-                    let mut b = simd.load(&value);
-                    for ((grad, x), a) in gradient.iter_mut().zip(x).zip(amplitude) {
-                        let sa = simd.mul(s, simd.load(a));
-                        simd.store(grad, simd.sub(simd.load(grad), sa));
-                        b = simd.sub(b, simd.mul(sa, simd.load(x)));
+                    for g in groups.clone() {
+                        let mut b = simd.load(&value[g]);
+                        for ((grad, x), a) in gradient[span(g)]
+                            .iter_mut()
+                            .zip(&x[span(g)])
+                            .zip(&amplitude[span(g)])
+                        {
+                            let sa = simd.mul(s, simd.load(a));
+                            simd.store(grad, simd.sub(simd.load(grad), sa));
+                            b = simd.sub(b, simd.mul(sa, simd.load(x)));
+                        }
+                        simd.store(&mut value[g], b);
                     }
-                    simd.store(&mut value, b);
                 }
                 LaneTerm::Kepler(gamma) => {
-                    let gamma = &gamma[g];
-                    let mut squared = [-0.0; LANES];
-                    for x in x {
-                        for l in 0..LANES {
-                            squared[l] += x[l] * x[l];
+                    for g in groups.clone() {
+                        let (gamma, x, value) = (&gamma[g], &x[span(g)], &mut value[g]);
+                        let mut squared = [-0.0; LANES];
+                        for x in x {
+                            for l in 0..LANES {
+                                squared[l] += x[l] * x[l];
+                            }
                         }
-                    }
-                    let radius = squared.map(f64::sqrt);
-                    for (grad, x) in gradient.iter_mut().zip(x) {
-                        for l in 0..LANES {
-                            grad[l] += gamma[l] * x[l] / (squared[l] * radius[l]);
+                        let radius = squared.map(f64::sqrt);
+                        for (grad, x) in gradient[span(g)].iter_mut().zip(x) {
+                            for l in 0..LANES {
+                                grad[l] += gamma[l] * x[l] / (squared[l] * radius[l]);
+                            }
                         }
-                    }
-                    for l in 0..LANES {
-                        value[l] -= gamma[l] / radius[l];
+                        for l in 0..LANES {
+                            value[l] -= gamma[l] / radius[l];
+                        }
                     }
                 }
                 LaneTerm::SpinOrbit(epsilon) => {
-                    let epsilon = &epsilon[g];
                     let (cube, two_f) = (at.spin_cube, at.spin_two_f);
-                    for (grad, x) in gradient.iter_mut().zip(x) {
-                        for l in 0..LANES {
-                            let angle = 2.0 * x[l] - two_f;
-                            grad[l] += epsilon[l] * cube * angle.sin();
-                            value[l] -= 0.5 * epsilon[l] * cube * angle.cos();
+                    for g in groups.clone() {
+                        let (epsilon, value) = (&epsilon[g], &mut value[g]);
+                        for (grad, x) in gradient[span(g)].iter_mut().zip(&x[span(g)]) {
+                            for l in 0..LANES {
+                                let angle = 2.0 * x[l] - two_f;
+                                grad[l] += epsilon[l] * cube * angle.sin();
+                                value[l] -= 0.5 * epsilon[l] * cube * angle.cos();
+                            }
                         }
                     }
                 }
@@ -325,31 +383,39 @@ impl LaneSystem {
                         registers,
                         ..
                     } = scratch;
-                    vars.clear();
-                    vars.extend_from_slice(x.as_flattened());
-                    vars.extend_from_slice(&[at.t; LANES]);
-                    out.resize((n + 1) * LANES, 0.0);
-                    e.tape().eval_lanes_inline(vars, LANES, out, registers);
-                    for (grad, d) in gradient.iter_mut().zip(out[LANES..].chunks_exact(LANES)) {
-                        for l in 0..LANES {
-                            grad[l] += d[l];
+                    for g in groups.clone() {
+                        vars.clear();
+                        vars.extend_from_slice(x[span(g)].as_flattened());
+                        vars.extend_from_slice(&[at.t; LANES]);
+                        out.resize((n + 1) * LANES, 0.0);
+                        e.tape().eval_lanes_inline(vars, LANES, out, registers);
+                        for (grad, d) in gradient[span(g)]
+                            .iter_mut()
+                            .zip(out[LANES..].chunks_exact(LANES))
+                        {
+                            for l in 0..LANES {
+                                grad[l] += d[l];
+                            }
                         }
-                    }
-                    for l in 0..LANES {
-                        value[l] += out[l];
+                        let value = &mut value[g];
+                        for l in 0..LANES {
+                            value[l] += out[l];
+                        }
                     }
                 }
             }
         }
         if let Some(eta) = &self.tidal {
-            let eta_g = simd.mul(simd.load(&eta[g]), simd.splat(at.tidal_forcing));
-            let mut b = simd.load(&value);
-            for (grad, x) in gradient.iter_mut().zip(x) {
-                simd.store(grad, simd.sub(simd.load(grad), eta_g));
-                b = simd.sub(b, simd.mul(eta_g, simd.load(x)));
+            let forcing = simd.splat(at.tidal_forcing);
+            for g in groups {
+                let eta_g = simd.mul(simd.load(&eta[g]), forcing);
+                let mut b = simd.load(&value[g]);
+                for (grad, x) in gradient[span(g)].iter_mut().zip(&x[span(g)]) {
+                    simd.store(grad, simd.sub(simd.load(grad), eta_g));
+                    b = simd.sub(b, simd.mul(eta_g, simd.load(x)));
+                }
+                simd.store(&mut value[g], b);
             }
-            simd.store(&mut value, b);
         }
-        value
     }
 }

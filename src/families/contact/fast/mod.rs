@@ -6,10 +6,14 @@
 //! group is n [`crate::kernels::lanes::Lanes`] values, each one AVX-512 register of f64. A method is a composition of base steps with
 //! coefficients (`schedule.rs`): Strang steps S(γ_i h) of the splitting compositions, the
 //! Herglotz step, or any composition of them. Every step runs each flow of the reference
-//! on each group's lanes at once (`lane_flows.rs`), so that the time functions are paid
-//! once per block, the per-term dispatch and the matrices' entries once per group, and the
-//! arithmetic runs as vector instructions over the lanes, a group's state in cache and its
-//! products P v, K x summed in registers:
+//! on the lanes of a chunk of groups at once (`lane_flows.rs`), one operation after the
+//! other over every group of the chunk, so that the groups' independent dependency chains
+//! overlap in the out-of-order core, the time functions are paid once per block, the
+//! per-term dispatch once per chunk and the matrices' entries once per group, and the
+//! arithmetic runs as vector instructions over the lanes, its products P v, K x summed in
+//! registers. A chunk holds as many groups as keep its states and work buffers in a core's
+//! L1 cache, and runs a tile of steps before the next chunk; every vector of lanes starts a
+//! cache line (`lane_vec.rs`):
 //!
 //! ```text
 //!   t_j = (k + offset_j) h:  s_j(t), c(t), (1/r)³, 2f, (1/r)⁶ ḟ   once per block (time_values.rs)
@@ -34,6 +38,7 @@
 mod integrate;
 mod lane_flows;
 mod lane_system;
+mod lane_vec;
 mod schedule;
 mod time_values;
 
@@ -46,8 +51,9 @@ use crate::kernels::lanes::{Avx2, Avx512};
 use crate::kernels::lanes::{LANES, Portable, SimdLevel};
 use crate::plan::{MemberResult, StepGrid};
 use integrate::{LaneBlock, integrate};
-use lane_flows::Group;
+use lane_flows::GroupStates;
 use lane_system::LaneSystem;
+use lane_vec::LaneVec;
 pub use schedule::{BaseStep, Schedule};
 
 /// Most groups of [`LANES`] lanes per block.
@@ -87,17 +93,19 @@ impl ContactPlan {
             let i = g * LANES + l;
             &members[if i < members.len() { i } else { 0 }]
         };
-        let groups = (0..groups)
-            .map(|g| Group {
-                x: (0..n)
-                    .map(|r| std::array::from_fn(|l| lane(g, l).x0[r]))
-                    .collect(),
-                p: (0..n)
-                    .map(|r| std::array::from_fn(|l| lane(g, l).p0[r]))
-                    .collect(),
-                z: std::array::from_fn(|l| lane(g, l).z0),
-            })
-            .collect();
+        let state = |value: &dyn Fn(&ContactMember, usize) -> f64| -> LaneVec {
+            (0..groups * n)
+                .map(|e| std::array::from_fn(|l| value(lane(e / n, l), e % n)))
+                .collect()
+        };
+        let states = GroupStates {
+            n,
+            x: state(&|m, r| m.x0[r]),
+            p: state(&|m, r| m.p0[r]),
+            z: (0..groups)
+                .map(|g| std::array::from_fn(|l| lane(g, l).z0))
+                .collect(),
+        };
         let spec = self.record_spec();
         let records = self.grid().records();
         let results = members
@@ -111,7 +119,7 @@ impl ContactPlan {
         ContactBlock::Lanes(Box::new(LaneBlock {
             members: members.len(),
             system,
-            groups,
+            states,
             results,
         }))
     }
@@ -134,48 +142,68 @@ impl ContactPlan {
         }
         let schedule = Schedule::of(self.method());
         let grid = self.grid();
+        let n = block.system.n;
         Ok(match level {
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512 if Avx512::new().is_some() => {
                 let simd = Avx512::new().expect("checked just above");
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx512(simd, block, &schedule, grid) }
+                unsafe {
+                    match n {
+                        1 => integrate_avx512::<1>(simd, block, &schedule, grid),
+                        2 => integrate_avx512::<2>(simd, block, &schedule, grid),
+                        3 => integrate_avx512::<3>(simd, block, &schedule, grid),
+                        4 => integrate_avx512::<4>(simd, block, &schedule, grid),
+                        8 => integrate_avx512::<8>(simd, block, &schedule, grid),
+                        _ => integrate_avx512::<0>(simd, block, &schedule, grid),
+                    }
+                }
             }
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx2 if Avx2::new().is_some() => {
                 let simd = Avx2::new().expect("checked just above");
                 // SAFETY: the CPU has the instructions (checked just above).
-                unsafe { integrate_avx2(simd, block, &schedule, grid) }
+                unsafe {
+                    match n {
+                        1 => integrate_avx2::<1>(simd, block, &schedule, grid),
+                        2 => integrate_avx2::<2>(simd, block, &schedule, grid),
+                        3 => integrate_avx2::<3>(simd, block, &schedule, grid),
+                        4 => integrate_avx2::<4>(simd, block, &schedule, grid),
+                        8 => integrate_avx2::<8>(simd, block, &schedule, grid),
+                        _ => integrate_avx2::<0>(simd, block, &schedule, grid),
+                    }
+                }
             }
-            _ => integrate(Portable, block, &schedule, grid),
+            _ => integrate::<_, 0>(Portable, block, &schedule, grid),
         })
     }
 }
 
 /// [`integrate`] compiled for AVX-512 (F, DQ, VL): the block's loops, inlined into it, run
-/// 8 lanes per instruction.
+/// 8 lanes per instruction; `N` the block's n (its loops over n values unrolled), or 0
+/// for any n.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
-fn integrate_avx512(
+fn integrate_avx512<const N: usize>(
     simd: Avx512,
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
 ) -> Vec<MemberResult> {
-    integrate(simd, block, schedule, grid)
+    integrate::<_, N>(simd, block, schedule, grid)
 }
 
 /// [`integrate`] compiled for AVX2: the block's loops, inlined into it, run 4 lanes per
-/// instruction.
+/// instruction; `N` as for `integrate_avx512`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn integrate_avx2(
+fn integrate_avx2<const N: usize>(
     simd: Avx2,
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
 ) -> Vec<MemberResult> {
-    integrate(simd, block, schedule, grid)
+    integrate::<_, N>(simd, block, schedule, grid)
 }
 
 impl FastEngine for ContactPlan {

@@ -113,11 +113,12 @@ impl TimeSource {
         &self.damping
     }
 
-    /// Fills `out` with the values at t.
+    /// Fills `out` with the values at t (0 for parts the source does not have).
     pub fn at(&self, t: f64, out: &mut TimeValues) {
         out.t = t;
         out.forcing.clear();
         out.forcing.extend(self.forcings.iter().map(|s| s.value(t)));
+        (out.spin_cube, out.spin_two_f, out.tidal_forcing) = (0.0, 0.0, 0.0);
         if let Some(orbit) = &self.spin_orbit {
             out.spin_cube = orbit.radius(t).recip().powi(3);
             out.spin_two_f = 2.0 * orbit.true_anomaly(t);
