@@ -27,6 +27,7 @@
 //! the portable level rounds them like the twin, whose results it reproduces bit for bit.
 
 mod setup;
+mod stage_lu;
 mod step;
 
 use std::ops::Range;

@@ -23,19 +23,22 @@ use nalgebra::DMatrix;
 
 use super::super::collocation_step::fill_stage_coefficients;
 use super::super::step_operators::dissipation_factor;
+use super::stage_lu::{
+    CHUNK, Cols, ColumnWork, StageFactors, add, factor_stage_matrix, mul, solve_factored, sum,
+};
 use crate::error::{Error, Result};
 use crate::kernels::lanes::SimdLevel;
 use crate::linear_ph::LinearPhPlan;
 use crate::plan::Recording;
 
 /// Largest n the stack set-up builds for.
-pub const MAX_SETUP_STATES: usize = 8;
+pub(super) const MAX_SETUP_STATES: usize = 8;
 
 /// Largest stage matrix n·s the stack set-up factors.
-const MAX_STAGE_SIZE: usize = 32;
+pub(super) const MAX_STAGE_SIZE: usize = 32;
 
 /// Largest s·m (stage inputs per step) of the stack set-up.
-const MAX_STAGE_INPUTS: usize = 16;
+pub(super) const MAX_STAGE_INPUTS: usize = 16;
 
 /// A member's matrices as the set-up reads them, column-major.
 pub(super) struct MemberParts<'a> {
@@ -216,21 +219,8 @@ impl SetupScratch {
             q: DMatrix::zeros(n, n),
             l: DMatrix::zeros(n, n),
             r: DMatrix::zeros(n, n),
-            factors: Box::new(StageFactors {
-                matrix: [0.0; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
-                swaps: [(0, 0); MAX_STAGE_SIZE],
-                swap_count: 0,
-            }),
-            columns: Box::new(ColumnWork {
-                x: [[0.0; CHUNK]; MAX_SETUP_STATES],
-                u: [[0.0; CHUNK]; MAX_STAGE_INPUTS],
-                drift0: [[0.0; CHUNK]; MAX_SETUP_STATES],
-                rhs: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-                stage_states: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-                stage_rates: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-                efforts: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-                weighted: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-            }),
+            factors: Box::new(StageFactors::new()),
+            columns: Box::new(ColumnWork::new()),
             build: builder(n, s),
         })
     }
@@ -431,156 +421,6 @@ fn stack_dissipation_factor(n: usize, r: &[f64], factor: &mut [f64]) -> Option<u
         };
     }
     sized!(1, 2, 3, 4, 5)
-}
-
-/// The stage matrix factored in place, column-major: U on and above the diagonal, the
-/// unit-diagonal L_u below it (the first (n·s)² entries), and the row swaps made, in order.
-struct StageFactors {
-    matrix: [f64; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
-    swaps: [(usize, usize); MAX_STAGE_SIZE],
-    swap_count: usize,
-}
-
-/// P (I − h (a^{(r)}_ij L[r, c])) = L_u U, step for step as `nalgebra::LU::new` (and
-/// `CollocationStepper::rebuild`) factor it: the pivot is the first largest |entry| of
-/// the column; rows are swapped, the column below the pivot scaled by 1/pivot, and the
-/// rest updated by a_rk ← (−a_ik) l_r + a_rk.
-#[inline(always)]
-fn factor_stage_matrix<const N: usize, const S: usize>(
-    lu: &mut StageFactors,
-    l: &[f64],
-    stage_coef: &[f64],
-    h: f64,
-) -> Result<()> {
-    let (n, s) = (N, S);
-    let size = n * s;
-    lu.swap_count = 0;
-    let a = &mut lu.matrix[..size * size];
-    for col in 0..size {
-        for row in 0..size {
-            let (i, r) = (row / n, row % n);
-            let (j, c) = (col / n, col % n);
-            let identity = if row == col { 1.0 } else { 0.0 };
-            a[col * size + row] = identity - h * stage_coef[(r * s + i) * s + j] * l[c * n + r];
-        }
-    }
-    for i in 0..size {
-        let mut pivot = i;
-        let mut largest = a[i * size + i].abs();
-        for row in i + 1..size {
-            let value = a[i * size + row].abs();
-            if value > largest {
-                largest = value;
-                pivot = row;
-            }
-        }
-        let diag = a[i * size + pivot];
-        if diag == 0.0 {
-            continue;
-        }
-        if pivot != i {
-            lu.swaps[lu.swap_count] = (i, pivot);
-            lu.swap_count += 1;
-            for c in 0..=i {
-                a.swap(c * size + i, c * size + pivot);
-            }
-        }
-        let inv_diag = 1.0 / diag;
-        for row in i + 1..size {
-            a[i * size + row] *= inv_diag;
-        }
-        for k in i + 1..size {
-            if pivot != i {
-                a.swap(k * size + i, k * size + pivot);
-            }
-            let pivot_entry = a[k * size + i];
-            for row in i + 1..size {
-                a[k * size + row] += -pivot_entry * a[i * size + row];
-            }
-        }
-    }
-    if (0..size).any(|i| a[i * size + i] == 0.0) {
-        return Err(Error::Numerical {
-            context: "stage matrix".into(),
-            problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
-        });
-    }
-    Ok(())
-}
-
-/// Solves P A z = rhs in place for CHUNK right-hand sides with the factors of
-/// [`factor_stage_matrix`], as nalgebra's `solve_lower_triangular_with_diag_mut` (unit
-/// diagonal) and `solve_upper_triangular_mut` do for each: z_r ← (−z_i) a_ri + z_r below,
-/// then z_i ← z_i / a_ii and z_r ← (−z_i) a_ri + z_r above.
-#[inline(always)]
-fn solve_factored<const N: usize, const S: usize>(
-    matrix: &[f64],
-    swaps: &[(usize, usize)],
-    rhs: &mut [Cols],
-) {
-    let size = N * S;
-    let rhs = &mut rhs[..size];
-    for &(i, pivot) in swaps {
-        rhs.swap(i, pivot);
-    }
-    for i in 0..size.saturating_sub(1) {
-        let coeff = rhs[i].map(|z| -(z / 1.0));
-        for row in i + 1..size {
-            let a = matrix[i * size + row];
-            rhs[row] = std::array::from_fn(|k| coeff[k] * a + rhs[row][k]);
-        }
-    }
-    for i in (0..size).rev() {
-        let diag = matrix[i * size + i];
-        let coeff = rhs[i].map(|z| z / diag);
-        rhs[i] = coeff;
-        for row in 0..i {
-            let a = matrix[i * size + row];
-            rhs[row] = std::array::from_fn(|k| -coeff[k] * a + rhs[row][k]);
-        }
-    }
-}
-
-/// Columns of the stack set-up handled side by side (one AVX-512 register of f64).
-const CHUNK: usize = 8;
-
-/// One value per column of a chunk.
-type Cols = [f64; CHUNK];
-
-/// a · v, column by column.
-#[inline(always)]
-fn mul(a: f64, v: &Cols) -> Cols {
-    std::array::from_fn(|k| a * v[k])
-}
-
-/// u + v, column by column.
-#[inline(always)]
-fn add(u: &Cols, v: &Cols) -> Cols {
-    std::array::from_fn(|k| u[k] + v[k])
-}
-
-/// Σ_{t < count} term(t) in order, as `Iterator::sum` adds f64 (from −0, so that the
-/// first term is kept as it is).
-#[inline(always)]
-fn sum(count: usize, term: impl Fn(usize) -> Cols) -> Cols {
-    let mut acc = [-0.0; CHUNK];
-    for t in 0..count {
-        acc = add(&acc, &term(t));
-    }
-    acc
-}
-
-/// The per-column values of one chunk of columns (kept between members, so that nothing
-/// is allocated or cleared per member).
-struct ColumnWork {
-    x: [Cols; MAX_SETUP_STATES],
-    u: [Cols; MAX_STAGE_INPUTS],
-    drift0: [Cols; MAX_SETUP_STATES],
-    rhs: [Cols; MAX_STAGE_SIZE],
-    stage_states: [Cols; MAX_STAGE_SIZE],
-    stage_rates: [Cols; MAX_STAGE_SIZE],
-    efforts: [Cols; MAX_STAGE_SIZE],
-    weighted: [Cols; MAX_STAGE_SIZE],
 }
 
 #[cfg(test)]
