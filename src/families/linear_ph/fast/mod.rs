@@ -9,10 +9,10 @@
 //!
 //! A block holds [`LANES`]·G members structure-of-arrays: every operator entry, state
 //! component and energy sum is a [`Lanes`] value (one SIMD register with AVX-512), so each
-//! operation advances [`LANES`] members. A block runs its steps window by window with all G
-//! groups interleaved per step — independent work that hides the latency of one member's
-//! chain of dependent operations — while its operators stay in L1/L2 (G is chosen from the
-//! operator size). Only what the recording switches on is computed: a final-state-only run
+//! operation advances [`LANES`] members. A block runs its steps window by window, its G
+//! groups two or four at a time with their steps interleaved — independent work that hides
+//! the latency of one member's chain of dependent operations — while its operators stay in
+//! L1/L2 (G is chosen from the operator size). Only what the recording switches on is computed: a final-state-only run
 //! applies Δ and nothing else; y is formed at record points unless the energy balance needs
 //! it every step.
 //!
@@ -262,6 +262,7 @@ impl FastBlock {
     pub fn run(mut self, plan: &LinearPhPlan, level: SimdLevel) -> Vec<MemberResult> {
         let grid = &plan.grid;
         let h = grid.h;
+        let energy = self.shape.recording.energy;
         // Each window's start, for groups that may have to replay it (buffers reused).
         let mut snapshots: Vec<Snapshot> = self
             .groups
@@ -282,7 +283,9 @@ impl FastBlock {
                 if !group.checking {
                     snapshot.x.copy_from_slice(&group.x);
                     snapshot.carry.copy_from_slice(&group.carry);
-                    snapshot.sums = group.sums;
+                    if energy {
+                        snapshot.sums = group.sums;
+                    }
                 }
             }
             let window = Window {
@@ -312,7 +315,9 @@ impl FastBlock {
                 if suspect.iter().any(|&s| s) {
                     group.x.copy_from_slice(&snapshot.x);
                     group.carry.copy_from_slice(&snapshot.carry);
-                    group.sums = snapshot.sums;
+                    if energy {
+                        group.sums = snapshot.sums;
+                    }
                     advance(level, &window, &mut [&mut *group], true);
                     // Sums that overflowed while every step stayed finite.
                     if (0..LANES).any(|l| suspect[l] && group.status[l] == 0) {

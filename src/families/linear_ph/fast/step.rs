@@ -29,6 +29,8 @@ pub(super) struct Window<'a> {
 /// The sizes n and s·m of a step: n known at compile time ([`Fixed`], for small members:
 /// the state loops unroll and the state lives in registers) or at run time ([`Dynamic`]).
 trait Dims: Copy {
+    /// n where it is known at compile time, else `usize::MAX`.
+    const STATES: usize;
     /// n values (a local array for [`Fixed`] sizes, so that they live in registers).
     type States: Buffer;
     fn n(self) -> usize;
@@ -60,6 +62,7 @@ struct Fixed<const N: usize> {
 }
 
 impl<const N: usize> Dims for Fixed<N> {
+    const STATES: usize = N;
     type States = [Lanes; N];
     #[inline(always)]
     fn states(self) -> [Lanes; N] {
@@ -75,6 +78,28 @@ impl<const N: usize> Dims for Fixed<N> {
     }
 }
 
+/// n and s·m both known at compile time: the final-state step of small members, whose
+/// input loops then unroll too.
+#[derive(Clone, Copy)]
+struct FixedInputs<const N: usize, const SM: usize>;
+
+impl<const N: usize, const SM: usize> Dims for FixedInputs<N, SM> {
+    const STATES: usize = N;
+    type States = [Lanes; N];
+    #[inline(always)]
+    fn states(self) -> [Lanes; N] {
+        [ZERO; N]
+    }
+    #[inline(always)]
+    fn n(self) -> usize {
+        N
+    }
+    #[inline(always)]
+    fn sm(self) -> usize {
+        SM
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Dynamic {
     n: usize,
@@ -82,6 +107,7 @@ struct Dynamic {
 }
 
 impl Dims for Dynamic {
+    const STATES: usize = usize::MAX;
     type States = Vec<Lanes>;
     fn states(self) -> Vec<Lanes> {
         vec![ZERO; self.n]
@@ -147,7 +173,8 @@ fn advance_avx2(
 }
 
 /// Calls `advance_with` with the state size as [`Fixed`] when it is small (n ≤ 8), else
-/// [`Dynamic`].
+/// [`Dynamic`]; a final-state step of n ≤ 2 with s·m ≤ 4 has both sizes fixed
+/// ([`FixedInputs`]).
 #[inline(always)]
 fn advance_in<S: Simd>(
     simd: S,
@@ -158,22 +185,27 @@ fn advance_in<S: Simd>(
 ) {
     let sm = window.shape.inputs;
     macro_rules! dispatch {
-        ($($n:literal),*) => {
-            match (window.shape.states, energy) {
+        ($($n:literal),*; $($small_n:literal: $($small_sm:literal),*);*) => {
+            match (window.shape.states, sm, energy) {
+                $($(
+                    ($small_n, $small_sm, false) =>
+                        advance_with::<S, FixedInputs<$small_n, $small_sm>, false>(
+                            simd, FixedInputs, window, groups, checking),
+                )*)*
                 $(
-                    ($n, false) => advance_with::<S, Fixed<$n>, false>(
+                    ($n, _, false) => advance_with::<S, Fixed<$n>, false>(
                         simd, Fixed { sm }, window, groups, checking),
-                    ($n, true) => advance_with::<S, Fixed<$n>, true>(
+                    ($n, _, true) => advance_with::<S, Fixed<$n>, true>(
                         simd, Fixed { sm }, window, groups, checking),
                 )*
-                (n, false) => advance_with::<S, Dynamic, false>(
+                (n, _, false) => advance_with::<S, Dynamic, false>(
                     simd, Dynamic { n, sm }, window, groups, checking),
-                (n, true) => advance_with::<S, Dynamic, true>(
+                (n, _, true) => advance_with::<S, Dynamic, true>(
                     simd, Dynamic { n, sm }, window, groups, checking),
             }
         };
     }
-    dispatch!(1, 2, 3, 4, 5, 6, 7, 8)
+    dispatch!(1, 2, 3, 4, 5, 6, 7, 8; 1: 1, 2, 3, 4; 2: 1, 2, 3, 4)
 }
 
 /// A group's values while it runs a window, in local storage (registers for small n):
@@ -189,14 +221,16 @@ struct Work<D: Dims> {
 }
 
 impl<D: Dims> Work<D> {
+    /// The group's values; its energy sums only with `ENERGY` (a kilobyte that a
+    /// final-state step never touches).
     #[inline(always)]
-    fn load(dims: D, group: &Group) -> Self {
+    fn load<const ENERGY: bool>(dims: D, group: &Group) -> Self {
         let mut work: Work<D> = Work {
             x: dims.states(),
             carry: dims.states(),
             delta: dims.states(),
             mid: dims.states(),
-            sums: group.sums,
+            sums: if ENERGY { group.sums } else { Sums::default() },
             last: [ZERO; 3],
         };
         work.x.lanes_mut().copy_from_slice(&group.x);
@@ -204,17 +238,25 @@ impl<D: Dims> Work<D> {
         work
     }
 
-    /// Writes the window's state and sums back to `group`.
+    /// Writes the window's state and (with `ENERGY`) sums back to `group`.
     #[inline(always)]
-    fn store(&self, group: &mut Group) {
+    fn store<const ENERGY: bool>(&self, group: &mut Group) {
         group.x.copy_from_slice(self.x.lanes());
         group.carry.copy_from_slice(self.carry.lanes());
-        group.sums = self.sums;
+        if ENERGY {
+            group.sums = self.sums;
+        }
     }
 }
 
-/// The window's steps for `groups`, two at a time: each pair keeps its values in local
-/// storage for the whole window and interleaves its two independent steps.
+/// Largest n whose final-state step interleaves four groups (their values then still fit
+/// the registers); other steps interleave two.
+const WIDE_TILE_STATES: usize = 2;
+
+/// The window's steps for `groups`, a tile of groups at a time: each tile keeps its
+/// values in local storage (registers for small n) for the whole window and interleaves
+/// its independent steps, which hides the latency of each group's chain of dependent
+/// operations: four groups for the final-state step of n ≤ [`WIDE_TILE_STATES`], else two.
 #[inline(always)]
 fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
     simd: S,
@@ -223,37 +265,43 @@ fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
     groups: &mut [&mut Group],
     checking: bool,
 ) {
-    for pair in groups.chunks_mut(2) {
-        match pair {
-            [a, b] => {
-                let mut wa = Work::load(dims, a);
-                let mut wb = Work::load(dims, b);
-                for k in 0..window.steps {
-                    let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
-                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &a.ops, &mut a.y, &mut wa);
-                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &b.ops, &mut b.y, &mut wb);
-                    if checking {
-                        let done = (window.first_step + k + 1) as u64;
-                        check(&wa, &mut a.status, done, ENERGY);
-                        check(&wb, &mut b.status, done, ENERGY);
-                    }
+    // Each group's values in a local of its own (an array of them would live in memory).
+    macro_rules! interleaved {
+        ($(($group:ident, $work:ident)),+) => {{
+            $(let mut $work = Work::load::<ENERGY>(dims, $group);)+
+            for k in 0..window.steps {
+                let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
+                $(step::<S, D, ENERGY>(
+                    simd, dims, window, u, form_y, &$group.ops, &mut $group.y, &mut $work);)+
+                if checking {
+                    let done = (window.first_step + k + 1) as u64;
+                    $(check(&$work, &mut $group.status, done, ENERGY);)+
                 }
-                wa.store(a);
-                wb.store(b);
             }
-            [a] => {
-                let mut wa = Work::load(dims, a);
-                for k in 0..window.steps {
-                    let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
-                    step::<S, D, ENERGY>(simd, dims, window, u, form_y, &a.ops, &mut a.y, &mut wa);
-                    if checking {
-                        let done = (window.first_step + k + 1) as u64;
-                        check(&wa, &mut a.status, done, ENERGY);
-                    }
+            $($work.store::<ENERGY>($group);)+
+        }};
+    }
+    // A constant, so that only the tiles used are compiled.
+    if const { !ENERGY && D::STATES <= WIDE_TILE_STATES } {
+        for tile in groups.chunks_mut(4) {
+            match tile {
+                [a, b, c, d] => interleaved!((a, wa), (b, wb), (c, wc), (d, wd)),
+                [a, b, c] => {
+                    interleaved!((a, wa), (b, wb));
+                    interleaved!((c, wc));
                 }
-                wa.store(a);
+                [a, b] => interleaved!((a, wa), (b, wb)),
+                [a] => interleaved!((a, wa)),
+                _ => unreachable!("tiles of one to four groups"),
             }
-            _ => unreachable!("chunks of at most two"),
+        }
+    } else {
+        for tile in groups.chunks_mut(2) {
+            match tile {
+                [a, b] => interleaved!((a, wa), (b, wb)),
+                [a] => interleaved!((a, wa)),
+                _ => unreachable!("tiles of one or two groups"),
+            }
         }
     }
 }
