@@ -315,7 +315,7 @@ fn a_block_of_unlike_members_runs_on_the_reference() {
     let members = vec![forced.member(0).unwrap(), damped.member(0).unwrap()];
     let block = forced.prepare(members.clone()).unwrap();
     assert!(matches!(block, ContactBlock::Reference(_)));
-    let results = forced.run(block).unwrap();
+    let results = forced.run(block).unwrap().into_members();
     let expected: Vec<MemberResult> = members
         .iter()
         .map(|m| forced.reference(m).unwrap())

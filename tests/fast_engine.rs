@@ -37,7 +37,12 @@ fn fast(plan: &LinearPhPlan, level: SimdLevel, block: usize) -> Vec<MemberResult
         .collect();
     members
         .chunks(block)
-        .flat_map(|chunk| FastBlock::new(plan, chunk).unwrap().run(plan, level))
+        .flat_map(|chunk| {
+            FastBlock::new(plan, chunk)
+                .unwrap()
+                .run(plan, level)
+                .into_members()
+        })
         .collect()
 }
 

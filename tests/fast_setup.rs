@@ -112,8 +112,8 @@ fn assert_same_blocks(plan: &LinearPhPlan, what: &str) {
         let from_plan = FastBlock::of_range(plan, range).unwrap();
         let level = SimdLevel::get();
         assert_eq!(
-            bits(&from_plan.run(plan, level)),
-            bits(&from_members.run(plan, level)),
+            bits(&from_plan.run(plan, level).into_members()),
+            bits(&from_members.run(plan, level).into_members()),
             "{what}, block at {start}"
         );
     }

@@ -15,7 +15,7 @@ use harbor::io::simulation_arrays::{FlatArray, SimulationArrays};
 use harbor::io::summary::RunLabels;
 use harbor::io::{Config, FamilyVisitor};
 use harbor::kernels::{CpuPath, Family};
-use harbor::plan::{MemberResult, MemoryBudget, ResultSink};
+use harbor::plan::{MemoryBudget, ResultBlock, ResultSink};
 use serde_json::Value;
 
 /// The two ways of keeping a run, compared.
@@ -127,7 +127,7 @@ struct StopAtFirstReport {
 }
 
 impl ResultSink for StopAtFirstReport {
-    fn accept(&mut self, _first: usize, members: Vec<MemberResult>) -> harbor::Result<()> {
+    fn accept(&mut self, _first: usize, members: ResultBlock) -> harbor::Result<()> {
         self.received += members.len();
         Ok(())
     }

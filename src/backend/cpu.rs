@@ -11,8 +11,8 @@ use crate::error::Result;
 use crate::kernels::family::prepare_block;
 use crate::kernels::{CpuPath, Family, FastEngine};
 use crate::plan::MemoryBudget;
-use crate::plan::ResultSink;
 use crate::plan::budget::members_within;
+use crate::plan::{ResultBlock, ResultSink};
 
 /// Most members per chunk: enough to keep every core busy, few enough that the results in
 /// flight stay small.
@@ -76,16 +76,17 @@ pub fn run_into_within<F: Family>(
     };
     let block = engine.map_or(1, |engine| engine.block_members().max(1));
     let wave = wave_members(block, grid.steps);
+    let (spec, records) = (family.record_spec(), grid.records());
     for first in (0..total).step_by(chunk) {
         let end = (first + chunk).min(total);
-        let mut results = Vec::with_capacity(end - first);
+        let mut results = ResultBlock::with_capacity(spec, records, end - first);
         // Waves of blocks, each spread over all cores, with progress reported between
         // them. Every block of a wave runs to its end and the first error in member order
         // is reported, so that a failing run names the same member whatever the thread
         // count.
         for wave_start in (first..end).step_by(wave) {
             let wave_end = (wave_start + wave).min(end);
-            let blocks: Vec<Result<Vec<_>>> = (wave_start..wave_end)
+            let blocks: Vec<Result<ResultBlock>> = (wave_start..wave_end)
                 .step_by(block)
                 .collect::<Vec<_>>()
                 .into_par_iter()
@@ -93,21 +94,22 @@ pub fn run_into_within<F: Family>(
                     let members = start..(start + block).min(wave_end);
                     let mut results = match engine {
                         Some(engine) => engine.run(prepare_block(family, engine, members)?)?,
-                        None => members
-                            .map(|i| family.member(i))
-                            .collect::<Result<Vec<_>>>()?
-                            .iter()
-                            .map(|member| family.reference(member))
-                            .collect::<Result<_>>()?,
+                        None => {
+                            let results = members
+                                .map(|i| family.member(i))
+                                .collect::<Result<Vec<_>>>()?
+                                .iter()
+                                .map(|member| family.reference(member))
+                                .collect::<Result<_>>()?;
+                            ResultBlock::from_members(spec, records, results)
+                        }
                     };
-                    for result in &mut results {
-                        result.complete_status(grid, family.record_spec());
-                    }
+                    results.complete_status(grid, spec);
                     Ok(results)
                 })
                 .collect();
             for block in blocks {
-                results.extend(block?);
+                results.append(block?);
             }
             sink.progress((wave_end * grid.steps) as u64)?;
         }

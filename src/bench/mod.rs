@@ -28,7 +28,7 @@ use crate::io::summary::RunLabels;
 use crate::kernels::family::{kernel_of, prepare_block};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::{CpuPath, Family, FastEngine, GpuKernel};
-use crate::plan::{MemberResult, Recording, ResultSink};
+use crate::plan::{Recording, ResultBlock, ResultSink};
 use rayon::prelude::*;
 
 /// One benchmark configuration.
@@ -104,7 +104,7 @@ const MAX_PREPARED_BYTES: usize = 1 << 30;
 struct Discard;
 
 impl ResultSink for Discard {
-    fn accept(&mut self, _first: usize, _members: Vec<MemberResult>) -> Result<()> {
+    fn accept(&mut self, _first: usize, _members: ResultBlock) -> Result<()> {
         Ok(())
     }
 }

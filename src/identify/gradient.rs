@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::kernels::Family;
 use crate::linear_ph::step_pullback::{OperatorCotangents, system_gradient};
 use crate::linear_ph::{GradientPlan, LinearPhMember, Parameters};
-use crate::plan::{MemberResult, MemoryBudget, ResultSink};
+use crate::plan::{MemoryBudget, ResultBlock, ResultSink};
 use crate::shard::MemberRange;
 
 /// The cost of one candidate and its gradient, each part in its structure.
@@ -121,17 +121,17 @@ struct Collector<'a> {
 }
 
 impl ResultSink for Collector<'_> {
-    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+    fn accept(&mut self, first: usize, members: ResultBlock) -> Result<()> {
         let plan = self.plan;
-        let finished: Vec<Result<Evaluation>> = members
-            .par_iter()
-            .enumerate()
-            .map(|(offset, result)| {
+        let finished: Vec<Result<Evaluation>> = (0..members.len())
+            .into_par_iter()
+            .map(|offset| {
                 let index = self.first + first + offset;
-                if result.nonfinite_step.is_some() && self.overflow_is_infinite {
+                let nonfinite_step = members.nonfinite_step[offset];
+                if nonfinite_step.is_some() && self.overflow_is_infinite {
                     return Ok(Evaluation::rejected(plan));
                 }
-                if let Some(step) = result.nonfinite_step {
+                if let Some(step) = nonfinite_step {
                     return Err(Error::Numerical {
                         context: format!("candidate {index}"),
                         problem: format!(
@@ -140,8 +140,9 @@ impl ResultSink for Collector<'_> {
                         ),
                     });
                 }
-                let evaluation = finish(plan, &plan.member(index)?, &result.final_state)?;
-                let data_cost = result.final_state[0];
+                let final_state = members.final_state(offset);
+                let evaluation = finish(plan, &plan.member(index)?, final_state)?;
+                let data_cost = final_state[0];
                 match refuse_overflowing_regularization(plan, data_cost, &evaluation) {
                     // A trial whose penalty overflows is rejected like one whose
                     // trajectory does.

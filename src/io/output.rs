@@ -33,7 +33,7 @@ use super::statistics::MAX_COLUMN_BYTES;
 use super::summary::{RunLabels, RunSummary, SummaryRows, statistics_columns};
 use crate::error::{Error, Result};
 use crate::kernels::Family;
-use crate::plan::{MemberResult, RecordSpec, ResultSink};
+use crate::plan::{RecordSpec, ResultBlock, ResultSink};
 
 fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(
     dir: &Path,
@@ -268,27 +268,37 @@ impl SimulationWriter {
 }
 
 impl ResultSink for SimulationWriter {
-    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+    /// Writes the members' rows to the arrays while the summary observes them, side by side
+    /// on two cores.
+    fn accept(&mut self, first: usize, members: ResultBlock) -> Result<()> {
         debug_assert_eq!(first, self.summary.members_received());
-        let rows = |select: &dyn Fn(&MemberResult) -> &[f64]| -> Vec<f64> {
-            members
+        let SimulationWriter {
+            trajectory,
+            channels,
+            totals_file,
+            final_state_file,
+            status_file,
+            summary,
+            ..
+        } = self;
+        let write = || -> Result<()> {
+            if let Some(trajectory) = trajectory {
+                trajectory.write_rows(first, &members.trajectory)?;
+            }
+            for (stream, values) in channels.iter_mut().zip(&members.channels) {
+                stream.write_rows(first, values)?;
+            }
+            totals_file.write_rows(first, &members.totals)?;
+            final_state_file.write_rows(first, &members.final_state)?;
+            let status: Vec<i64> = members
+                .nonfinite_step
                 .iter()
-                .flat_map(|m| select(m).iter().copied())
-                .collect()
+                .map(|&step| nonfinite_step_entry(step))
+                .collect();
+            status_file.write_rows_i64(first, &status)
         };
-        if let Some(trajectory) = &mut self.trajectory {
-            trajectory.write_rows(first, &rows(&|m| &m.trajectory))?;
-        }
-        for (index, stream) in self.channels.iter_mut().enumerate() {
-            stream.write_rows(first, &rows(&|m| &m.channels[index]))?;
-        }
-        self.totals_file.write_rows(first, &rows(&|m| &m.totals))?;
-        self.final_state_file
-            .write_rows(first, &rows(&|m| &m.final_state))?;
-        let status: Vec<i64> = members.iter().map(nonfinite_step_entry).collect();
-        self.status_file.write_rows_i64(first, &status)?;
-        self.summary.observe(first, &members);
-        Ok(())
+        let (written, ()) = rayon::join(write, || summary.observe(first, &members));
+        written
     }
 
     fn progress(&mut self, member_steps_done: u64) -> Result<()> {
@@ -299,10 +309,8 @@ impl ResultSink for SimulationWriter {
     }
 }
 
-/// A member's entry of `nonfinite_step.npy`: 0 while finite, else the first step after
-/// which it was not.
-pub fn nonfinite_step_entry(member: &MemberResult) -> i64 {
-    member
-        .nonfinite_step
-        .map_or(0, |step| i64::try_from(step).unwrap_or(i64::MAX))
+/// A member's entry of `nonfinite_step.npy` from its status: 0 while finite, else the
+/// first step after which it was not.
+pub fn nonfinite_step_entry(nonfinite_step: Option<u64>) -> i64 {
+    nonfinite_step.map_or(0, |step| i64::try_from(step).unwrap_or(i64::MAX))
 }

@@ -13,7 +13,7 @@ use super::summary::{RunLabels, RunSummary, SummaryRows};
 use crate::backend::Footprint;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
-use crate::plan::{MemberResult, RecordSpec, ResultSink, format_bytes};
+use crate::plan::{RecordSpec, ResultBlock, ResultSink, format_bytes};
 
 /// One array of a finished run: its name (as in [`super::run_arrays`]), its shape (C order)
 /// and its values.
@@ -234,19 +234,22 @@ fn flat<T>(name: &str, shape: Vec<usize>, values: Vec<T>) -> Result<FlatArray<T>
 }
 
 impl ResultSink for SimulationArrays {
-    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+    fn accept(&mut self, first: usize, members: ResultBlock) -> Result<()> {
         debug_assert_eq!(first, self.summary.members_received());
-        for member in &members {
-            if let Some(trajectory) = &mut self.trajectory {
-                trajectory.extend_from_slice(&member.trajectory);
-            }
-            for (values, recorded) in self.channels.iter_mut().zip(&member.channels) {
-                values.extend_from_slice(recorded);
-            }
-            self.totals.extend_from_slice(&member.totals);
-            self.final_state.extend_from_slice(&member.final_state);
-            self.nonfinite_step.push(nonfinite_step_entry(member));
+        if let Some(trajectory) = &mut self.trajectory {
+            trajectory.extend_from_slice(&members.trajectory);
         }
+        for (values, recorded) in self.channels.iter_mut().zip(&members.channels) {
+            values.extend_from_slice(recorded);
+        }
+        self.totals.extend_from_slice(&members.totals);
+        self.final_state.extend_from_slice(&members.final_state);
+        self.nonfinite_step.extend(
+            members
+                .nonfinite_step
+                .iter()
+                .map(|&step| nonfinite_step_entry(step)),
+        );
         self.summary.observe(first, &members);
         Ok(())
     }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::statistics::ColumnStatistics;
 use crate::error::Result;
 use crate::kernels::Family;
-use crate::plan::{MemberResult, RecordSpec};
+use crate::plan::{RecordSpec, ResultBlock};
 
 /// Ensembles up to this many members list their totals and final states in the summary;
 /// larger ones give aggregate statistics there and the per-member values in arrays only.
@@ -93,27 +93,29 @@ impl RunSummary {
     }
 
     /// Observes members `first .. first + members.len()`, which arrive in member order.
-    pub fn observe(&mut self, first: usize, members: &[MemberResult]) {
+    pub fn observe(&mut self, first: usize, members: &ResultBlock) {
         debug_assert_eq!(first, self.received);
         let keep = if self.members <= SUMMARY_MEMBER_LIMIT {
             SUMMARY_MEMBER_LIMIT
         } else {
             REPORTED_MEMBERS
         };
-        for (offset, member) in members.iter().enumerate() {
-            if let Some(step) = member.nonfinite_step {
+        for (offset, status) in members.nonfinite_step.iter().enumerate() {
+            if let Some(step) = *status {
                 self.nonfinite_count += 1;
                 if self.nonfinite_first.len() < NONFINITE_LISTED {
                     self.nonfinite_first.push((first + offset, step));
                 }
             }
-            self.totals_statistics.observe(&member.totals);
-            let columns = member.final_state.len().min(STATISTICS_STATE_COMPONENTS);
-            self.state_statistics
-                .observe(&member.final_state[..columns]);
+        }
+        for offset in 0..members.len() {
+            let (totals, final_state) = (members.totals(offset), members.final_state(offset));
+            self.totals_statistics.observe(totals);
+            let columns = final_state.len().min(STATISTICS_STATE_COMPONENTS);
+            self.state_statistics.observe(&final_state[..columns]);
             if self.listed_totals.len() < keep {
-                self.listed_totals.push(member.totals.clone());
-                self.listed_final_states.push(member.final_state.clone());
+                self.listed_totals.push(totals.to_vec());
+                self.listed_final_states.push(final_state.to_vec());
             }
         }
         self.received = first + members.len();

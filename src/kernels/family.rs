@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use super::layout::{Layout, MemberView};
 use super::twin::TwinBindings;
 use crate::error::{Error, Result};
-use crate::plan::{MemberResult, RecordSpec, SharedStream, StepGrid};
+use crate::plan::{MemberResult, RecordSpec, ResultBlock, SharedStream, StepGrid};
 
 /// How the CPU backend integrates a member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,8 +265,8 @@ pub trait FastEngine: Sync {
     fn prepare_range(&self, _members: std::ops::Range<usize>) -> Option<Result<Self::Block>> {
         None
     }
-    /// Integrates a prepared block.
-    fn run(&self, block: Self::Block) -> Result<Vec<MemberResult>>;
+    /// Integrates a prepared block and returns its members' results.
+    fn run(&self, block: Self::Block) -> Result<ResultBlock>;
 }
 
 /// A capability a family does not have: a type with no values, so that its
@@ -304,7 +304,7 @@ impl<M> FastEngine for Absent<M> {
     fn prepare(&self, _: Vec<M>) -> Result<Infallible> {
         match self.0 {}
     }
-    fn run(&self, block: Infallible) -> Result<Vec<MemberResult>> {
+    fn run(&self, block: Infallible) -> Result<ResultBlock> {
         match block {}
     }
 }

@@ -8,6 +8,7 @@ pub mod energy_balance;
 pub mod gradient_resources;
 pub mod grid;
 pub mod record;
+pub mod result_block;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
@@ -15,4 +16,5 @@ pub use energy_balance::{ENERGY_TOTALS, EnergyBalance, energy_balance_channels};
 pub use gradient_resources::{DescentSizes, ProblemEstimate, ProblemSizes, Setting};
 pub use grid::{StepGrid, step_count};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
+pub use result_block::ResultBlock;
 pub use stream::SharedStream;

@@ -3,7 +3,7 @@
 //! end. Both backends fill the same [`MemberResult`], so tests compare them member by
 //! member, and sinks write any family's records without knowing the family.
 
-use super::StepGrid;
+use super::{ResultBlock, StepGrid};
 use crate::error::Result;
 
 /// A quantity recorded per member at every record point.
@@ -149,37 +149,52 @@ impl MemberResult {
         if self.nonfinite_step.is_some() {
             return;
         }
-        let record_step = |row: usize| ((row + 1) * grid.record_every).min(grid.steps);
-        let first_bad_row = |values: &[f64], width: usize| {
-            values
-                .chunks(width.max(1))
-                .position(|row| row.iter().any(|v| !v.is_finite()))
-        };
-        let step_of = |row: usize, at_start: bool| match (at_start, row) {
-            (true, 0) => 1,
-            (true, row) => record_step(row - 1),
-            (false, row) => record_step(row),
-        };
-        let mut first: Option<usize> = None;
-        let mut note = |step: usize| first = Some(first.map_or(step, |f| f.min(step)));
-        if let Some(row) = first_bad_row(&self.trajectory, spec.state_width) {
-            note(step_of(row, true));
-        }
-        for (channel, values) in spec.channels.iter().zip(&self.channels) {
-            if let Some(row) = first_bad_row(values, channel.width()) {
-                note(step_of(row, channel.at_start));
-            }
-        }
-        if self
-            .totals
-            .iter()
-            .chain(&self.final_state)
-            .any(|v| !v.is_finite())
-        {
-            note(grid.steps);
-        }
-        self.nonfinite_step = first.map(|step| step.max(1) as u64);
+        self.nonfinite_step = first_nonfinite_record(
+            grid,
+            spec,
+            &self.trajectory,
+            self.channels.iter().map(Vec::as_slice),
+            &self.totals,
+            &self.final_state,
+        );
     }
+}
+
+/// The step of the first record point at which one of a member's recorded values is not
+/// finite ([`MemberResult::complete_status`]), at least 1; `None` when all are finite.
+pub(super) fn first_nonfinite_record<'a>(
+    grid: &StepGrid,
+    spec: &RecordSpec,
+    trajectory: &[f64],
+    channels: impl Iterator<Item = &'a [f64]>,
+    totals: &[f64],
+    final_state: &[f64],
+) -> Option<u64> {
+    let record_step = |row: usize| ((row + 1) * grid.record_every).min(grid.steps);
+    let first_bad_row = |values: &[f64], width: usize| {
+        values
+            .chunks(width.max(1))
+            .position(|row| row.iter().any(|v| !v.is_finite()))
+    };
+    let step_of = |row: usize, at_start: bool| match (at_start, row) {
+        (true, 0) => 1,
+        (true, row) => record_step(row - 1),
+        (false, row) => record_step(row),
+    };
+    let mut first: Option<usize> = None;
+    let mut note = |step: usize| first = Some(first.map_or(step, |f| f.min(step)));
+    if let Some(row) = first_bad_row(trajectory, spec.state_width) {
+        note(step_of(row, true));
+    }
+    for (channel, values) in spec.channels.iter().zip(channels) {
+        if let Some(row) = first_bad_row(values, channel.width()) {
+            note(step_of(row, channel.at_start));
+        }
+    }
+    if totals.iter().chain(final_state).any(|v| !v.is_finite()) {
+        note(grid.steps);
+    }
+    first.map(|step| step.max(1) as u64)
 }
 
 /// Decodes a kernel's `status` state entry: 0 while finite, else the first non-finite step.
@@ -190,8 +205,8 @@ pub fn nonfinite_step(status: f64) -> Option<u64> {
 /// Receives the results of consecutive member chunks, in member order, as a backend
 /// produces them; lets a run stream to disk with bounded memory.
 pub trait ResultSink {
-    /// Members `first .. first + members.len()`.
-    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()>;
+    /// Members `first .. first + members.len()`, quantity by quantity.
+    fn accept(&mut self, first: usize, members: ResultBlock) -> Result<()>;
 
     /// Progress in member-steps completed so far (of members × steps), reported between
     /// blocks of members (CPU) and dispatch windows (the executor). An error stops the run
@@ -202,9 +217,9 @@ pub trait ResultSink {
 }
 
 impl ResultSink for Vec<MemberResult> {
-    fn accept(&mut self, first: usize, members: Vec<MemberResult>) -> Result<()> {
+    fn accept(&mut self, first: usize, members: ResultBlock) -> Result<()> {
         debug_assert_eq!(first, self.len());
-        self.extend(members);
+        self.extend(members.into_members());
         Ok(())
     }
 }

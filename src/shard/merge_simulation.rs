@@ -19,7 +19,7 @@ use crate::io::run_arrays::run_arrays;
 use crate::io::summary::RunLabels;
 use crate::io::{Config, FamilyVisitor};
 use crate::kernels::Family;
-use crate::plan::{MemberResult, ResultSink};
+use crate::plan::{MemberResult, ResultBlock, ResultSink};
 
 /// Bytes of member results held at once while merging.
 const BLOCK_BYTES: usize = 64 << 20;
@@ -52,6 +52,7 @@ impl FamilyVisitor for MergeSimulation<'_> {
             ));
         }
         let spec = family.record_spec();
+        let records = family.grid().records();
         let mut writer = SimulationWriter::create(self.dir, family)?;
         let member_values: usize = run_arrays(&MemberRange::new(family, 0..1)?)
             .iter()
@@ -117,6 +118,7 @@ impl FamilyVisitor for MergeSimulation<'_> {
                 for (m, step) in members.iter_mut().zip(status.next_i64(rows)?) {
                     m.nonfinite_step = (step != 0).then_some(step as u64);
                 }
+                let members = ResultBlock::from_members(spec, records, members);
                 writer.accept(span.first + done, members)?;
                 done += rows;
             }

@@ -39,7 +39,7 @@ use crate::kernels::{Direction, Family, GpuKernel, KernelSource, MemberView, Pre
 use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::record::nonfinite_step;
-use crate::plan::{MemberResult, ResultSink, StepGrid};
+use crate::plan::{MemberResult, ResultBlock, ResultSink, StepGrid};
 use crate::results::Results;
 
 /// Knobs of a run through the executor; the defaults derive everything from the device's
@@ -205,7 +205,8 @@ pub fn run_into<D: ChunkDevice, F: Family>(
                 buffers: &buffers,
             };
             let (members, results) = chunk.dispatch(prepared, sink, &mut stats)?;
-            sink.accept(members.start, results)?;
+            let block = ResultBlock::from_members(family.record_spec(), grid.records(), results);
+            sink.accept(members.start, block)?;
         }
         Ok(stats)
     })

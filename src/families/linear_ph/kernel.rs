@@ -30,7 +30,7 @@ use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::twin::TwinBindings;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::linear_ph::{OperatorWorkspace, StepOperators};
-use crate::plan::{MemberResult, RecordSpec, Recording, SharedStream, StepGrid};
+use crate::plan::{MemberResult, RecordSpec, Recording, ResultBlock, SharedStream, StepGrid};
 
 impl LinearPhPlan {
     /// Whether the GPU runs the cooperative kernel, checking the state size against the
@@ -235,7 +235,7 @@ impl FastEngine for LinearPhPlan {
         Some(FastBlock::of_range(self, members))
     }
 
-    fn run(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
+    fn run(&self, block: FastBlock) -> Result<ResultBlock> {
         Ok(block.run(self, SimdLevel::get()))
     }
 }

@@ -49,7 +49,7 @@ use crate::kernels::family::{Family, FastEngine};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
 use crate::kernels::lanes::{LANES, Portable, SimdLevel};
-use crate::plan::{MemberResult, StepGrid};
+use crate::plan::{MemberResult, ResultBlock, StepGrid};
 use integrate::{LaneBlock, integrate};
 use lane_flows::GroupStates;
 use lane_system::LaneSystem;
@@ -218,7 +218,12 @@ impl FastEngine for ContactPlan {
         Ok(self.fast_block(members))
     }
 
-    fn run(&self, block: ContactBlock) -> Result<Vec<MemberResult>> {
-        self.run_fast_block(block, SimdLevel::get())
+    fn run(&self, block: ContactBlock) -> Result<ResultBlock> {
+        let members = self.run_fast_block(block, SimdLevel::get())?;
+        Ok(ResultBlock::from_members(
+            self.record_spec(),
+            self.grid().records(),
+            members,
+        ))
     }
 }

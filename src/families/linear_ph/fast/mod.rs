@@ -37,7 +37,7 @@ use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
 use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsemble, OperatorWorkspace, StepOperators};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
-use crate::plan::{MemberResult, Recording};
+use crate::plan::{Recording, ResultBlock};
 use setup::{EntryLayout, MemberParts, SetupScratch};
 use step::{Window, advance};
 
@@ -165,8 +165,11 @@ pub struct FastBlock {
     shape: StepShape,
     /// Members (the last group may be padded with copies of the block's first member).
     members: usize,
+    /// Record points written so far.
+    recorded: usize,
     groups: Vec<Group>,
-    results: Vec<MemberResult>,
+    /// The members' results, written in place at the record points and the end.
+    results: ResultBlock,
 }
 
 impl FastBlock {
@@ -213,17 +216,12 @@ impl FastBlock {
         }
         debug_assert_eq!(sources.len(), shape.entries());
         let entries = layout.len();
-        let spec = plan.record_spec();
-        let records = plan.grid.records();
-        let results = (0..count)
-            .map(|i| {
-                let mut result = MemberResult::with_capacity(spec, records);
-                if recording.trajectory {
-                    result.trajectory.extend(operators.x0(i));
-                }
-                result
-            })
-            .collect();
+        let mut results = ResultBlock::zeroed(plan.record_spec(), plan.grid.records(), count);
+        if recording.trajectory {
+            for i in 0..count {
+                results.trajectory_mut(i)[..n].copy_from_slice(operators.x0(i));
+            }
+        }
         let groups = (0..count.div_ceil(LANES))
             .map(|g| {
                 // Lane l of group g is member g·LANES + l, or a copy of the block's first.
@@ -252,6 +250,7 @@ impl FastBlock {
         FastBlock {
             shape,
             members: count,
+            recorded: 0,
             groups,
             results,
         }
@@ -259,7 +258,7 @@ impl FastBlock {
 
     /// Integrates the block through `plan`'s grid with the instruction set `level` and
     /// returns its members' results.
-    pub fn run(mut self, plan: &LinearPhPlan, level: SimdLevel) -> Vec<MemberResult> {
+    pub fn run(mut self, plan: &LinearPhPlan, level: SimdLevel) -> ResultBlock {
         let grid = &plan.grid;
         let h = grid.h;
         let energy = self.shape.recording.energy;
@@ -333,47 +332,62 @@ impl FastBlock {
         self.finish()
     }
 
-    /// Appends the record point's values of every member and opens a new energy window.
+    /// Writes the record point's values of every member and opens a new energy window.
     fn record(&mut self) {
         let recording = self.shape.recording;
+        let (n, row) = (self.shape.states, self.recorded);
         let outputs_channel = usize::from(recording.energy);
+        let results = &mut self.results;
         for (g, group) in self.groups.iter_mut().enumerate() {
-            for l in 0..LANES {
-                let Some(result) = self.results.get_mut(g * LANES + l) else {
-                    break;
-                };
+            for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
+                let i = g * LANES + l;
                 if recording.trajectory {
-                    result.trajectory.extend(group.x.iter().map(|x| x[l]));
+                    // Sample 0 is x0.
+                    let sample = &mut results.trajectory_mut(i)[(row + 1) * n..(row + 2) * n];
+                    for (value, x) in sample.iter_mut().zip(&group.x) {
+                        *value = x[l];
+                    }
                 }
                 if recording.energy {
                     let sums = &group.sums;
-                    result.channels[0]
-                        .extend((0..4).map(|c| sums.window[c][l] + sums.window_comp[c][l]));
+                    let energies = &mut results.channel_mut(0, i)[row * 4..(row + 1) * 4];
+                    for (c, value) in energies.iter_mut().enumerate() {
+                        *value = sums.window[c][l] + sums.window_comp[c][l];
+                    }
                 }
                 if recording.outputs {
-                    result.channels[outputs_channel].extend(group.y.iter().map(|y| y[l]));
+                    let width = group.y.len();
+                    let outputs = &mut results.channel_mut(outputs_channel, i)
+                        [row * width..(row + 1) * width];
+                    for (value, y) in outputs.iter_mut().zip(&group.y) {
+                        *value = y[l];
+                    }
                 }
             }
             group.sums.window = [ZERO; 4];
             group.sums.window_comp = [ZERO; 4];
         }
+        self.recorded += 1;
     }
 
     /// The members' final states, totals and status.
-    fn finish(mut self) -> Vec<MemberResult> {
+    fn finish(mut self) -> ResultBlock {
         let energy = self.shape.recording.energy;
-        for (i, result) in self.results.iter_mut().enumerate() {
+        let results = &mut self.results;
+        for i in 0..self.members {
             let (group, l) = (&self.groups[i / LANES], i % LANES);
-            result.final_state.clear();
-            result.final_state.extend(group.x.iter().map(|x| x[l]));
+            for (value, x) in results.final_state_mut(i).iter_mut().zip(&group.x) {
+                *value = x[l];
+            }
             if energy {
                 let sums = &group.sums;
-                result.totals = (0..4)
-                    .map(|c| sums.totals[c][l] + sums.totals_comp[c][l])
-                    .collect();
-                result.totals.push(sums.max_residual[l]);
+                let totals = results.totals_mut(i);
+                for (c, value) in totals[..4].iter_mut().enumerate() {
+                    *value = sums.totals[c][l] + sums.totals_comp[c][l];
+                }
+                totals[4] = sums.max_residual[l];
             }
-            result.nonfinite_step = (group.status[l] != 0).then_some(group.status[l]);
+            results.nonfinite_step[i] = (group.status[l] != 0).then_some(group.status[l]);
         }
         debug_assert_eq!(self.results.len(), self.members);
         self.results

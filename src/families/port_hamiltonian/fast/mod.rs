@@ -30,9 +30,9 @@ mod newton;
 use super::plan::{PortHamiltonianMember, PortHamiltonianPlan};
 use crate::compensated::kahan_add;
 use crate::error::Result;
-use crate::kernels::family::FastEngine;
+use crate::kernels::family::{Family, FastEngine};
 use crate::kernels::lanes::SimdLevel;
-use crate::plan::{EnergyBalance, MemberResult};
+use crate::plan::{EnergyBalance, MemberResult, ResultBlock};
 use newton::LaneNewton;
 
 /// Lanes of a block come in multiples of this (one AVX-512 register of f64).
@@ -78,8 +78,13 @@ impl FastEngine for PortHamiltonianPlan {
         Ok(FastBlock::new(self, &members))
     }
 
-    fn run(&self, block: FastBlock) -> Result<Vec<MemberResult>> {
-        Ok(block.run(self, SimdLevel::get()))
+    fn run(&self, block: FastBlock) -> Result<ResultBlock> {
+        let members = block.run(self, SimdLevel::get());
+        Ok(ResultBlock::from_members(
+            self.record_spec(),
+            self.grid().records(),
+            members,
+        ))
     }
 }
 
