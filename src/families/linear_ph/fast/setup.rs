@@ -286,7 +286,11 @@ impl SetupScratch {
         // The columns v = e_col, CHUNK at a time (columns past p are v = 0 and unused).
         for first in (0..p).step_by(CHUNK) {
             let unit = |index: usize| -> Cols {
-                std::array::from_fn(|k| if first + k == index { 1.0 } else { 0.0 })
+                let mut column = [0.0; CHUNK];
+                if (first..first + CHUNK).contains(&index) {
+                    column[index - first] = 1.0;
+                }
+                column
             };
             for r in 0..n {
                 w.x[r] = unit(r);

@@ -97,39 +97,58 @@ pub(super) fn solve_factored<const N: usize, const S: usize>(
         rhs.swap(i, pivot);
     }
     for i in 0..size.saturating_sub(1) {
-        let coeff = rhs[i].map(|z| -(z / 1.0));
+        let mut coeff = [0.0; CHUNK];
+        for (coeff, z) in coeff.iter_mut().zip(&rhs[i]) {
+            *coeff = -(z / 1.0);
+        }
         for row in i + 1..size {
             let a = matrix[i * size + row];
-            rhs[row] = std::array::from_fn(|k| coeff[k] * a + rhs[row][k]);
+            for (z, coeff) in rhs[row].iter_mut().zip(&coeff) {
+                *z += coeff * a;
+            }
         }
     }
     for i in (0..size).rev() {
         let diag = matrix[i * size + i];
-        let coeff = rhs[i].map(|z| z / diag);
-        rhs[i] = coeff;
+        for z in &mut rhs[i] {
+            *z /= diag;
+        }
+        let coeff = rhs[i];
         for row in 0..i {
             let a = matrix[i * size + row];
-            rhs[row] = std::array::from_fn(|k| -coeff[k] * a + rhs[row][k]);
+            for (z, coeff) in rhs[row].iter_mut().zip(&coeff) {
+                *z += -coeff * a;
+            }
         }
     }
 }
 
-/// Columns of the stack set-up handled side by side (one AVX-512 register of f64).
-pub(super) const CHUNK: usize = 8;
+/// Columns of the stack set-up handled side by side (one AVX2 register of f64: the set-up
+/// is built for AVX2, and the n + s·m ≤ 4 columns of small members fill one chunk).
+pub(super) const CHUNK: usize = 4;
 
 /// One value per column of a chunk.
 pub(super) type Cols = [f64; CHUNK];
 
-/// a · v, column by column.
+/// a · v, column by column. (Explicit loops rather than `std::array::from_fn`, whose
+/// closure LLVM leaves as a call per element in the set-up's target-feature build.)
 #[inline(always)]
 pub(super) fn mul(a: f64, v: &Cols) -> Cols {
-    std::array::from_fn(|k| a * v[k])
+    let mut out = [0.0; CHUNK];
+    for (out, v) in out.iter_mut().zip(v) {
+        *out = a * v;
+    }
+    out
 }
 
 /// u + v, column by column.
 #[inline(always)]
 pub(super) fn add(u: &Cols, v: &Cols) -> Cols {
-    std::array::from_fn(|k| u[k] + v[k])
+    let mut out = [0.0; CHUNK];
+    for ((out, u), v) in out.iter_mut().zip(u).zip(v) {
+        *out = u + v;
+    }
+    out
 }
 
 /// Σ_{t < count} term(t) in order, as `Iterator::sum` adds f64 (from −0, so that the
