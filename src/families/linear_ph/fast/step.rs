@@ -56,12 +56,14 @@ impl<T: AsRef<[Lanes]> + AsMut<[Lanes]>> Buffer for T {
     }
 }
 
+/// n known at compile time, and s·m too where `SM` > 0 (the final-state step of small
+/// members, whose input loops then unroll as well); `SM` = 0 takes s·m from `sm`.
 #[derive(Clone, Copy)]
-struct Fixed<const N: usize> {
+struct Fixed<const N: usize, const SM: usize> {
     sm: usize,
 }
 
-impl<const N: usize> Dims for Fixed<N> {
+impl<const N: usize, const SM: usize> Dims for Fixed<N, SM> {
     const STATES: usize = N;
     type States = [Lanes; N];
     #[inline(always)]
@@ -74,29 +76,7 @@ impl<const N: usize> Dims for Fixed<N> {
     }
     #[inline(always)]
     fn sm(self) -> usize {
-        self.sm
-    }
-}
-
-/// n and s·m both known at compile time: the final-state step of small members, whose
-/// input loops then unroll too.
-#[derive(Clone, Copy)]
-struct FixedInputs<const N: usize, const SM: usize>;
-
-impl<const N: usize, const SM: usize> Dims for FixedInputs<N, SM> {
-    const STATES: usize = N;
-    type States = [Lanes; N];
-    #[inline(always)]
-    fn states(self) -> [Lanes; N] {
-        [ZERO; N]
-    }
-    #[inline(always)]
-    fn n(self) -> usize {
-        N
-    }
-    #[inline(always)]
-    fn sm(self) -> usize {
-        SM
+        if SM > 0 { SM } else { self.sm }
     }
 }
 
@@ -173,8 +153,7 @@ fn advance_avx2(
 }
 
 /// Calls `advance_with` with the state size as [`Fixed`] when it is small (n ≤ 8), else
-/// [`Dynamic`]; a final-state step of n ≤ 2 with s·m ≤ 4 has both sizes fixed
-/// ([`FixedInputs`]).
+/// [`Dynamic`]; a final-state step of n ≤ 2 with s·m ≤ 4 has both sizes fixed.
 #[inline(always)]
 fn advance_in<S: Simd>(
     simd: S,
@@ -189,13 +168,13 @@ fn advance_in<S: Simd>(
             match (window.shape.states, sm, energy) {
                 $($(
                     ($small_n, $small_sm, false) =>
-                        advance_with::<S, FixedInputs<$small_n, $small_sm>, false>(
-                            simd, FixedInputs, window, groups, checking),
+                        advance_with::<S, Fixed<$small_n, $small_sm>, false>(
+                            simd, Fixed { sm }, window, groups, checking),
                 )*)*
                 $(
-                    ($n, _, false) => advance_with::<S, Fixed<$n>, false>(
+                    ($n, _, false) => advance_with::<S, Fixed<$n, 0>, false>(
                         simd, Fixed { sm }, window, groups, checking),
-                    ($n, _, true) => advance_with::<S, Fixed<$n>, true>(
+                    ($n, _, true) => advance_with::<S, Fixed<$n, 0>, true>(
                         simd, Fixed { sm }, window, groups, checking),
                 )*
                 (n, _, false) => advance_with::<S, Dynamic, false>(
