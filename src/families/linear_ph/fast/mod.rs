@@ -12,9 +12,9 @@
 //! operation advances [`LANES`] members. A block runs its steps window by window, its G
 //! groups two or four at a time with their steps interleaved — independent work that hides
 //! the latency of one member's chain of dependent operations — while its operators stay in
-//! L1/L2 (G is chosen from the operator size). Only what the recording switches on is computed: a final-state-only run
-//! applies Δ and nothing else; y is formed at record points unless the energy balance needs
-//! it every step.
+//! L1/L2 (G is chosen from the operator size). Only what the recording switches on is
+//! computed: a final-state-only run applies Δ and nothing else; y is formed at record points
+//! unless the energy balance needs it every step.
 //!
 //! The non-finite status (the first step after which x or a step energy was not finite)
 //! costs nothing while members stay finite: non-finite values are absorbing in x and in
