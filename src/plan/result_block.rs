@@ -133,10 +133,6 @@ impl ResultBlock {
     /// Appends the members of `other` (a block of the same record spec and grid).
     pub fn append(&mut self, other: ResultBlock) {
         assert_eq!(self.widths, other.widths, "blocks of one run");
-        if self.members == 0 {
-            *self = other;
-            return;
-        }
         self.final_state.extend_from_slice(&other.final_state);
         self.trajectory.extend_from_slice(&other.trajectory);
         for (values, more) in self.channels.iter_mut().zip(&other.channels) {
