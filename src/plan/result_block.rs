@@ -160,8 +160,7 @@ impl ResultBlock {
 
     /// Member i's final state, to write in place.
     pub fn final_state_mut(&mut self, i: usize) -> &mut [f64] {
-        let w = self.widths.final_state;
-        &mut self.final_state[i * w..(i + 1) * w]
+        member_slice_mut(&mut self.final_state, self.widths.final_state, i)
     }
 
     /// Member i's trajectory (empty when it is not recorded).
@@ -171,8 +170,7 @@ impl ResultBlock {
 
     /// Member i's trajectory, to write in place.
     pub fn trajectory_mut(&mut self, i: usize) -> &mut [f64] {
-        let w = self.widths.trajectory;
-        &mut self.trajectory[i * w..(i + 1) * w]
+        member_slice_mut(&mut self.trajectory, self.widths.trajectory, i)
     }
 
     /// Member i's rows of channel c.
@@ -182,8 +180,7 @@ impl ResultBlock {
 
     /// Member i's rows of channel c, to write in place.
     pub fn channel_mut(&mut self, c: usize, i: usize) -> &mut [f64] {
-        let w = self.widths.channels[c];
-        &mut self.channels[c][i * w..(i + 1) * w]
+        member_slice_mut(&mut self.channels[c], self.widths.channels[c], i)
     }
 
     /// Member i's totals.
@@ -193,8 +190,7 @@ impl ResultBlock {
 
     /// Member i's totals, to write in place.
     pub fn totals_mut(&mut self, i: usize) -> &mut [f64] {
-        let w = self.widths.totals;
-        &mut self.totals[i * w..(i + 1) * w]
+        member_slice_mut(&mut self.totals, self.widths.totals, i)
     }
 
     /// Member i's results as one [`MemberResult`] (a copy).
@@ -238,6 +234,11 @@ impl ResultBlock {
 /// Member i's `width` values of `values` (empty for width 0).
 fn member_slice(values: &[f64], width: usize, i: usize) -> &[f64] {
     &values[i * width..(i + 1) * width]
+}
+
+/// [`member_slice`], to write.
+fn member_slice_mut(values: &mut [f64], width: usize, i: usize) -> &mut [f64] {
+    &mut values[i * width..(i + 1) * width]
 }
 
 #[cfg(test)]

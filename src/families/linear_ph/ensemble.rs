@@ -220,9 +220,7 @@ impl DrawnLinearPhEnsemble {
 
     /// Member i's random stream: ChaCha8 seeded with the ensemble's seed, stream i.
     fn stream(&self, index: usize) -> ChaCha8Rng {
-        let mut rng = self.seeded();
-        rng.set_stream(index as u64);
-        rng
+        stream_of(&self.seeded(), index)
     }
 
     /// The generator seeded with the ensemble's seed, before a stream is chosen (for
@@ -277,8 +275,7 @@ impl DrawnLinearPhEnsemble {
             n == N && N <= 5 && m <= MAX_STACK_INPUTS,
             "a stack draw of n = {n}, m = {m} as n = {N}"
         );
-        let mut rng = seeded.clone();
-        rng.set_stream(index as u64);
+        let mut rng = stream_of(seeded, index);
         let [j, r, q] = self.draw_square_in(Const::<N>, &mut rng);
         let mut member = StackMember {
             j,
@@ -325,8 +322,7 @@ impl DrawnLinearPhEnsemble {
         x0: &mut [f64],
     ) -> Result<()> {
         debug_assert!(self.only_x0_drawn());
-        let mut rng = seeded.clone();
-        rng.set_stream(index as u64);
+        let mut rng = stream_of(seeded, index);
         self.draw_b_x0(&mut rng, &mut [], x0);
         check_drawn_x0(index, x0)?;
         // H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it.
@@ -466,6 +462,14 @@ fn check_drawn_x0(index: usize, x0: &[f64]) -> Result<()> {
             ),
         )),
     }
+}
+
+/// Stream `index` of `seeded` (the ensemble's generator before a stream is chosen), from
+/// its first word: member `index`'s random numbers.
+fn stream_of(seeded: &ChaCha8Rng, index: usize) -> ChaCha8Rng {
+    let mut rng = seeded.clone();
+    rng.set_stream(index as u64);
+    rng
 }
 
 /// The n × n matrix of `values` in column-major order.

@@ -108,16 +108,7 @@ impl LinearPh {
             ));
         }
         let half = n / 2;
-        let canonical = DMatrix::from_fn(n, n, |i, k| {
-            if k == i + half {
-                1.0
-            } else if i == k + half {
-                -1.0
-            } else {
-                0.0
-            }
-        });
-        let defect = (&self.j - canonical).amax();
+        let defect = (&self.j - canonical_structure(n)).amax();
         if defect > STRUCTURE_TOLERANCE {
             return Err(Error::invalid(
                 format!("{prefix}.J"),
@@ -139,4 +130,18 @@ impl LinearPh {
         }
         Ok(half)
     }
+}
+
+/// The canonical structure matrix of n = 2k states x = (q, p): J = [[0, I], [−I, 0]].
+pub fn canonical_structure(n: usize) -> DMatrix<f64> {
+    let half = n / 2;
+    DMatrix::from_fn(n, n, |i, k| {
+        if k == i + half {
+            1.0
+        } else if i == k + half {
+            -1.0
+        } else {
+            0.0
+        }
+    })
 }

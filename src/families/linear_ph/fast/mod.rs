@@ -196,7 +196,7 @@ impl FastBlock {
         let recording = plan.recording();
         let layout = operators.layout;
         let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
-        let count = operators.ranks.len();
+        let count = operators.count();
         let rank = operators.ranks.iter().copied().max().unwrap_or(0);
         let shape = StepShape::new(n, stages, m, rank, recording);
         let p = shape.width();
@@ -215,7 +215,6 @@ impl FastBlock {
             sources.extend(layout.q_at()..layout.q_at() + n * n);
         }
         debug_assert_eq!(sources.len(), shape.entries());
-        let entries = layout.len();
         let mut results = ResultBlock::zeroed(plan.record_spec(), plan.grid.records(), count);
         if recording.trajectory {
             for i in 0..count {
@@ -231,7 +230,7 @@ impl FastBlock {
                 };
                 let ops = sources
                     .iter()
-                    .map(|&e| std::array::from_fn(|l| operators.entries[lane(l) * entries + e]))
+                    .map(|&e| std::array::from_fn(|l| operators.entries_of(lane(l))[e]))
                     .collect();
                 let x = (0..n)
                     .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
@@ -404,6 +403,9 @@ struct BlockOperators {
     ranks: Vec<usize>,
     /// Each member's x0 (n entries).
     initial: Vec<f64>,
+    /// Whether every member has the same operators (members that differ in x0 alone):
+    /// `entries` and `ranks` then hold them once.
+    shared: bool,
 }
 
 impl BlockOperators {
@@ -414,7 +416,19 @@ impl BlockOperators {
             entries: Vec::with_capacity(count * layout.len()),
             ranks: Vec::with_capacity(count),
             initial: Vec::with_capacity(count * layout.states),
+            shared: false,
         }
+    }
+
+    /// Members held.
+    fn count(&self) -> usize {
+        self.initial.len() / self.layout.states
+    }
+
+    /// Member i's [`EntryLayout::len`] entries.
+    fn entries_of(&self, i: usize) -> &[f64] {
+        let (len, i) = (self.layout.len(), if self.shared { 0 } else { i });
+        &self.entries[i * len..(i + 1) * len]
     }
 
     /// Member i's x0.
@@ -512,9 +526,9 @@ impl BlockOperators {
         }
     }
 
-    /// The block of members that differ in x0 alone: the nominal's operators, built once,
-    /// for every member (the operators depend on J, R, Q, B and the scheme alone), and
-    /// each member's drawn x0. Every x0 is drawn before the operators are built, as the
+    /// The block of members that differ in x0 alone: the nominal's operators, built once
+    /// and shared by every member (the operators depend on J, R, Q, B and the scheme
+    /// alone), and each member's drawn x0. Every x0 is drawn before the operators are built, as the
     /// general path reports a draw error before a build error.
     fn sharing_nominal(
         plan: &LinearPhPlan,
@@ -528,14 +542,11 @@ impl BlockOperators {
             drawn.draw_initial_state(&seeded, i, x0)?;
         }
         let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
-        let entries = nominal.entries.len();
-        let mut block = BlockOperators::with_capacity(nominal.layout, range.len());
-        for x0 in initial.chunks_exact(n) {
-            block.entries.extend_from_slice(&nominal.entries[..entries]);
-            block.ranks.push(nominal.ranks[0]);
-            block.initial.extend_from_slice(x0);
-        }
-        Ok(block)
+        Ok(BlockOperators {
+            initial,
+            shared: true,
+            ..nominal
+        })
     }
 
     /// Appends a member built on the stack.

@@ -454,15 +454,7 @@ mod tests {
         };
         let a = normal(n, n);
         let j = if canonical {
-            DMatrix::from_fn(n, n, |i, k| {
-                if k == i + half {
-                    1.0
-                } else if i == k + half {
-                    -1.0
-                } else {
-                    0.0
-                }
-            })
+            crate::linear_ph::model::canonical_structure(n)
         } else {
             &a - a.transpose()
         };
