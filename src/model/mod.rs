@@ -1,5 +1,6 @@
 //! The systems harbor integrates and the input signals that drive them.
 
+pub mod chacha_lanes;
 pub mod draw;
 pub mod input;
 pub mod sampled;
