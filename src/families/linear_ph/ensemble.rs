@@ -17,15 +17,17 @@
 
 use nalgebra::allocator::Allocator;
 use nalgebra::{Const, DMatrix, DVector, DefaultAllocator, Dim, Dyn, Matrix, OMatrix, RawStorage};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
+use std::ops::Range;
 
 use super::drawn_checks::{check_drawn_pd, check_drawn_psd, check_drawn_skew};
 use super::plan::LinearPhMember;
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
+use crate::model::chacha_lanes::{BLOCK_WORDS, LaneKeystream, PrefetchedStream};
 
 /// How one parameter varies across members.
 #[derive(
@@ -79,6 +81,9 @@ pub struct LinearPhEnsembleSpec {
 /// Most inputs m of a [`StackMember`].
 pub const MAX_STACK_INPUTS: usize = 4;
 
+/// Most standard normals a [`StackMember`] draws: J, R and Q of 5 × 5, B of 5 × 4, x0.
+const MAX_STACK_NORMALS: usize = 3 * 5 * 5 + 5 * MAX_STACK_INPUTS + 5;
+
 /// A drawn member on the stack (n = `N` ≤ 5): what [`LinearPhMember`] holds, without a heap
 /// allocation.
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +94,19 @@ pub struct StackMember<const N: usize> {
     /// B column-major (n × m) in its first n·m entries.
     pub b: [f64; 5 * MAX_STACK_INPUTS],
     pub x0: [f64; N],
+}
+
+impl<const N: usize> StackMember<N> {
+    /// All entries zero (a buffer for [`DrawnLinearPhEnsemble::draw_stack`]).
+    pub fn zeroed() -> Self {
+        StackMember {
+            j: nalgebra::SMatrix::zeros(),
+            r: nalgebra::SMatrix::zeros(),
+            q: nalgebra::SMatrix::zeros(),
+            b: [0.0; 5 * MAX_STACK_INPUTS],
+            x0: [0.0; N],
+        }
+    }
 }
 
 /// Members drawn around a nominal one.
@@ -220,14 +238,40 @@ impl DrawnLinearPhEnsemble {
 
     /// Member i's random stream: ChaCha8 seeded with the ensemble's seed, stream i.
     fn stream(&self, index: usize) -> ChaCha8Rng {
-        stream_of(&self.seeded(), index)
+        let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
+        rng.set_stream(index as u64);
+        rng
     }
 
-    /// The generator seeded with the ensemble's seed, before a stream is chosen (for
-    /// [`DrawnLinearPhEnsemble::draw_stack`], which takes it rather than seeding per
-    /// member).
-    pub fn seeded(&self) -> ChaCha8Rng {
-        ChaCha8Rng::seed_from_u64(self.spec.seed)
+    /// The streams of the members `members`, for [`DrawnLinearPhEnsemble::draw_stack`] and
+    /// [`DrawnLinearPhEnsemble::draw_initial_state`].
+    pub fn streams(&self, members: Range<usize>) -> MemberStreams {
+        let seed = ChaCha8Rng::seed_from_u64(self.spec.seed).get_seed();
+        // Two words per normal.
+        let blocks = (2 * self.normals_per_member()).div_ceil(BLOCK_WORDS) + 1;
+        let stride = blocks * BLOCK_WORDS;
+        let mut words = vec![0; members.len() * stride];
+        LaneKeystream::new(&seed).fill(members.start as u64, members.len(), blocks, &mut words);
+        MemberStreams {
+            seed,
+            members,
+            stride,
+            words,
+        }
+    }
+
+    /// The standard normals a member draws, but for the ziggurat's rejections: n² for each
+    /// of J, R and Q drawn, n·m for B, n for x0.
+    fn normals_per_member(&self) -> usize {
+        let system = &self.nominal.system;
+        let (n, m) = (system.states(), system.inputs());
+        let spec = &self.spec;
+        let drawn = |draw: Draw, count: usize| if draw == Draw::Fixed { 0 } else { count };
+        drawn(spec.j, n * n)
+            + drawn(spec.r, n * n)
+            + drawn(spec.q, n * n)
+            + drawn(spec.b, n * m)
+            + drawn(spec.x0, n)
     }
 
     /// Member `index`, from its own random stream.
@@ -249,7 +293,8 @@ impl DrawnLinearPhEnsemble {
         let (n, m) = (system.states(), system.inputs());
         let mut b = DMatrix::zeros(n, m);
         let mut x0 = DVector::zeros(n);
-        self.draw_b_x0(&mut rng, b.as_mut_slice(), x0.as_mut_slice());
+        let mut normal = || StandardNormal.sample(&mut rng);
+        self.draw_b_x0(&mut normal, b.as_mut_slice(), x0.as_mut_slice());
         self.check_draw(index, &j, &r, &q, x0.as_slice())?;
         let member = LinearPhMember {
             system: LinearPh { j, r, q, b },
@@ -261,30 +306,35 @@ impl DrawnLinearPhEnsemble {
         Ok(member)
     }
 
-    /// Member `index` on the stack (n = `N` ≤ 5, m ≤ [`MAX_STACK_INPUTS`]): the values of
-    /// [`DrawnLinearPhEnsemble::draw`], bit for bit, with nothing allocated; `seeded` is
-    /// [`DrawnLinearPhEnsemble::seeded`].
+    /// Member `index` on the stack (n = `N` ≤ 5, m ≤ [`MAX_STACK_INPUTS`]) into `member`:
+    /// the values of [`DrawnLinearPhEnsemble::draw`], bit for bit, with nothing allocated;
+    /// `rng` is member `index`'s stream ([`MemberStreams::stream`]).
     pub fn draw_stack<const N: usize>(
         &self,
-        seeded: &ChaCha8Rng,
+        rng: &mut impl Rng,
         index: usize,
-    ) -> Result<StackMember<N>> {
+        member: &mut StackMember<N>,
+    ) -> Result<()> {
         let system = &self.nominal.system;
         let (n, m) = (system.states(), system.inputs());
         assert!(
             n == N && N <= 5 && m <= MAX_STACK_INPUTS,
             "a stack draw of n = {n}, m = {m} as n = {N}"
         );
-        let mut rng = stream_of(seeded, index);
-        let [j, r, q] = self.draw_square_in(Const::<N>, &mut rng);
-        let mut member = StackMember {
-            j,
-            r,
-            q,
-            b: [0.0; 5 * MAX_STACK_INPUTS],
-            x0: [0.0; N],
-        };
-        self.draw_b_x0(&mut rng, &mut member.b[..n * m], &mut member.x0);
+        // The member's normals drawn first, in the order the draw takes them.
+        let count = self.normals_per_member();
+        let mut normals = [0.0; MAX_STACK_NORMALS];
+        for value in &mut normals[..count] {
+            *value = StandardNormal.sample(rng);
+        }
+        let mut taken = normals[..count].iter();
+        let mut normal = || *taken.next().expect("the draw takes the normals counted");
+        [member.j, member.r, member.q] = self.draw_square_in(Const::<N>, &mut normal);
+        self.draw_b_x0(&mut normal, &mut member.b[..n * m], &mut member.x0);
+        debug_assert!(
+            taken.next().is_none(),
+            "the draw takes every normal counted"
+        );
         self.check_draw(index, &member.j, &member.r, &member.q, &member.x0)?;
         let x0 = nalgebra::SVector::<f64, N>::from_column_slice(&member.x0);
         if !(0.5 * x0.dot(&(member.q * x0))).is_finite() {
@@ -299,7 +349,7 @@ impl DrawnLinearPhEnsemble {
             };
             super::plan::check_initial_energy(&format!("ensemble member {index}"), &heap)?;
         }
-        Ok(member)
+        Ok(())
     }
 
     /// Whether only x0 varies across members (J, R, Q and B are the nominal's): then every
@@ -313,17 +363,16 @@ impl DrawnLinearPhEnsemble {
 
     /// Member `index`'s x0 where only x0 is drawn ([`DrawnLinearPhEnsemble::only_x0_drawn`]):
     /// the x0 of [`DrawnLinearPhEnsemble::draw`], bit for bit, with its checks (the nominal
-    /// system was checked when the ensemble was built); `seeded` is
-    /// [`DrawnLinearPhEnsemble::seeded`].
+    /// system was checked when the ensemble was built); `rng` is member `index`'s stream
+    /// ([`MemberStreams::stream`]).
     pub fn draw_initial_state(
         &self,
-        seeded: &ChaCha8Rng,
+        rng: &mut impl Rng,
         index: usize,
         x0: &mut [f64],
     ) -> Result<()> {
         debug_assert!(self.only_x0_drawn());
-        let mut rng = stream_of(seeded, index);
-        self.draw_b_x0(&mut rng, &mut [], x0);
+        self.draw_b_x0(&mut || StandardNormal.sample(rng), &mut [], x0);
         check_drawn_x0(index, x0)?;
         // H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it.
         let x = nalgebra::DVectorView::from_slice(x0, x0.len());
@@ -340,9 +389,8 @@ impl DrawnLinearPhEnsemble {
 
     /// B (column-major, n × m) and x0 of a member, the draw's random numbers after J, R
     /// and Q.
-    fn draw_b_x0(&self, rng: &mut ChaCha8Rng, b: &mut [f64], x0: &mut [f64]) {
+    fn draw_b_x0(&self, normal: &mut impl FnMut() -> f64, b: &mut [f64], x0: &mut [f64]) {
         let system = &self.nominal.system;
-        let mut normal = || -> f64 { StandardNormal.sample(&mut *rng) };
         for (b, &nominal) in b.iter_mut().zip(system.b.as_slice()) {
             *b = match self.spec.b {
                 Draw::Fixed => nominal,
@@ -377,26 +425,29 @@ impl DrawnLinearPhEnsemble {
     }
 
     /// J, R and Q of a member as heap matrices ([`DrawnLinearPhEnsemble::draw_square_in`]).
-    fn draw_square<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [DMatrix<f64>; 3]
+    fn draw_square<D: Dim>(&self, d: D, rng: &mut impl Rng) -> [DMatrix<f64>; 3]
     where
         DefaultAllocator: Allocator<D, D>,
     {
         let n = self.nominal.system.states();
-        self.draw_square_in(d, rng)
+        self.draw_square_in(d, &mut || StandardNormal.sample(rng))
             .map(|a| to_dynamic(n, a.iter().copied()))
     }
 
     /// J, R and Q of a member (the draw's first random numbers), drawn as `d` × `d`
     /// matrices (n = `d`).
-    fn draw_square_in<D: Dim>(&self, d: D, rng: &mut ChaCha8Rng) -> [OMatrix<f64, D, D>; 3]
+    fn draw_square_in<D: Dim>(
+        &self,
+        d: D,
+        normal: &mut impl FnMut() -> f64,
+    ) -> [OMatrix<f64, D, D>; 3]
     where
         DefaultAllocator: Allocator<D, D>,
     {
         let system = &self.nominal.system;
         let n = system.states();
-        let mut square = || -> OMatrix<f64, D, D> {
-            OMatrix::from_fn_generic(d, d, |_, _| StandardNormal.sample(&mut *rng))
-        };
+        let mut square =
+            || -> OMatrix<f64, D, D> { OMatrix::from_fn_generic(d, d, |_, _| normal()) };
         let nominal =
             |a: &DMatrix<f64>| OMatrix::<f64, D, D>::from_fn_generic(d, d, |i, k| a[(i, k)]);
         let identity = || OMatrix::<f64, D, D>::identity_generic(d, d);
@@ -464,12 +515,29 @@ fn check_drawn_x0(index: usize, x0: &[f64]) -> Result<()> {
     }
 }
 
-/// Stream `index` of `seeded` (the ensemble's generator before a stream is chosen), from
-/// its first word: member `index`'s random numbers.
-fn stream_of(seeded: &ChaCha8Rng, index: usize) -> ChaCha8Rng {
-    let mut rng = seeded.clone();
-    rng.set_stream(index as u64);
-    rng
+/// The random streams of consecutive members, their first words computed side by side
+/// ([`LaneKeystream`]): as many blocks as a member's normals take, and one more for the
+/// ziggurat's rare rejections; a stream that needs more goes on as `ChaCha8Rng` would.
+pub struct MemberStreams {
+    seed: [u8; 32],
+    members: Range<usize>,
+    /// Words per member.
+    stride: usize,
+    words: Vec<u32>,
+}
+
+impl MemberStreams {
+    /// Member `index`'s stream (in the range the streams were made for), from its first
+    /// word: the numbers of `ChaCha8Rng` seeded with the ensemble's seed, stream `index`.
+    pub fn stream(&self, index: usize) -> PrefetchedStream<'_> {
+        assert!(
+            self.members.contains(&index),
+            "member {index} outside the streams of {:?}",
+            self.members
+        );
+        let at = (index - self.members.start) * self.stride;
+        PrefetchedStream::new(&self.seed, index as u64, &self.words[at..at + self.stride])
+    }
 }
 
 /// The n × n matrix of `values` in column-major order.

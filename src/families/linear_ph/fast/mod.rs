@@ -26,6 +26,7 @@
 //! With FMA ([`SimdLevel::Avx512`], [`SimdLevel::Avx2`]) multiply-adds are rounded once;
 //! the portable level rounds them like the twin, whose results it reproduces bit for bit.
 
+mod block_operators;
 mod setup;
 mod stage_lu;
 mod step;
@@ -34,11 +35,9 @@ use std::ops::Range;
 
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
-use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
-use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsemble, OperatorWorkspace, StepOperators};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{Recording, ResultBlock};
-use setup::{EntryLayout, MemberParts, SetupScratch};
+use block_operators::BlockOperators;
 use step::{Window, advance};
 
 /// Steps between the finiteness checks of a block (see the module documentation).
@@ -48,7 +47,7 @@ pub const CHECK_WINDOW: usize = 64;
 const OPERATOR_CACHE_BYTES: usize = 32 << 10;
 
 /// Most groups per block.
-const MAX_GROUPS: usize = 8;
+const MAX_GROUPS: usize = 32;
 
 /// The sizes of a block's step: what is applied under the recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,10 +227,8 @@ impl FastBlock {
                     let i = g * LANES + l;
                     if i < count { i } else { 0 }
                 };
-                let ops = sources
-                    .iter()
-                    .map(|&e| std::array::from_fn(|l| operators.entries_of(lane(l))[e]))
-                    .collect();
+                let entries = operators.group_entries(g);
+                let ops = sources.iter().map(|&e| entries[e]).collect();
                 let x = (0..n)
                     .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
                     .collect();
@@ -390,198 +387,6 @@ impl FastBlock {
         }
         debug_assert_eq!(self.results.len(), self.members);
         self.results
-    }
-}
-
-/// The operators and initial states of a block's members, member after member in the
-/// [`EntryLayout`] of the stack set-up.
-struct BlockOperators {
-    layout: EntryLayout,
-    /// Each member's [`EntryLayout::len`] entries.
-    entries: Vec<f64>,
-    /// Each member's rank of its dissipation factor.
-    ranks: Vec<usize>,
-    /// Each member's x0 (n entries).
-    initial: Vec<f64>,
-    /// Whether every member has the same operators (members that differ in x0 alone):
-    /// `entries` and `ranks` then hold them once.
-    shared: bool,
-}
-
-impl BlockOperators {
-    /// Room for `count` members of `layout`.
-    fn with_capacity(layout: EntryLayout, count: usize) -> Self {
-        BlockOperators {
-            layout,
-            entries: Vec::with_capacity(count * layout.len()),
-            ranks: Vec::with_capacity(count),
-            initial: Vec::with_capacity(count * layout.states),
-            shared: false,
-        }
-    }
-
-    /// Members held.
-    fn count(&self) -> usize {
-        self.initial.len() / self.layout.states
-    }
-
-    /// Member i's [`EntryLayout::len`] entries.
-    fn entries_of(&self, i: usize) -> &[f64] {
-        let (len, i) = (self.layout.len(), if self.shared { 0 } else { i });
-        &self.entries[i * len..(i + 1) * len]
-    }
-
-    /// Member i's x0.
-    fn x0(&self, i: usize) -> &[f64] {
-        let n = self.layout.states;
-        &self.initial[i * n..(i + 1) * n]
-    }
-
-    /// The operators of `members`: built on the stack where they are small
-    /// ([`setup::fits`]), else by [`LinearPhPlan::kernel_operators_in`].
-    fn of_members(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<Self> {
-        let recording = plan.recording();
-        let layout = EntryLayout::new(plan, recording);
-        let mut block = BlockOperators::with_capacity(layout, members.len());
-        if setup::fits(plan) {
-            let mut scratch = SetupScratch::new(plan, recording)?;
-            for member in members {
-                let system = &member.system;
-                let parts = MemberParts {
-                    j: system.j.as_slice(),
-                    r: system.r.as_slice(),
-                    q: system.q.as_slice(),
-                    b: system.b.as_slice(),
-                };
-                block.push(&mut scratch, &parts, member.x0.as_slice())?;
-            }
-            return Ok(block);
-        }
-        let mut work = OperatorWorkspace::default();
-        for member in members {
-            let operators = plan.kernel_operators_in(member, recording, &mut work)?;
-            block.push_general(&operators, member.x0.as_slice());
-        }
-        Ok(block)
-    }
-
-    /// The operators of `plan`'s members `range`: drawn on the stack and built there for a
-    /// drawn ensemble of n ≤ 5 (and m ≤ [`MAX_STACK_INPUTS`]), else from the members
-    /// ([`BlockOperators::of_members`]). A member that fails to build stops the building but
-    /// not the drawing, so that the error reported is the general path's: the first draw
-    /// error in member order, else the first build error.
-    fn of_range(plan: &LinearPhPlan, range: Range<usize>) -> Result<Self> {
-        if let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble
-            && drawn.only_x0_drawn()
-        {
-            return Self::sharing_nominal(plan, drawn, range);
-        }
-        let drawn = match &plan.ensemble {
-            LinearPhEnsemble::Drawn(drawn)
-                if setup::fits(plan)
-                    && plan.states() <= 5
-                    && plan.inputs_count() <= MAX_STACK_INPUTS =>
-            {
-                drawn
-            }
-            _ => return Self::of_members(plan, &plan.ensemble.members_in_order(range)?),
-        };
-        let recording = plan.recording();
-        let layout = EntryLayout::new(plan, recording);
-        let mut block = BlockOperators::with_capacity(layout, range.len());
-        let mut scratch = SetupScratch::new(plan, recording)?;
-        let m = layout.inputs;
-        let seeded = drawn.seeded();
-        // Each member is built as soon as it is drawn; after a build error the rest are
-        // only drawn, so that a draw error of a later member still comes first.
-        let mut build_error = None;
-        macro_rules! stack {
-            ($($n:literal),*) => {
-                match layout.states {
-                    $($n => {
-                        for i in range {
-                            let member = drawn.draw_stack::<$n>(&seeded, i)?;
-                            if build_error.is_some() {
-                                continue;
-                            }
-                            let parts = MemberParts {
-                                j: member.j.as_slice(),
-                                r: member.r.as_slice(),
-                                q: member.q.as_slice(),
-                                b: &member.b[..$n * m],
-                            };
-                            if let Err(error) = block.push(&mut scratch, &parts, &member.x0) {
-                                build_error = Some(error);
-                            }
-                        }
-                    })*
-                    n => unreachable!("stack draws are of n ≤ 5, not {n}"),
-                }
-            };
-        }
-        stack!(1, 2, 3, 4, 5);
-        match build_error {
-            Some(error) => Err(error),
-            None => Ok(block),
-        }
-    }
-
-    /// The block of members that differ in x0 alone: the nominal's operators, built once
-    /// and shared by every member (the operators depend on J, R, Q, B and the scheme
-    /// alone), and each member's drawn x0. Every x0 is drawn before the operators are built, as the
-    /// general path reports a draw error before a build error.
-    fn sharing_nominal(
-        plan: &LinearPhPlan,
-        drawn: &DrawnLinearPhEnsemble,
-        range: Range<usize>,
-    ) -> Result<Self> {
-        let n = plan.states();
-        let seeded = drawn.seeded();
-        let mut initial = vec![0.0; range.len() * n];
-        for (i, x0) in range.clone().zip(initial.chunks_exact_mut(n)) {
-            drawn.draw_initial_state(&seeded, i, x0)?;
-        }
-        let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
-        Ok(BlockOperators {
-            initial,
-            shared: true,
-            ..nominal
-        })
-    }
-
-    /// Appends a member built on the stack.
-    fn push(&mut self, scratch: &mut SetupScratch, parts: &MemberParts, x0: &[f64]) -> Result<()> {
-        let len = self.layout.len();
-        let start = self.entries.len();
-        self.entries.resize(start + len, 0.0);
-        let rank = scratch.build(parts, &mut self.entries[start..])?;
-        self.ranks.push(rank);
-        self.initial.extend_from_slice(x0);
-        Ok(())
-    }
-
-    /// Appends a member's operators from the general path, W's rows moved to the
-    /// layout's (stage i's factor column k at row i·n + k).
-    fn push_general(&mut self, operators: &StepOperators, x0: &[f64]) {
-        let layout = self.layout;
-        let (n, p) = (layout.states, layout.width());
-        let start = self.entries.len();
-        self.entries.resize(start + layout.len(), 0.0);
-        let out = &mut self.entries[start..];
-        out[..n * p].copy_from_slice(&operators.delta);
-        let output_at = layout.output_at();
-        out[output_at..output_at + operators.output.len()].copy_from_slice(&operators.output);
-        let rank = operators.rank;
-        for stage in 0..layout.stages {
-            for k in 0..rank {
-                let from = (stage * rank + k) * p;
-                let to = layout.dissipation_at() + (stage * n + k) * p;
-                out[to..to + p].copy_from_slice(&operators.dissipation[from..from + p]);
-            }
-        }
-        out[layout.q_at()..].copy_from_slice(&operators.q);
-        self.ranks.push(rank);
-        self.initial.extend_from_slice(x0);
     }
 }
 

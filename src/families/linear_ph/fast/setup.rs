@@ -1,11 +1,12 @@
 //! The set-up of the fast engine's blocks for small members (n ≤ [`MAX_SETUP_STATES`]):
-//! each member's step operators built in stack-sized buffers, with nothing allocated per
-//! member, into one flat buffer per block.
+//! the step operators of a group of [`LANES`] members built side by side, member l in lane
+//! l, in stack-sized buffers, with nothing allocated per member.
 //!
 //! The operators are those of `StepOperators::recording_in` followed by the silent-input
 //! columns of `LinearPhPlan::kernel_operators_in`, bit for bit: the same operations in the
-//! same order, with the state size n a compile-time constant so that the loops over it
-//! unroll. Per member (h the step, a^{(r)} the stage matrix of component r, b the weights):
+//! same order in each lane, with the state size n a compile-time constant so that the loops
+//! over it unroll. Per member (h the step, a^{(r)} the stage matrix of component r, b the
+//! weights):
 //!
 //! ```text
 //!   L = (J − R) Q                                       (as nalgebra's gemm forms it)
@@ -23,11 +24,9 @@ use nalgebra::DMatrix;
 
 use super::super::collocation_step::fill_stage_coefficients;
 use super::super::step_operators::dissipation_factor;
-use super::stage_lu::{
-    CHUNK, Cols, ColumnWork, StageFactors, add, factor_stage_matrix, mul, solve_factored, sum,
-};
+use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored};
 use crate::error::{Error, Result};
-use crate::kernels::lanes::SimdLevel;
+use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::LinearPhPlan;
 use crate::plan::Recording;
 
@@ -40,7 +39,12 @@ pub(super) const MAX_STAGE_SIZE: usize = 32;
 /// Largest s·m (stage inputs per step) of the stack set-up.
 pub(super) const MAX_STAGE_INPUTS: usize = 16;
 
+/// Largest n whose L = (J − R) Q nalgebra forms column by column (larger dynamic products
+/// go to `matrixmultiply`, whose order the set-up leaves to nalgebra).
+const MAX_COLUMN_GEMM_STATES: usize = 5;
+
 /// A member's matrices as the set-up reads them, column-major.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct MemberParts<'a> {
     pub j: &'a [f64],
     pub r: &'a [f64],
@@ -49,10 +53,9 @@ pub(super) struct MemberParts<'a> {
     pub b: &'a [f64],
 }
 
-/// Where a member's operators lie in its slice of a block's flat buffer: Δ (n × p), then
-/// Y (s·m × p) with outputs or energies, then W (s·n × p, row (i·n + k) the stage i's
-/// k-th factor column, zero beyond the member's rank) and Q (n × n) with energies; all
-/// row-major.
+/// Where a member's operators lie in a group's entries: Δ (n × p), then Y (s·m × p) with
+/// outputs or energies, then W (s·n × p, row (i·n + k) the stage i's k-th factor column,
+/// zero beyond the member's rank) and Q (n × n) with energies; all row-major.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct EntryLayout {
     pub states: usize,
@@ -109,11 +112,11 @@ pub(super) fn fits(plan: &LinearPhPlan) -> bool {
 const MAX_SETUP_STAGES: usize = 4;
 
 /// [`SetupScratch::build_sized`] for n states and s stages.
-type BuildFn = fn(&mut SetupScratch, &MemberParts, &mut [f64]) -> Result<usize>;
+type BuildFn = fn(&mut SetupScratch, &[MemberParts; LANES], &mut [Lanes]) -> Result<[usize; LANES]>;
 
 /// The builder of n states and s stages, both compile-time constants in it, compiled
 /// for AVX2 where the fast engines run with AVX2 or AVX-512 (wider registers for the
-/// column chunks; Rust contracts no multiply-add, so the bits are the portable build's).
+/// lanes; Rust contracts no multiply-add, so the bits are the portable build's).
 fn builder(n: usize, s: usize) -> BuildFn {
     macro_rules! table {
         ($build:ident: $($n:literal),*) => {
@@ -138,9 +141,9 @@ fn builder(n: usize, s: usize) -> BuildFn {
 /// [`SetupScratch::build_sized`] for any x86-64 (or other) CPU.
 fn build_portable<const N: usize, const S: usize>(
     scratch: &mut SetupScratch,
-    parts: &MemberParts,
-    out: &mut [f64],
-) -> Result<usize> {
+    parts: &[MemberParts; LANES],
+    out: &mut [Lanes],
+) -> Result<[usize; LANES]> {
     scratch.build_sized::<N, S>(parts, out)
 }
 
@@ -148,15 +151,15 @@ fn build_portable<const N: usize, const S: usize>(
 #[cfg(target_arch = "x86_64")]
 fn build_avx2<const N: usize, const S: usize>(
     scratch: &mut SetupScratch,
-    parts: &MemberParts,
-    out: &mut [f64],
-) -> Result<usize> {
+    parts: &[MemberParts; LANES],
+    out: &mut [Lanes],
+) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2")]
     fn with_avx2<const N: usize, const S: usize>(
         scratch: &mut SetupScratch,
-        parts: &MemberParts,
-        out: &mut [f64],
-    ) -> Result<usize> {
+        parts: &[MemberParts; LANES],
+        out: &mut [Lanes],
+    ) -> Result<[usize; LANES]> {
         scratch.build_sized::<N, S>(parts, out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX2 (or AVX-512, which implies it).
@@ -164,7 +167,7 @@ fn build_avx2<const N: usize, const S: usize>(
 }
 
 /// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
-/// factor, and work matrices for nalgebra's products (reused from member to member).
+/// factor, and work buffers (reused from group to group).
 pub(super) struct SetupScratch {
     layout: EntryLayout,
     h: f64,
@@ -176,14 +179,34 @@ pub(super) struct SetupScratch {
     /// L_M, column-major (energies only).
     mass_factor: Vec<f64>,
     silent_inputs: Vec<bool>,
+    /// A member's J − R, Q and L for nalgebra's product (n > [`MAX_COLUMN_GEMM_STATES`]).
     j_minus_r: DMatrix<f64>,
     q: DMatrix<f64>,
     l: DMatrix<f64>,
+    /// A member's R for the heap dissipation factor (n > 5, energies only).
     r: DMatrix<f64>,
-    /// The member's factored stage matrix.
-    factors: Box<StageFactors>,
-    columns: Box<ColumnWork>,
+    /// The group's factored stage matrices.
+    factors: StageFactors,
+    work: GroupWork,
     build: BuildFn,
+}
+
+/// The group's matrices in lanes and the per-lane values of one column v = e_col (kept
+/// between groups, so that nothing is allocated or cleared per group).
+struct GroupWork {
+    /// L, Q, F (n × n, column-major, zero beyond a member's rank) and B (n × m).
+    l: Vec<Lanes>,
+    q: Vec<Lanes>,
+    factor: Vec<Lanes>,
+    b: Vec<Lanes>,
+    /// n values.
+    drift0: Vec<Lanes>,
+    /// n·s values each.
+    rhs: Vec<Lanes>,
+    stage_states: Vec<Lanes>,
+    stage_rates: Vec<Lanes>,
+    efforts: Vec<Lanes>,
+    weighted: Vec<Lanes>,
 }
 
 impl SetupScratch {
@@ -219,8 +242,8 @@ impl SetupScratch {
             q: DMatrix::zeros(n, n),
             l: DMatrix::zeros(n, n),
             r: DMatrix::zeros(n, n),
-            factors: Box::new(StageFactors::new()),
-            columns: Box::new(ColumnWork::new()),
+            factors: StageFactors::new(n * s),
+            work: GroupWork::new(layout),
             build: builder(n, s),
         })
     }
@@ -231,125 +254,161 @@ impl SetupScratch {
         self.layout
     }
 
-    /// Builds the operators of the member `parts` into `out` (its [`EntryLayout::len`]
-    /// entries, every one written) and returns the rank of its dissipation factor (0
-    /// without energies).
-    pub fn build(&mut self, parts: &MemberParts, out: &mut [f64]) -> Result<usize> {
+    /// Builds the operators of the group `parts` (member l in lane l) into `out` (its
+    /// [`EntryLayout::len`] entries, every one written) and returns the rank of each
+    /// member's dissipation factor (0 without energies).
+    pub fn build(
+        &mut self,
+        parts: &[MemberParts; LANES],
+        out: &mut [Lanes],
+    ) -> Result<[usize; LANES]> {
         (self.build)(self, parts, out)
+    }
+
+    /// L = (J − R) Q of every lane into the group's work, as `CollocationStepper::rebuild`
+    /// forms it with nalgebra's gemm: column by column, L[r, c] = Σ_k (J − R)[r, k] Q[k, c]
+    /// summed from the first product on, up to n = 5; by nalgebra itself beyond.
+    #[inline(always)]
+    fn form_l<const N: usize>(&mut self, parts: &[MemberParts; LANES]) {
+        let n = N;
+        let work = &mut self.work;
+        if N <= MAX_COLUMN_GEMM_STATES {
+            let mut j_minus_r = [ZERO; MAX_COLUMN_GEMM_STATES * MAX_COLUMN_GEMM_STATES];
+            for (lane, part) in parts.iter().enumerate() {
+                for ((entry, j), r) in j_minus_r[..n * n].iter_mut().zip(part.j).zip(part.r) {
+                    entry[lane] = j - r;
+                }
+            }
+            for c in 0..n {
+                for r in 0..n {
+                    let mut acc = mul(&j_minus_r[r], &work.q[c * n]);
+                    for k in 1..n {
+                        acc = add(&mul(&j_minus_r[k * n + r], &work.q[c * n + k]), &acc);
+                    }
+                    work.l[c * n + r] = acc;
+                }
+            }
+            return;
+        }
+        for (lane, part) in parts.iter().enumerate() {
+            self.j_minus_r.as_mut_slice().copy_from_slice(part.j);
+            for (a, &r) in self.j_minus_r.as_mut_slice().iter_mut().zip(part.r) {
+                *a -= r;
+            }
+            self.q.as_mut_slice().copy_from_slice(part.q);
+            self.l.gemm(1.0, &self.j_minus_r, &self.q, 0.0);
+            for (l, &value) in work.l.iter_mut().zip(self.l.as_slice()) {
+                l[lane] = value;
+            }
+        }
     }
 
     /// [`SetupScratch::build`] with n = `N` and s = `S`.
     #[inline(always)]
     fn build_sized<const N: usize, const S: usize>(
         &mut self,
-        parts: &MemberParts,
-        out: &mut [f64],
-    ) -> Result<usize> {
+        parts: &[MemberParts; LANES],
+        out: &mut [Lanes],
+    ) -> Result<[usize; LANES]> {
         let layout = self.layout;
         debug_assert_eq!((layout.states, layout.stages), (N, S));
         debug_assert_eq!(out.len(), layout.len());
         let (n, s, m, h) = (N, S, layout.inputs, self.h);
         let (size, sm) = (n * s, s * m);
         let p = n + sm;
-        // L = (J − R) Q, as `CollocationStepper::rebuild` forms it.
-        self.j_minus_r.as_mut_slice().copy_from_slice(parts.j);
-        for (a, &r) in self.j_minus_r.as_mut_slice().iter_mut().zip(parts.r) {
-            *a -= r;
-        }
-        self.q.as_mut_slice().copy_from_slice(parts.q);
-        self.l.gemm(1.0, &self.j_minus_r, &self.q, 0.0);
-        let l = self.l.as_slice();
-        let lu = &mut *self.factors;
-        factor_stage_matrix::<N, S>(lu, l, &self.stage_coef, h)?;
-        let (matrix, swaps) = (&lu.matrix[..size * size], &lu.swaps[..lu.swap_count]);
-        // R = F Fᵀ with energies.
-        // F with R = F Fᵀ (energies only), column-major n × rank.
-        let mut factor_entries = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
-        let rank = if layout.energy {
-            match stack_dissipation_factor(n, parts.r, &mut factor_entries) {
-                Some(rank) => rank,
-                None => {
-                    self.r.as_mut_slice().copy_from_slice(parts.r);
-                    let factor = dissipation_factor(&self.r);
-                    factor_entries[..factor.len()].copy_from_slice(factor.as_slice());
-                    factor.ncols()
+        {
+            let work = &mut self.work;
+            for (lane, part) in parts.iter().enumerate() {
+                for (entry, q) in work.q[..n * n].iter_mut().zip(part.q) {
+                    entry[lane] = *q;
+                }
+                for (entry, b) in work.b[..n * m].iter_mut().zip(part.b) {
+                    entry[lane] = *b;
                 }
             }
-        } else {
-            0
-        };
-        let factor = |c: usize, k: usize| factor_entries[k * n + c];
-        let (b, q, mass) = (parts.b, parts.q, &self.mass[..]);
+        }
+        self.form_l::<N>(parts);
+        factor_stage_matrix::<N, S>(
+            &mut self.factors,
+            &self.work.l[..n * n],
+            &self.stage_coef,
+            h,
+        )?;
+        // F with R = F Fᵀ (energies only), column-major n × rank in each lane.
+        let mut ranks = [0; LANES];
+        if layout.energy {
+            for (lane, part) in parts.iter().enumerate() {
+                let mut factor = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
+                ranks[lane] = match stack_dissipation_factor(n, part.r, &mut factor) {
+                    Some(rank) => rank,
+                    None => {
+                        self.r.as_mut_slice().copy_from_slice(part.r);
+                        let heap = dissipation_factor(&self.r);
+                        factor[..heap.len()].copy_from_slice(heap.as_slice());
+                        heap.ncols()
+                    }
+                };
+                for (e, entry) in self.work.factor[..n * n].iter_mut().enumerate() {
+                    entry[lane] = if e < n * ranks[lane] { factor[e] } else { 0.0 };
+                }
+            }
+        }
+        let (stage_coef, weights, mass) = (&self.stage_coef[..], &self.weights[..], &self.mass[..]);
+        let (lu, w) = (&self.factors, &mut self.work);
         let efforts_needed = layout.outputs || layout.energy;
         let (output_at, dissipation_at) = (layout.output_at(), layout.dissipation_at());
-        let w = &mut *self.columns;
-        // The columns v = e_col, CHUNK at a time (columns past p are v = 0 and unused).
-        for first in (0..p).step_by(CHUNK) {
-            let unit = |index: usize| -> Cols {
-                let mut column = [0.0; CHUNK];
-                if (first..first + CHUNK).contains(&index) {
-                    column[index - first] = 1.0;
-                }
-                column
-            };
+        // The columns v = e_col, one at a time in every lane.
+        for col in 0..p {
+            let unit = |index: usize| -> f64 { if index == col { 1.0 } else { 0.0 } };
             for r in 0..n {
-                w.x[r] = unit(r);
-            }
-            for j in 0..sm {
-                w.u[j] = unit(n + j);
-            }
-            let (x, u) = (&w.x[..n], &w.u[..sm]);
-            for r in 0..n {
-                w.drift0[r] = sum(n, |c| mul(l[c * n + r], &x[c]));
+                w.drift0[r] = sum(n, |c| scale(&w.l[c * n + r], unit(c)));
             }
             for i in 0..s {
                 for r in 0..n {
-                    let mut acc = [0.0; CHUNK];
+                    let mut acc = ZERO;
                     for j in 0..s {
-                        let forcing = sum(m, |c| mul(b[c * n + r], &u[j * m + c]));
-                        let coef = self.stage_coef[(r * s + i) * s + j];
-                        let term = mul(coef, &add(&w.drift0[r], &forcing));
+                        let forcing = sum(m, |c| scale(&w.b[c * n + r], unit(n + j * m + c)));
+                        let coef = stage_coef[(r * s + i) * s + j];
+                        let term = times(coef, &add(&w.drift0[r], &forcing));
                         acc = add(&acc, &term);
                     }
-                    w.rhs[i * n + r] = mul(h, &acc);
+                    w.rhs[i * n + r] = times(h, &acc);
                 }
             }
-            solve_factored::<N, S>(matrix, swaps, &mut w.rhs[..size]);
+            solve_factored::<N, S>(lu, &mut w.rhs[..size]);
             for i in 0..s {
-                let (states, rhs) = (&mut w.stage_states[i * n..], &w.rhs[i * n..]);
-                for ((state, x), z) in states.iter_mut().zip(x).zip(rhs) {
-                    *state = add(x, z);
+                for r in 0..n {
+                    let mut state = [0.0; LANES];
+                    for (state, z) in state.iter_mut().zip(&w.rhs[i * n + r]) {
+                        *state = unit(r) + z;
+                    }
+                    w.stage_states[i * n + r] = state;
                 }
                 let xi = &w.stage_states[i * n..(i + 1) * n];
                 for r in 0..n {
-                    let drift = sum(n, |c| mul(l[c * n + r], &xi[c]));
-                    let forcing = sum(m, |c| mul(b[c * n + r], &u[i * m + c]));
+                    let drift = sum(n, |c| mul(&w.l[c * n + r], &xi[c]));
+                    let forcing = sum(m, |c| scale(&w.b[c * n + r], unit(n + i * m + c)));
                     w.stage_rates[i * n + r] = add(&drift, &forcing);
                     if efforts_needed {
-                        w.efforts[i * n + r] = sum(n, |c| mul(q[c * n + r], &xi[c]));
+                        w.efforts[i * n + r] = sum(n, |c| mul(&w.q[c * n + r], &xi[c]));
                     }
                 }
             }
-            let columns = first..(first + CHUNK).min(p);
-            let mut store = |row: usize, values: &Cols| {
-                out[row * p + columns.start..row * p + columns.end]
-                    .copy_from_slice(&values[..columns.len()]);
-            };
             for r in 0..n {
-                let rate = sum(s, |j| mul(self.weights[j], &w.stage_rates[j * n + r]));
-                store(r, &mul(h, &rate));
+                let rate = sum(s, |j| times(weights[j], &w.stage_rates[j * n + r]));
+                out[r * p + col] = times(h, &rate);
             }
             if layout.outputs {
                 for i in 0..s {
                     for r in 0..n {
                         w.weighted[i * n + r] =
-                            sum(s, |j| mul(mass[j * s + i], &w.efforts[j * n + r]));
+                            sum(s, |j| times(mass[j * s + i], &w.efforts[j * n + r]));
                     }
                 }
                 for i in 0..s {
                     for c in 0..m {
-                        let y = sum(n, |r| mul(b[c * n + r], &w.weighted[i * n + r]));
-                        store(output_at / p + i * m + c, &y);
+                        let y = sum(n, |r| mul(&w.b[c * n + r], &w.weighted[i * n + r]));
+                        out[(output_at / p + i * m + c) * p + col] = y;
                     }
                 }
             }
@@ -357,14 +416,18 @@ impl SetupScratch {
                 let lm = &self.mass_factor;
                 for i in 0..s {
                     for k in 0..n {
-                        let mut acc = [0.0; CHUNK];
-                        if k < rank {
-                            for j in i..s {
-                                let fe = sum(n, |c| mul(factor(c, k), &w.efforts[j * n + c]));
-                                acc = add(&acc, &mul(lm[i * s + j], &fe));
+                        let mut acc = ZERO;
+                        for j in i..s {
+                            let fe = sum(n, |c| mul(&w.factor[k * n + c], &w.efforts[j * n + c]));
+                            acc = add(&acc, &times(lm[i * s + j], &fe));
+                        }
+                        // Rows past a member's rank are zero.
+                        for (lane, acc) in acc.iter_mut().enumerate() {
+                            if k >= ranks[lane] {
+                                *acc = 0.0;
                             }
                         }
-                        store(dissipation_at / p + i * n + k, &acc);
+                        out[(dissipation_at / p + i * n + k) * p + col] = acc;
                     }
                 }
             }
@@ -375,7 +438,7 @@ impl SetupScratch {
             for stage in 0..s {
                 let column = n + stage * m + channel;
                 for row in 0..rows {
-                    out[row * p + column] = 0.0;
+                    out[row * p + column] = ZERO;
                 }
             }
         }
@@ -383,12 +446,62 @@ impl SetupScratch {
             let q_at = layout.q_at();
             for row in 0..n {
                 for c in 0..n {
-                    out[q_at + row * n + c] = q[c * n + row];
+                    out[q_at + row * n + c] = w.q[c * n + row];
                 }
             }
         }
-        Ok(rank)
+        Ok(ranks)
     }
+}
+
+impl GroupWork {
+    /// Room for members of `layout`.
+    fn new(layout: EntryLayout) -> Self {
+        let (n, size) = (layout.states, layout.states * layout.stages);
+        GroupWork {
+            l: vec![ZERO; n * n],
+            q: vec![ZERO; n * n],
+            factor: vec![ZERO; n * n],
+            b: vec![ZERO; n * layout.inputs],
+            drift0: vec![ZERO; n],
+            rhs: vec![ZERO; size],
+            stage_states: vec![ZERO; size],
+            stage_rates: vec![ZERO; size],
+            efforts: vec![ZERO; size],
+            weighted: vec![ZERO; size],
+        }
+    }
+}
+
+/// u · c, lane by lane (c the same in every lane).
+#[inline(always)]
+fn scale(u: &Lanes, c: f64) -> Lanes {
+    let mut out = [0.0; LANES];
+    for (out, u) in out.iter_mut().zip(u) {
+        *out = u * c;
+    }
+    out
+}
+
+/// c · v, lane by lane (c the same in every lane).
+#[inline(always)]
+fn times(c: f64, v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
+    for (out, v) in out.iter_mut().zip(v) {
+        *out = c * v;
+    }
+    out
+}
+
+/// Σ_{t < count} term(t) in order, as `Iterator::sum` adds f64 (from −0, so that the
+/// first term is kept as it is).
+#[inline(always)]
+fn sum(count: usize, term: impl Fn(usize) -> Lanes) -> Lanes {
+    let mut acc = [-0.0; LANES];
+    for t in 0..count {
+        acc = add(&acc, &term(t));
+    }
+    acc
 }
 
 /// `step_operators::dissipation_factor` of the n × n matrix `r` (column-major) for
@@ -522,7 +635,7 @@ mod tests {
                         })
                         .collect();
                     for recording in recordings {
-                        let members: Vec<LinearPhMember> = (0..4)
+                        let members: Vec<LinearPhMember> = (0..LANES)
                             .map(|_| member(&mut rng, n, m, family == SchemeFamily::LobattoPair))
                             .collect();
                         let plan = test_plan(scheme.clone(), &inputs, members.clone(), recording);
@@ -531,19 +644,26 @@ mod tests {
                         }
                         let mut scratch = SetupScratch::new(&plan, recording).unwrap();
                         let layout = scratch.layout();
+                        // Lane l holds member l.
+                        let parts: [MemberParts; LANES] = std::array::from_fn(|lane| {
+                            let system = &members[lane].system;
+                            MemberParts {
+                                j: system.j.as_slice(),
+                                r: system.r.as_slice(),
+                                q: system.q.as_slice(),
+                                b: system.b.as_slice(),
+                            }
+                        });
+                        let mut out = vec![[f64::NAN; LANES]; layout.len()];
+                        let ranks = scratch.build(&parts, &mut out).unwrap();
                         let mut work = OperatorWorkspace::default();
-                        for member in &members {
+                        for lane in 0..LANES {
+                            let member = &members[lane];
                             let general = plan
                                 .kernel_operators_in(member, recording, &mut work)
                                 .unwrap();
-                            let mut out = vec![f64::NAN; layout.len()];
-                            let parts = MemberParts {
-                                j: member.system.j.as_slice(),
-                                r: member.system.r.as_slice(),
-                                q: member.system.q.as_slice(),
-                                b: member.system.b.as_slice(),
-                            };
-                            let rank = scratch.build(&parts, &mut out).unwrap();
+                            let out: Vec<f64> = out.iter().map(|entry| entry[lane]).collect();
+                            let rank = ranks[lane];
                             assert_eq!(rank, general.rank);
                             let p = layout.width();
                             let bits =
@@ -551,7 +671,7 @@ mod tests {
                             assert_eq!(
                                 bits(&out[..n * p]),
                                 bits(&general.delta),
-                                "Δ, n = {n}, {family:?} {stages}, m = {m}"
+                                "Δ, n = {n}, {family:?} {stages}, m = {m}, lane {lane}"
                             );
                             if layout.outputs {
                                 assert_eq!(

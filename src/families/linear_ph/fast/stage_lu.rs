@@ -1,203 +1,201 @@
-//! The stage equations of the stack set-up (`setup`): the stage matrix factored with
-//! nalgebra's pivoting and operation order, and solved for a chunk of [`CHUNK`] unit
-//! right-hand sides at once, column by column (independent columns, so the bits are those
-//! of one column at a time).
+//! The stage equations of the stack set-up (`setup`) for a group of [`LANES`] members side
+//! by side: each member's stage matrix factored in its own lane with nalgebra's pivoting
+//! and operation order, and solved for one unit right-hand side at a time. A lane's
+//! arithmetic never mixes with another's, so the bits are those of one member at a time.
 
-use super::setup::{MAX_SETUP_STATES, MAX_STAGE_INPUTS, MAX_STAGE_SIZE};
+use super::setup::MAX_STAGE_SIZE;
 use crate::error::{Error, Result};
+use crate::kernels::lanes::{LANES, Lanes};
 
-/// The stage matrix factored in place, column-major: U on and above the diagonal, the
-/// unit-diagonal L_u below it (the first (n·s)² entries), and the row swaps made, in order.
+/// The group's stage matrices factored in place, column-major, lane l member l's: U on and
+/// above the diagonal, the unit-diagonal L_u below it (the first (n·s)² entries), and the
+/// row each step i swapped with row i (i itself where it swapped none).
 pub(super) struct StageFactors {
-    pub(super) matrix: [f64; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
-    pub(super) swaps: [(usize, usize); MAX_STAGE_SIZE],
-    pub(super) swap_count: usize,
+    pub(super) matrix: Vec<Lanes>,
+    pub(super) pivots: Vec<[usize; LANES]>,
 }
 
-/// P (I − h (a^{(r)}_ij L[r, c])) = L_u U, step for step as `nalgebra::LU::new` (and
-/// `CollocationStepper::rebuild`) factor it: the pivot is the first largest |entry| of
-/// the column; rows are swapped, the column below the pivot scaled by 1/pivot, and the
-/// rest updated by a_rk ← (−a_ik) l_r + a_rk.
+/// P (I − h (a^{(r)}_ij L[r, c])) = L_u U for every lane, step for step as
+/// `nalgebra::LU::new` (and `CollocationStepper::rebuild`) factor it: the pivot is the
+/// first largest |entry| of the column; rows are swapped, the column below the pivot
+/// scaled by 1/pivot, and the rest updated by a_rk ← (−a_ik) l_r + a_rk. `l` holds L
+/// column-major, one [`Lanes`] per entry. A singular matrix in any lane is an error.
 #[inline(always)]
 pub(super) fn factor_stage_matrix<const N: usize, const S: usize>(
     lu: &mut StageFactors,
-    l: &[f64],
+    l: &[Lanes],
     stage_coef: &[f64],
     h: f64,
 ) -> Result<()> {
     let (n, s) = (N, S);
     let size = n * s;
-    lu.swap_count = 0;
     let a = &mut lu.matrix[..size * size];
     for col in 0..size {
         for row in 0..size {
             let (i, r) = (row / n, row % n);
             let (j, c) = (col / n, col % n);
             let identity = if row == col { 1.0 } else { 0.0 };
-            a[col * size + row] = identity - h * stage_coef[(r * s + i) * s + j] * l[c * n + r];
+            let scale = h * stage_coef[(r * s + i) * s + j];
+            let mut entry = [0.0; LANES];
+            for (entry, l) in entry.iter_mut().zip(&l[c * n + r]) {
+                *entry = identity - scale * l;
+            }
+            a[col * size + row] = entry;
         }
     }
     for i in 0..size {
-        let mut pivot = i;
-        let mut largest = a[i * size + i].abs();
+        // The first largest |a_ri|, r ≥ i, in each lane.
+        let mut pivot = [i; LANES];
+        let mut largest = abs(&a[i * size + i]);
         for row in i + 1..size {
-            let value = a[i * size + row].abs();
-            if value > largest {
-                largest = value;
-                pivot = row;
+            let value = abs(&a[i * size + row]);
+            for lane in 0..LANES {
+                let larger = value[lane] > largest[lane];
+                largest[lane] = if larger { value[lane] } else { largest[lane] };
+                pivot[lane] = if larger { row } else { pivot[lane] };
             }
         }
-        let diag = a[i * size + pivot];
-        if diag == 0.0 {
-            continue;
+        lu.pivots[i] = pivot;
+        // Rows i and the pivot's exchanged in every column (a lane whose pivot is i keeps
+        // its rows).
+        for col in 0..size {
+            swap_rows(&mut a[col * size..(col + 1) * size], i, &pivot);
         }
-        if pivot != i {
-            lu.swaps[lu.swap_count] = (i, pivot);
-            lu.swap_count += 1;
-            for c in 0..=i {
-                a.swap(c * size + i, c * size + pivot);
-            }
+        let diag = a[i * size + i];
+        if diag.contains(&0.0) {
+            // Every entry of the column from the diagonal down is zero (nalgebra skips the
+            // column and leaves a zero on U's diagonal).
+            return Err(singular(h));
         }
-        let inv_diag = 1.0 / diag;
+        let inv_diag = div(&[1.0; LANES], &diag);
         for row in i + 1..size {
-            a[i * size + row] *= inv_diag;
+            a[i * size + row] = mul(&a[i * size + row], &inv_diag);
         }
         for k in i + 1..size {
-            if pivot != i {
-                a.swap(k * size + i, k * size + pivot);
-            }
-            let pivot_entry = a[k * size + i];
+            let minus_pivot = neg(&a[k * size + i]);
             for row in i + 1..size {
-                a[k * size + row] += -pivot_entry * a[i * size + row];
+                let update = mul(&minus_pivot, &a[i * size + row]);
+                a[k * size + row] = add(&a[k * size + row], &update);
             }
         }
-    }
-    if (0..size).any(|i| a[i * size + i] == 0.0) {
-        return Err(Error::Numerical {
-            context: "stage matrix".into(),
-            problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
-        });
     }
     Ok(())
 }
 
-/// Solves P A z = rhs in place for CHUNK right-hand sides with the factors of
-/// [`factor_stage_matrix`], as nalgebra's `solve_lower_triangular_with_diag_mut` (unit
-/// diagonal) and `solve_upper_triangular_mut` do for each: z_r ← (−z_i) a_ri + z_r below,
-/// then z_i ← z_i / a_ii and z_r ← (−z_i) a_ri + z_r above.
-#[inline(always)]
-pub(super) fn solve_factored<const N: usize, const S: usize>(
-    matrix: &[f64],
-    swaps: &[(usize, usize)],
-    rhs: &mut [Cols],
-) {
-    let size = N * S;
-    let rhs = &mut rhs[..size];
-    for &(i, pivot) in swaps {
-        rhs.swap(i, pivot);
-    }
-    for i in 0..size.saturating_sub(1) {
-        let mut coeff = [0.0; CHUNK];
-        for (coeff, z) in coeff.iter_mut().zip(&rhs[i]) {
-            *coeff = -(z / 1.0);
-        }
-        for row in i + 1..size {
-            let a = matrix[i * size + row];
-            for (z, coeff) in rhs[row].iter_mut().zip(&coeff) {
-                *z += coeff * a;
-            }
-        }
-    }
-    for i in (0..size).rev() {
-        let diag = matrix[i * size + i];
-        for z in &mut rhs[i] {
-            *z /= diag;
-        }
-        let coeff = rhs[i];
-        for row in 0..i {
-            let a = matrix[i * size + row];
-            for (z, coeff) in rhs[row].iter_mut().zip(&coeff) {
-                *z += -coeff * a;
-            }
-        }
+/// The error of a stage matrix without an inverse.
+fn singular(h: f64) -> Error {
+    Error::Numerical {
+        context: "stage matrix".into(),
+        problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
     }
 }
 
-/// Columns of the stack set-up handled side by side (one AVX2 register of f64: the set-up
-/// is built for AVX2, and the n + s·m ≤ 4 columns of small members fill one chunk).
-pub(super) const CHUNK: usize = 4;
-
-/// One value per column of a chunk.
-pub(super) type Cols = [f64; CHUNK];
-
-/// a · v, column by column. (Explicit loops rather than `std::array::from_fn`, whose
-/// closure LLVM leaves as a call per element in the set-up's target-feature build.)
+/// Exchanges, in each lane, entry i of `column` with the entry of row `pivot[lane]`
+/// (≥ i; a lane whose pivot is i keeps its entries). Selects rather than branches, so that
+/// the lanes move together.
 #[inline(always)]
-pub(super) fn mul(a: f64, v: &Cols) -> Cols {
-    let mut out = [0.0; CHUNK];
+fn swap_rows(column: &mut [Lanes], i: usize, pivot: &[usize; LANES]) {
+    for row in i + 1..column.len() {
+        let (upper, lower) = (column[i], column[row]);
+        let (mut top, mut other) = ([0.0; LANES], [0.0; LANES]);
+        for lane in 0..LANES {
+            let chosen = pivot[lane] == row;
+            top[lane] = if chosen { lower[lane] } else { upper[lane] };
+            other[lane] = if chosen { upper[lane] } else { lower[lane] };
+        }
+        column[i] = top;
+        column[row] = other;
+    }
+}
+
+/// |v|, lane by lane.
+#[inline(always)]
+fn abs(v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
     for (out, v) in out.iter_mut().zip(v) {
-        *out = a * v;
+        *out = v.abs();
     }
     out
 }
 
-/// u + v, column by column.
+/// Solves P A z = rhs in place in every lane with the factors of [`factor_stage_matrix`],
+/// as nalgebra's `solve_lower_triangular_with_diag_mut` (unit diagonal) and
+/// `solve_upper_triangular_mut` do: z_r ← (−z_i) a_ri + z_r below, then z_i ← z_i / a_ii
+/// and z_r ← (−z_i) a_ri + z_r above.
 #[inline(always)]
-pub(super) fn add(u: &Cols, v: &Cols) -> Cols {
-    let mut out = [0.0; CHUNK];
+pub(super) fn solve_factored<const N: usize, const S: usize>(lu: &StageFactors, rhs: &mut [Lanes]) {
+    let size = N * S;
+    let (matrix, rhs) = (&lu.matrix[..size * size], &mut rhs[..size]);
+    for (i, pivot) in lu.pivots[..size].iter().enumerate() {
+        swap_rows(rhs, i, pivot);
+    }
+    for i in 0..size.saturating_sub(1) {
+        let mut coeff = [0.0; LANES];
+        for (coeff, z) in coeff.iter_mut().zip(&rhs[i]) {
+            *coeff = -(z / 1.0);
+        }
+        for row in i + 1..size {
+            rhs[row] = add(&rhs[row], &mul(&coeff, &matrix[i * size + row]));
+        }
+    }
+    for i in (0..size).rev() {
+        rhs[i] = div(&rhs[i], &matrix[i * size + i]);
+        let minus_coeff = neg(&rhs[i]);
+        for row in 0..i {
+            rhs[row] = add(&rhs[row], &mul(&minus_coeff, &matrix[i * size + row]));
+        }
+    }
+}
+
+/// u · v, lane by lane. (Explicit loops rather than `std::array::from_fn`, whose closure
+/// LLVM leaves as a call per element in the set-up's target-feature build; values rather
+/// than updates in place, which LLVM keeps scalar.)
+#[inline(always)]
+pub(super) fn mul(u: &Lanes, v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
+    for ((out, u), v) in out.iter_mut().zip(u).zip(v) {
+        *out = u * v;
+    }
+    out
+}
+
+/// u / v, lane by lane.
+#[inline(always)]
+fn div(u: &Lanes, v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
+    for ((out, u), v) in out.iter_mut().zip(u).zip(v) {
+        *out = u / v;
+    }
+    out
+}
+
+/// u + v, lane by lane.
+#[inline(always)]
+pub(super) fn add(u: &Lanes, v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
     for ((out, u), v) in out.iter_mut().zip(u).zip(v) {
         *out = u + v;
     }
     out
 }
 
-/// Σ_{t < count} term(t) in order, as `Iterator::sum` adds f64 (from −0, so that the
-/// first term is kept as it is).
+/// −v, lane by lane.
 #[inline(always)]
-pub(super) fn sum(count: usize, term: impl Fn(usize) -> Cols) -> Cols {
-    let mut acc = [-0.0; CHUNK];
-    for t in 0..count {
-        acc = add(&acc, &term(t));
+fn neg(v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
+    for (out, v) in out.iter_mut().zip(v) {
+        *out = -v;
     }
-    acc
-}
-
-/// The per-column values of one chunk of columns (kept between members, so that nothing
-/// is allocated or cleared per member).
-pub(super) struct ColumnWork {
-    pub(super) x: [Cols; MAX_SETUP_STATES],
-    pub(super) u: [Cols; MAX_STAGE_INPUTS],
-    pub(super) drift0: [Cols; MAX_SETUP_STATES],
-    pub(super) rhs: [Cols; MAX_STAGE_SIZE],
-    pub(super) stage_states: [Cols; MAX_STAGE_SIZE],
-    pub(super) stage_rates: [Cols; MAX_STAGE_SIZE],
-    pub(super) efforts: [Cols; MAX_STAGE_SIZE],
-    pub(super) weighted: [Cols; MAX_STAGE_SIZE],
+    out
 }
 
 impl StageFactors {
-    /// Room for the largest stage matrix.
-    pub(super) fn new() -> Self {
+    /// Room for stage matrices of `size` rows (at most [`MAX_STAGE_SIZE`]).
+    pub(super) fn new(size: usize) -> Self {
+        debug_assert!(size <= MAX_STAGE_SIZE);
         StageFactors {
-            matrix: [0.0; MAX_STAGE_SIZE * MAX_STAGE_SIZE],
-            swaps: [(0, 0); MAX_STAGE_SIZE],
-            swap_count: 0,
-        }
-    }
-}
-
-impl ColumnWork {
-    /// Room for the largest member.
-    pub(super) fn new() -> Self {
-        ColumnWork {
-            x: [[0.0; CHUNK]; MAX_SETUP_STATES],
-            u: [[0.0; CHUNK]; MAX_STAGE_INPUTS],
-            drift0: [[0.0; CHUNK]; MAX_SETUP_STATES],
-            rhs: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-            stage_states: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-            stage_rates: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-            efforts: [[0.0; CHUNK]; MAX_STAGE_SIZE],
-            weighted: [[0.0; CHUNK]; MAX_STAGE_SIZE],
+            matrix: vec![[0.0; LANES]; size * size],
+            pivots: vec![[0; LANES]; size],
         }
     }
 }

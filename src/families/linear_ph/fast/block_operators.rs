@@ -1,0 +1,247 @@
+//! The step operators and initial states of a fast block's members, group by group: each
+//! operator entry of a group of [`LANES`] members is one [`Lanes`] value, lane l member
+//! g·[`LANES`] + l of group g, as the step reads it.
+
+use std::ops::Range;
+
+use super::setup::{self, EntryLayout, MemberParts, SetupScratch};
+use crate::error::Result;
+use crate::kernels::lanes::{LANES, Lanes, ZERO};
+use crate::linear_ph::ensemble::{MAX_STACK_INPUTS, StackMember};
+use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsemble, OperatorWorkspace, StepOperators};
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
+
+/// The operators and initial states of a block's members in the [`EntryLayout`] of the
+/// stack set-up, group by group.
+pub(super) struct BlockOperators {
+    pub layout: EntryLayout,
+    /// Each group's [`EntryLayout::len`] entries; lanes past the block's last member hold
+    /// copies of its first.
+    entries: Vec<Lanes>,
+    /// Each member's rank of its dissipation factor.
+    pub ranks: Vec<usize>,
+    /// Each member's x0 (n entries).
+    initial: Vec<f64>,
+    /// Whether every member has the same operators (members that differ in x0 alone):
+    /// `entries` then holds one group, every lane the same, and `ranks` one rank.
+    shared: bool,
+}
+
+impl BlockOperators {
+    /// Room for `count` members of `layout`.
+    fn with_capacity(layout: EntryLayout, count: usize) -> Self {
+        BlockOperators {
+            layout,
+            entries: Vec::with_capacity(count.div_ceil(LANES) * layout.len()),
+            ranks: Vec::with_capacity(count),
+            initial: Vec::with_capacity(count * layout.states),
+            shared: false,
+        }
+    }
+
+    /// Members held.
+    pub fn count(&self) -> usize {
+        self.initial.len() / self.layout.states
+    }
+
+    /// Group g's [`EntryLayout::len`] entries.
+    pub fn group_entries(&self, g: usize) -> &[Lanes] {
+        let (len, g) = (self.layout.len(), if self.shared { 0 } else { g });
+        &self.entries[g * len..(g + 1) * len]
+    }
+
+    /// Member i's x0.
+    pub fn x0(&self, i: usize) -> &[f64] {
+        let n = self.layout.states;
+        &self.initial[i * n..(i + 1) * n]
+    }
+
+    /// The operators of `members`: built on the stack where they are small
+    /// ([`setup::fits`]), else by [`LinearPhPlan::kernel_operators_in`].
+    pub fn of_members(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<Self> {
+        let recording = plan.recording();
+        let layout = EntryLayout::new(plan, recording);
+        let mut block = BlockOperators::with_capacity(layout, members.len());
+        for member in members {
+            block.initial.extend_from_slice(member.x0.as_slice());
+        }
+        if setup::fits(plan) {
+            let mut scratch = SetupScratch::new(plan, recording)?;
+            for group in members.chunks(LANES) {
+                let parts = std::array::from_fn(|lane| {
+                    let system = &group.get(lane).unwrap_or(&group[0]).system;
+                    MemberParts {
+                        j: system.j.as_slice(),
+                        r: system.r.as_slice(),
+                        q: system.q.as_slice(),
+                        b: system.b.as_slice(),
+                    }
+                });
+                block.push_group(&mut scratch, &parts, group.len())?;
+            }
+        } else {
+            let mut work = OperatorWorkspace::default();
+            for (i, member) in members.iter().enumerate() {
+                let operators = plan.kernel_operators_in(member, recording, &mut work)?;
+                block.set_general(i, &operators);
+            }
+        }
+        block.pad_last_group();
+        Ok(block)
+    }
+
+    /// The operators of `plan`'s members `range`: drawn on the stack and built there for a
+    /// drawn ensemble of n ≤ 5 (and m ≤ [`MAX_STACK_INPUTS`]), else from the members
+    /// ([`BlockOperators::of_members`]). A group that fails to build stops the building but
+    /// not the drawing, so that the error reported is the general path's: the first draw
+    /// error in member order, else the first build error.
+    pub fn of_range(plan: &LinearPhPlan, range: Range<usize>) -> Result<Self> {
+        if let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble
+            && drawn.only_x0_drawn()
+        {
+            return Self::sharing_nominal(plan, drawn, range);
+        }
+        let drawn = match &plan.ensemble {
+            LinearPhEnsemble::Drawn(drawn)
+                if setup::fits(plan)
+                    && plan.states() <= 5
+                    && plan.inputs_count() <= MAX_STACK_INPUTS =>
+            {
+                drawn
+            }
+            _ => return Self::of_members(plan, &plan.ensemble.members_in_order(range)?),
+        };
+        let recording = plan.recording();
+        let layout = EntryLayout::new(plan, recording);
+        let mut block = BlockOperators::with_capacity(layout, range.len());
+        let mut scratch = SetupScratch::new(plan, recording)?;
+        let m = layout.inputs;
+        let streams = drawn.streams(range.clone());
+        // Each group is built as soon as it is drawn; after a build error the rest are
+        // only drawn, so that a draw error of a later member still comes first.
+        let mut build_error = None;
+        macro_rules! stack {
+            ($($n:literal),*) => {
+                match layout.states {
+                    $($n => {
+                        let mut group = [StackMember::<$n>::zeroed(); LANES];
+                        for first in range.clone().step_by(LANES) {
+                            let members = (range.end - first).min(LANES);
+                            for (lane, member) in group[..members].iter_mut().enumerate() {
+                                let index = first + lane;
+                                drawn.draw_stack(&mut streams.stream(index), index, member)?;
+                                block.initial.extend_from_slice(&member.x0);
+                            }
+                            if build_error.is_some() {
+                                continue;
+                            }
+                            let parts = std::array::from_fn(|lane| {
+                                let member = &group[if lane < members { lane } else { 0 }];
+                                MemberParts {
+                                    j: member.j.as_slice(),
+                                    r: member.r.as_slice(),
+                                    q: member.q.as_slice(),
+                                    b: &member.b[..$n * m],
+                                }
+                            });
+                            if let Err(error) = block.push_group(&mut scratch, &parts, members)
+                            {
+                                build_error = Some(error);
+                            }
+                        }
+                    })*
+                    n => unreachable!("stack draws are of n ≤ 5, not {n}"),
+                }
+            };
+        }
+        stack!(1, 2, 3, 4, 5);
+        match build_error {
+            Some(error) => Err(error),
+            None => {
+                block.pad_last_group();
+                Ok(block)
+            }
+        }
+    }
+
+    /// The block of members that differ in x0 alone: the nominal's operators, built once
+    /// and shared by every member (the operators depend on J, R, Q, B and the scheme
+    /// alone), and each member's drawn x0. Every x0 is drawn before the operators are
+    /// built, as the general path reports a draw error before a build error.
+    fn sharing_nominal(
+        plan: &LinearPhPlan,
+        drawn: &DrawnLinearPhEnsemble,
+        range: Range<usize>,
+    ) -> Result<Self> {
+        let n = plan.states();
+        let streams = drawn.streams(range.clone());
+        let mut initial = vec![0.0; range.len() * n];
+        for (i, x0) in range.clone().zip(initial.chunks_exact_mut(n)) {
+            drawn.draw_initial_state(&mut streams.stream(i), i, x0)?;
+        }
+        let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
+        Ok(BlockOperators {
+            initial,
+            shared: true,
+            ..nominal
+        })
+    }
+
+    /// Appends a group built on the stack, of which the first `members` lanes are
+    /// members of the block.
+    fn push_group(
+        &mut self,
+        scratch: &mut SetupScratch,
+        parts: &[MemberParts; LANES],
+        members: usize,
+    ) -> Result<()> {
+        let start = self.entries.len();
+        self.entries.resize(start + self.layout.len(), ZERO);
+        let ranks = scratch.build(parts, &mut self.entries[start..])?;
+        self.ranks.extend_from_slice(&ranks[..members]);
+        Ok(())
+    }
+
+    /// Sets member i's operators from the general path (members in order), W's rows moved
+    /// to the layout's (stage i's factor column k at row i·n + k).
+    fn set_general(&mut self, i: usize, operators: &StepOperators) {
+        let layout = self.layout;
+        let (n, p, len) = (layout.states, layout.width(), layout.len());
+        let (g, lane) = (i / LANES, i % LANES);
+        if lane == 0 {
+            self.entries.resize((g + 1) * len, ZERO);
+        }
+        let group = &mut self.entries[g * len..(g + 1) * len];
+        let mut set = |at: usize, values: &[f64]| {
+            for (entry, &value) in group[at..at + values.len()].iter_mut().zip(values) {
+                entry[lane] = value;
+            }
+        };
+        set(0, &operators.delta);
+        set(layout.output_at(), &operators.output);
+        let rank = operators.rank;
+        for stage in 0..layout.stages {
+            for k in 0..rank {
+                let from = (stage * rank + k) * p;
+                set(
+                    layout.dissipation_at() + (stage * n + k) * p,
+                    &operators.dissipation[from..from + p],
+                );
+            }
+        }
+        set(layout.q_at(), &operators.q);
+        self.ranks.push(rank);
+    }
+
+    /// Copies the block's first member into the lanes of its last group past its last
+    /// member.
+    fn pad_last_group(&mut self) {
+        let (count, len) = (self.count(), self.layout.len());
+        let used = count - (count - 1) / LANES * LANES;
+        let last = (count - 1) / LANES * len;
+        for e in 0..len {
+            let first = self.entries[e][0];
+            self.entries[last + e][used..].fill(first);
+        }
+    }
+}
