@@ -150,12 +150,45 @@ struct Group {
     checking: bool,
 }
 
-/// What a window restores when a group replays it.
+/// What a window restores when a group replays it: each group's x and carry at the
+/// window's start (2n values, group g's from 2n·g) and its sums, for the whole block in two
+/// buffers.
 #[derive(Debug, Clone)]
-struct Snapshot {
-    x: Vec<Lanes>,
-    carry: Vec<Lanes>,
-    sums: Sums,
+struct Snapshots {
+    states: Vec<Lanes>,
+    sums: Vec<Sums>,
+}
+
+impl Snapshots {
+    /// Room for `groups` groups of n states.
+    fn new(groups: usize, n: usize) -> Self {
+        Snapshots {
+            states: vec![ZERO; 2 * n * groups],
+            sums: vec![Sums::default(); groups],
+        }
+    }
+
+    /// Takes group g's values (its sums too where `energy`).
+    fn take(&mut self, g: usize, group: &Group, energy: bool) {
+        let n = group.x.len();
+        let (x, carry) = self.states[2 * n * g..2 * n * (g + 1)].split_at_mut(n);
+        x.copy_from_slice(&group.x);
+        carry.copy_from_slice(&group.carry);
+        if energy {
+            self.sums[g] = group.sums;
+        }
+    }
+
+    /// Restores group g's values (its sums too where `energy`).
+    fn restore(&self, g: usize, group: &mut Group, energy: bool) {
+        let n = group.x.len();
+        let (x, carry) = self.states[2 * n * g..2 * n * (g + 1)].split_at(n);
+        group.x.copy_from_slice(x);
+        group.carry.copy_from_slice(carry);
+        if energy {
+            group.sums = self.sums[g];
+        }
+    }
 }
 
 /// A block of members prepared for the fast engine.
@@ -259,28 +292,16 @@ impl FastBlock {
         let h = grid.h;
         let energy = self.shape.recording.energy;
         // Each window's start, for groups that may have to replay it (buffers reused).
-        let mut snapshots: Vec<Snapshot> = self
-            .groups
-            .iter()
-            .map(|g| Snapshot {
-                x: g.x.clone(),
-                carry: g.carry.clone(),
-                sums: g.sums,
-            })
-            .collect();
+        let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states);
         let mut k = 0;
         while k < grid.steps {
             let next_record = ((k / grid.record_every + 1) * grid.record_every).min(grid.steps);
             let end = (k + CHECK_WINDOW).min(next_record);
             let record = end == next_record;
             let inputs = plan.inputs.window(k, end - k);
-            for (snapshot, group) in snapshots.iter_mut().zip(&self.groups) {
+            for (g, group) in self.groups.iter().enumerate() {
                 if !group.checking {
-                    snapshot.x.copy_from_slice(&group.x);
-                    snapshot.carry.copy_from_slice(&group.carry);
-                    if energy {
-                        snapshot.sums = group.sums;
-                    }
+                    snapshots.take(g, group, energy);
                 }
             }
             let window = Window {
@@ -302,17 +323,13 @@ impl FastBlock {
                 }
             }
             // A member that went bad in a window that did not check: rewind and replay.
-            for (group, snapshot) in self.groups.iter_mut().zip(&snapshots) {
+            for (g, group) in self.groups.iter_mut().enumerate() {
                 if group.checking {
                     continue;
                 }
                 let suspect = suspects(group, self.shape.recording);
                 if suspect.iter().any(|&s| s) {
-                    group.x.copy_from_slice(&snapshot.x);
-                    group.carry.copy_from_slice(&snapshot.carry);
-                    if energy {
-                        group.sums = snapshot.sums;
-                    }
+                    snapshots.restore(g, group, energy);
                     advance(level, &window, &mut [&mut *group], true);
                     // Sums that overflowed while every step stayed finite.
                     if (0..LANES).any(|l| suspect[l] && group.status[l] == 0) {

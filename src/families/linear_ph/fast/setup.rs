@@ -114,9 +114,9 @@ const MAX_SETUP_STAGES: usize = 4;
 /// [`SetupScratch::build_sized`] for n states and s stages.
 type BuildFn = fn(&mut SetupScratch, &[MemberParts; LANES], &mut [Lanes]) -> Result<[usize; LANES]>;
 
-/// The builder of n states and s stages, both compile-time constants in it, compiled
-/// for AVX2 where the fast engines run with AVX2 or AVX-512 (wider registers for the
-/// lanes; Rust contracts no multiply-add, so the bits are the portable build's).
+/// The builder of n states and s stages, both compile-time constants in it, compiled for
+/// the instruction set the fast engines run with (wider registers for the lanes; Rust
+/// contracts no multiply-add, so the bits are the portable build's).
 fn builder(n: usize, s: usize) -> BuildFn {
     macro_rules! table {
         ($build:ident: $($n:literal),*) => {
@@ -132,8 +132,10 @@ fn builder(n: usize, s: usize) -> BuildFn {
         };
     }
     #[cfg(target_arch = "x86_64")]
-    if matches!(SimdLevel::get(), SimdLevel::Avx2 | SimdLevel::Avx512) {
-        return table!(build_avx2: 1, 2, 3, 4, 5, 6, 7, 8);
+    match SimdLevel::get() {
+        SimdLevel::Avx512 => return table!(build_avx512: 1, 2, 3, 4, 5, 6, 7, 8),
+        SimdLevel::Avx2 => return table!(build_avx2: 1, 2, 3, 4, 5, 6, 7, 8),
+        SimdLevel::Portable => {}
     }
     table!(build_portable: 1, 2, 3, 4, 5, 6, 7, 8)
 }
@@ -162,8 +164,27 @@ fn build_avx2<const N: usize, const S: usize>(
     ) -> Result<[usize; LANES]> {
         scratch.build_sized::<N, S>(parts, out)
     }
-    // SAFETY: chosen only where `SimdLevel::get` found AVX2 (or AVX-512, which implies it).
+    // SAFETY: chosen only where `SimdLevel::get` found AVX2.
     unsafe { with_avx2::<N, S>(scratch, parts, out) }
+}
+
+/// [`SetupScratch::build_sized`] compiled with AVX-512 (one register per [`Lanes`]).
+#[cfg(target_arch = "x86_64")]
+fn build_avx512<const N: usize, const S: usize>(
+    scratch: &mut SetupScratch,
+    parts: &[MemberParts; LANES],
+    out: &mut [Lanes],
+) -> Result<[usize; LANES]> {
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    fn with_avx512<const N: usize, const S: usize>(
+        scratch: &mut SetupScratch,
+        parts: &[MemberParts; LANES],
+        out: &mut [Lanes],
+    ) -> Result<[usize; LANES]> {
+        scratch.build_sized::<N, S>(parts, out)
+    }
+    // SAFETY: chosen only where `SimdLevel::get` found AVX-512 (F, DQ, VL).
+    unsafe { with_avx512::<N, S>(scratch, parts, out) }
 }
 
 /// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
