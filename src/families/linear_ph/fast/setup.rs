@@ -53,6 +53,18 @@ pub(super) struct MemberParts<'a> {
     pub b: &'a [f64],
 }
 
+impl MemberParts<'_> {
+    /// Whether `other` reads the same matrices (a group padded with copies of its first
+    /// member: their per-member work, done once, is copied).
+    fn is(&self, other: &MemberParts) -> bool {
+        let same = |a: &[f64], b: &[f64]| std::ptr::eq(a, b);
+        same(self.j, other.j)
+            && same(self.r, other.r)
+            && same(self.q, other.q)
+            && same(self.b, other.b)
+    }
+}
+
 /// Where a member's operators lie in a group's entries: Δ (n × p), then Y (s·m × p) with
 /// outputs or energies, then W (s·n × p, row (i·n + k) the stage i's k-th factor column,
 /// zero beyond the member's rank) and Q (n × n) with energies; all row-major.
@@ -312,6 +324,12 @@ impl SetupScratch {
             return;
         }
         for (lane, part) in parts.iter().enumerate() {
+            if lane > 0 && part.is(&parts[0]) {
+                for l in &mut work.l[..n * n] {
+                    l[lane] = l[0];
+                }
+                continue;
+            }
             self.j_minus_r.as_mut_slice().copy_from_slice(part.j);
             for (a, &r) in self.j_minus_r.as_mut_slice().iter_mut().zip(part.r) {
                 *a -= r;
@@ -359,6 +377,13 @@ impl SetupScratch {
         let mut ranks = [0; LANES];
         if layout.energy {
             for (lane, part) in parts.iter().enumerate() {
+                if lane > 0 && part.is(&parts[0]) {
+                    ranks[lane] = ranks[0];
+                    for entry in &mut self.work.factor[..n * n] {
+                        entry[lane] = entry[0];
+                    }
+                    continue;
+                }
                 let mut factor = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
                 ranks[lane] = match stack_dissipation_factor(n, part.r, &mut factor) {
                     Some(rank) => rank,
@@ -374,21 +399,41 @@ impl SetupScratch {
                 }
             }
         }
+        let largest_rank = ranks.iter().copied().max().unwrap_or(0);
         let (stage_coef, weights, mass) = (&self.stage_coef[..], &self.weights[..], &self.mass[..]);
         let (lu, w) = (&self.factors, &mut self.work);
         let efforts_needed = layout.outputs || layout.energy;
         let (output_at, dissipation_at) = (layout.output_at(), layout.dissipation_at());
-        // The columns v = e_col, one at a time in every lane.
-        for col in 0..p {
-            let unit = |index: usize| -> f64 { if index == col { 1.0 } else { 0.0 } };
+        // The columns v = e_col: one at a time in every lane, or, where every lane holds
+        // the same member (a block whose members share the nominal's operators), column
+        // first + l in lane l, each column with the same operations either way.
+        let one_member = parts.iter().all(|part| part.is(&parts[0]));
+        let mut units = [ZERO; MAX_SETUP_STATES + MAX_STAGE_INPUTS];
+        for first in (0..p).step_by(if one_member { LANES } else { 1 }) {
+            for (index, unit) in units[..p].iter_mut().enumerate() {
+                for (lane, value) in unit.iter_mut().enumerate() {
+                    let col = if one_member { first + lane } else { first };
+                    *value = if index == col { 1.0 } else { 0.0 };
+                }
+            }
+            let unit = |index: usize| &units[index];
+            let mut store = |row: usize, values: Lanes| {
+                if one_member {
+                    for (lane, &value) in values.iter().enumerate().take(p - first) {
+                        out[row * p + first + lane] = [value; LANES];
+                    }
+                } else {
+                    out[row * p + first] = values;
+                }
+            };
             for r in 0..n {
-                w.drift0[r] = sum(n, |c| scale(&w.l[c * n + r], unit(c)));
+                w.drift0[r] = sum(n, |c| mul(&w.l[c * n + r], unit(c)));
             }
             for i in 0..s {
                 for r in 0..n {
                     let mut acc = ZERO;
                     for j in 0..s {
-                        let forcing = sum(m, |c| scale(&w.b[c * n + r], unit(n + j * m + c)));
+                        let forcing = sum(m, |c| mul(&w.b[c * n + r], unit(n + j * m + c)));
                         let coef = stage_coef[(r * s + i) * s + j];
                         let term = times(coef, &add(&w.drift0[r], &forcing));
                         acc = add(&acc, &term);
@@ -399,16 +444,12 @@ impl SetupScratch {
             solve_factored::<N, S>(lu, &mut w.rhs[..size]);
             for i in 0..s {
                 for r in 0..n {
-                    let mut state = [0.0; LANES];
-                    for (state, z) in state.iter_mut().zip(&w.rhs[i * n + r]) {
-                        *state = unit(r) + z;
-                    }
-                    w.stage_states[i * n + r] = state;
+                    w.stage_states[i * n + r] = add(unit(r), &w.rhs[i * n + r]);
                 }
                 let xi = &w.stage_states[i * n..(i + 1) * n];
                 for r in 0..n {
                     let drift = sum(n, |c| mul(&w.l[c * n + r], &xi[c]));
-                    let forcing = sum(m, |c| scale(&w.b[c * n + r], unit(n + i * m + c)));
+                    let forcing = sum(m, |c| mul(&w.b[c * n + r], unit(n + i * m + c)));
                     w.stage_rates[i * n + r] = add(&drift, &forcing);
                     if efforts_needed {
                         w.efforts[i * n + r] = sum(n, |c| mul(&w.q[c * n + r], &xi[c]));
@@ -417,7 +458,7 @@ impl SetupScratch {
             }
             for r in 0..n {
                 let rate = sum(s, |j| times(weights[j], &w.stage_rates[j * n + r]));
-                out[r * p + col] = times(h, &rate);
+                store(r, times(h, &rate));
             }
             if layout.outputs {
                 for i in 0..s {
@@ -429,7 +470,7 @@ impl SetupScratch {
                 for i in 0..s {
                     for c in 0..m {
                         let y = sum(n, |r| mul(&w.b[c * n + r], &w.weighted[i * n + r]));
-                        out[(output_at / p + i * m + c) * p + col] = y;
+                        store(output_at / p + i * m + c, y);
                     }
                 }
             }
@@ -438,17 +479,20 @@ impl SetupScratch {
                 for i in 0..s {
                     for k in 0..n {
                         let mut acc = ZERO;
-                        for j in i..s {
-                            let fe = sum(n, |c| mul(&w.factor[k * n + c], &w.efforts[j * n + c]));
-                            acc = add(&acc, &times(lm[i * s + j], &fe));
-                        }
-                        // Rows past a member's rank are zero.
-                        for (lane, acc) in acc.iter_mut().enumerate() {
-                            if k >= ranks[lane] {
-                                *acc = 0.0;
+                        // Rows past a member's rank are zero (past every member's, no sum).
+                        if k < largest_rank {
+                            for j in i..s {
+                                let fe =
+                                    sum(n, |c| mul(&w.factor[k * n + c], &w.efforts[j * n + c]));
+                                acc = add(&acc, &times(lm[i * s + j], &fe));
+                            }
+                            for (lane, acc) in acc.iter_mut().enumerate() {
+                                if k >= ranks[lane] {
+                                    *acc = 0.0;
+                                }
                             }
                         }
-                        out[(dissipation_at / p + i * n + k) * p + col] = acc;
+                        store(dissipation_at / p + i * n + k, acc);
                     }
                 }
             }
@@ -492,16 +536,6 @@ impl GroupWork {
             weighted: vec![ZERO; size],
         }
     }
-}
-
-/// u · c, lane by lane (c the same in every lane).
-#[inline(always)]
-fn scale(u: &Lanes, c: f64) -> Lanes {
-    let mut out = [0.0; LANES];
-    for (out, u) in out.iter_mut().zip(u) {
-        *out = u * c;
-    }
-    out
 }
 
 /// c · v, lane by lane (c the same in every lane).
@@ -665,56 +699,54 @@ mod tests {
                         }
                         let mut scratch = SetupScratch::new(&plan, recording).unwrap();
                         let layout = scratch.layout();
-                        // Lane l holds member l.
-                        let parts: [MemberParts; LANES] = std::array::from_fn(|lane| {
-                            let system = &members[lane].system;
-                            MemberParts {
-                                j: system.j.as_slice(),
-                                r: system.r.as_slice(),
-                                q: system.q.as_slice(),
-                                b: system.b.as_slice(),
-                            }
-                        });
-                        let mut out = vec![[f64::NAN; LANES]; layout.len()];
-                        let ranks = scratch.build(&parts, &mut out).unwrap();
-                        let mut work = OperatorWorkspace::default();
-                        for lane in 0..LANES {
-                            let member = &members[lane];
-                            let general = plan
-                                .kernel_operators_in(member, recording, &mut work)
-                                .unwrap();
-                            let out: Vec<f64> = out.iter().map(|entry| entry[lane]).collect();
-                            let rank = ranks[lane];
-                            assert_eq!(rank, general.rank);
-                            let p = layout.width();
-                            let bits =
-                                |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                            assert_eq!(
-                                bits(&out[..n * p]),
-                                bits(&general.delta),
-                                "Δ, n = {n}, {family:?} {stages}, m = {m}, lane {lane}"
-                            );
-                            if layout.outputs {
+                        // Lane l holds member l, then every lane member 0 (a group of one
+                        // member, built column by column across the lanes).
+                        for one_member in [false, true] {
+                            let member_of =
+                                |lane: usize| &members[if one_member { 0 } else { lane }];
+                            let parts: [MemberParts; LANES] =
+                                std::array::from_fn(|lane| parts_of(member_of(lane)));
+                            let mut out = vec![[f64::NAN; LANES]; layout.len()];
+                            let ranks = scratch.build(&parts, &mut out).unwrap();
+                            let mut work = OperatorWorkspace::default();
+                            for lane in 0..LANES {
+                                let member = member_of(lane);
+                                let general = plan
+                                    .kernel_operators_in(member, recording, &mut work)
+                                    .unwrap();
+                                let out: Vec<f64> = out.iter().map(|entry| entry[lane]).collect();
+                                let rank = ranks[lane];
+                                assert_eq!(rank, general.rank);
+                                let p = layout.width();
+                                let bits =
+                                    |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                                 assert_eq!(
-                                    bits(&out[layout.output_at()..layout.dissipation_at()]),
-                                    bits(&general.output),
-                                    "Y"
+                                    bits(&out[..n * p]),
+                                    bits(&general.delta),
+                                    "Δ, n = {n}, {family:?} {stages}, m = {m}, lane {lane}, one member: {one_member}"
                                 );
-                            }
-                            if layout.energy {
-                                let mut w = Vec::new();
-                                for i in 0..stages {
-                                    for k in 0..rank {
-                                        let row = layout.dissipation_at() + (i * n + k) * p;
-                                        w.extend_from_slice(&out[row..row + p]);
-                                    }
-                                    for k in rank..n {
-                                        let row = layout.dissipation_at() + (i * n + k) * p;
-                                        assert!(out[row..row + p].iter().all(|&v| v == 0.0));
-                                    }
+                                if layout.outputs {
+                                    assert_eq!(
+                                        bits(&out[layout.output_at()..layout.dissipation_at()]),
+                                        bits(&general.output),
+                                        "Y"
+                                    );
                                 }
-                                assert_eq!(bits(&w), bits(&general.dissipation), "W");
-                                assert_eq!(bits(&out[layout.q_at()..]), bits(&general.q), "Q");
+                                if layout.energy {
+                                    let mut w = Vec::new();
+                                    for i in 0..stages {
+                                        for k in 0..rank {
+                                            let row = layout.dissipation_at() + (i * n + k) * p;
+                                            w.extend_from_slice(&out[row..row + p]);
+                                        }
+                                        for k in rank..n {
+                                            let row = layout.dissipation_at() + (i * n + k) * p;
+                                            assert!(out[row..row + p].iter().all(|&v| v == 0.0));
+                                        }
+                                    }
+                                    assert_eq!(bits(&w), bits(&general.dissipation), "W");
+                                    assert_eq!(bits(&out[layout.q_at()..]), bits(&general.q), "Q");
+                                }
                             }
                         }
                     }
@@ -738,6 +770,17 @@ mod tests {
             assert_eq!(kept, heap.ncols(), "{r}");
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&stack[..n * kept]), bits(heap.as_slice()), "{r}");
+        }
+    }
+
+    /// The set-up's view of a member's matrices.
+    fn parts_of(member: &LinearPhMember) -> MemberParts<'_> {
+        let system = &member.system;
+        MemberParts {
+            j: system.j.as_slice(),
+            r: system.r.as_slice(),
+            q: system.q.as_slice(),
+            b: system.b.as_slice(),
         }
     }
 

@@ -56,10 +56,14 @@ pub(super) fn factor_stage_matrix<const N: usize, const S: usize>(
             }
         }
         lu.pivots[i] = pivot;
-        // Rows i and the pivot's exchanged in every column (a lane whose pivot is i keeps
-        // its rows).
-        for col in 0..size {
-            swap_rows(&mut a[col * size..(col + 1) * size], i, &pivot);
+        // Rows i and the pivot's exchanged in every column, in the lanes whose pivot is
+        // not on the diagonal (few: the stage matrix is close to I for small h).
+        for (lane, &row) in pivot.iter().enumerate() {
+            if row != i {
+                for col in 0..size {
+                    swap_in_lane(a, col * size + i, col * size + row, lane);
+                }
+            }
         }
         let diag = a[i * size + i];
         if diag.contains(&0.0) {
@@ -90,22 +94,12 @@ fn singular(h: f64) -> Error {
     }
 }
 
-/// Exchanges, in each lane, entry i of `column` with the entry of row `pivot[lane]`
-/// (≥ i; a lane whose pivot is i keeps its entries). Selects rather than branches, so that
-/// the lanes move together.
+/// Exchanges entries `first` and `second` of `values` in lane `lane`.
 #[inline(always)]
-fn swap_rows(column: &mut [Lanes], i: usize, pivot: &[usize; LANES]) {
-    for row in i + 1..column.len() {
-        let (upper, lower) = (column[i], column[row]);
-        let (mut top, mut other) = ([0.0; LANES], [0.0; LANES]);
-        for lane in 0..LANES {
-            let chosen = pivot[lane] == row;
-            top[lane] = if chosen { lower[lane] } else { upper[lane] };
-            other[lane] = if chosen { upper[lane] } else { lower[lane] };
-        }
-        column[i] = top;
-        column[row] = other;
-    }
+fn swap_in_lane(values: &mut [Lanes], first: usize, second: usize, lane: usize) {
+    let value = values[first][lane];
+    values[first][lane] = values[second][lane];
+    values[second][lane] = value;
 }
 
 /// |v|, lane by lane.
@@ -127,7 +121,11 @@ pub(super) fn solve_factored<const N: usize, const S: usize>(lu: &StageFactors, 
     let size = N * S;
     let (matrix, rhs) = (&lu.matrix[..size * size], &mut rhs[..size]);
     for (i, pivot) in lu.pivots[..size].iter().enumerate() {
-        swap_rows(rhs, i, pivot);
+        for (lane, &row) in pivot.iter().enumerate() {
+            if row != i {
+                swap_in_lane(rhs, i, row, lane);
+            }
+        }
     }
     for i in 0..size.saturating_sub(1) {
         let mut coeff = [0.0; LANES];
