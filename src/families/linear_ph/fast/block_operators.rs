@@ -69,13 +69,7 @@ impl BlockOperators {
             let mut scratch = SetupScratch::new(plan, recording)?;
             for group in members.chunks(LANES) {
                 let parts = std::array::from_fn(|lane| {
-                    let system = &group.get(lane).unwrap_or(&group[0]).system;
-                    MemberParts {
-                        j: system.j.as_slice(),
-                        r: system.r.as_slice(),
-                        q: system.q.as_slice(),
-                        b: system.b.as_slice(),
-                    }
+                    MemberParts::of(group.get(lane).unwrap_or(&group[0]))
                 });
                 block.push_group(&mut scratch, &parts, group.len())?;
             }

@@ -27,7 +27,7 @@ use super::super::step_operators::dissipation_factor;
 use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored};
 use crate::error::{Error, Result};
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
-use crate::linear_ph::LinearPhPlan;
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::Recording;
 
 /// Largest n the stack set-up builds for.
@@ -54,6 +54,17 @@ pub(super) struct MemberParts<'a> {
 }
 
 impl MemberParts<'_> {
+    /// The matrices of `member`.
+    pub fn of(member: &LinearPhMember) -> MemberParts<'_> {
+        let system = &member.system;
+        MemberParts {
+            j: system.j.as_slice(),
+            r: system.r.as_slice(),
+            q: system.q.as_slice(),
+            b: system.b.as_slice(),
+        }
+    }
+
     /// Whether `other` reads the same matrices (a group padded with copies of its first
     /// member: their per-member work, done once, is copied).
     fn is(&self, other: &MemberParts) -> bool {
@@ -705,7 +716,7 @@ mod tests {
                             let member_of =
                                 |lane: usize| &members[if one_member { 0 } else { lane }];
                             let parts: [MemberParts; LANES] =
-                                std::array::from_fn(|lane| parts_of(member_of(lane)));
+                                std::array::from_fn(|lane| MemberParts::of(member_of(lane)));
                             let mut out = vec![[f64::NAN; LANES]; layout.len()];
                             let ranks = scratch.build(&parts, &mut out).unwrap();
                             let mut work = OperatorWorkspace::default();
@@ -770,17 +781,6 @@ mod tests {
             assert_eq!(kept, heap.ncols(), "{r}");
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&stack[..n * kept]), bits(heap.as_slice()), "{r}");
-        }
-    }
-
-    /// The set-up's view of a member's matrices.
-    fn parts_of(member: &LinearPhMember) -> MemberParts<'_> {
-        let system = &member.system;
-        MemberParts {
-            j: system.j.as_slice(),
-            r: system.r.as_slice(),
-            q: system.q.as_slice(),
-            b: system.b.as_slice(),
         }
     }
 
