@@ -1,14 +1,15 @@
 //! The fast engine's set-up straight from the plan (`FastBlock::of_range`: members drawn
 //! on the stack, operators built in stack-sized buffers, one set of operators for members
-//! that differ in x0 alone) builds the block that `FastBlock::new` builds from the
-//! materialised members, bit for bit, and refuses a bad draw with the same error.
+//! that differ in x0 alone, built once per run or by each block) builds the block that
+//! `FastBlock::new` builds from the materialised members, bit for bit, and refuses a bad
+//! draw with the same error.
 
 mod common;
 
 use harbor::kernels::lanes::SimdLevel;
 use harbor::linear_ph::chain::{chain_initial_state, mass_spring_damper_chain};
 use harbor::linear_ph::ensemble::Draw;
-use harbor::linear_ph::fast::{FastBlock, block_members};
+use harbor::linear_ph::fast::{FastBlock, SharedOperators, block_members};
 use harbor::linear_ph::{
     DrawnLinearPhEnsemble, LinearPhEnsembleSpec, LinearPhMember, LinearPhPlan,
 };
@@ -108,14 +109,22 @@ fn assert_same_blocks(plan: &LinearPhPlan, what: &str) {
             .clone()
             .map(|i| plan.ensemble.member(i).unwrap())
             .collect();
-        let from_members = FastBlock::new(plan, &members).unwrap();
-        let from_plan = FastBlock::of_range(plan, range).unwrap();
         let level = SimdLevel::get();
-        assert_eq!(
-            bits(&from_plan.run(plan, level).into_members()),
-            bits(&from_members.run(plan, level).into_members()),
-            "{what}, block at {start}"
+        let expected = bits(
+            &FastBlock::new(plan, &members)
+                .unwrap()
+                .run(plan, level)
+                .into_members(),
         );
+        // With the run's shared operators, and with none (each block builds its own).
+        for shared in [SharedOperators::of(plan), SharedOperators::default()] {
+            let from_plan = FastBlock::of_range(plan, &shared, range.clone()).unwrap();
+            assert_eq!(
+                bits(&from_plan.run(plan, level).into_members()),
+                expected,
+                "{what}, block at {start}"
+            );
+        }
     }
 }
 
@@ -163,9 +172,13 @@ fn a_bad_draw_is_refused_as_the_general_path_refuses_it() {
                 .collect::<harbor::Result<Vec<_>>>()
                 .unwrap_err()
                 .to_string();
-            let from_plan = FastBlock::of_range(&plan, 0..9).unwrap_err().to_string();
-            assert_eq!(from_plan, general, "n = {n}, all drawn {all}");
-            assert!(from_plan.contains("member 0"), "{from_plan}");
+            for shared in [SharedOperators::of(&plan), SharedOperators::default()] {
+                let from_plan = FastBlock::of_range(&plan, &shared, 0..9)
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(from_plan, general, "n = {n}, all drawn {all}");
+                assert!(from_plan.contains("member 0"), "{from_plan}");
+            }
         }
     }
 }

@@ -74,6 +74,8 @@ pub fn run_into_within<F: Family>(
         CpuPath::Fast => family.fast_engine(),
         _ => None,
     };
+    // What the engine's blocks share, prepared once for the whole run.
+    let shared = engine.map(FastEngine::prepare_shared).transpose()?;
     let block = engine.map_or(1, |engine| engine.block_members().max(1));
     let wave = wave_members(block, grid.steps);
     let (spec, records) = (family.record_spec(), grid.records());
@@ -92,9 +94,11 @@ pub fn run_into_within<F: Family>(
                 .into_par_iter()
                 .map(|start| {
                     let members = start..(start + block).min(wave_end);
-                    let mut results = match engine {
-                        Some(engine) => engine.run(prepare_block(family, engine, members)?)?,
-                        None => {
+                    let mut results = match (engine, &shared) {
+                        (Some(engine), Some(shared)) => {
+                            engine.run(prepare_block(family, engine, shared, members)?)?
+                        }
+                        _ => {
                             let results = members
                                 .map(|i| family.member(i))
                                 .collect::<Result<Vec<_>>>()?

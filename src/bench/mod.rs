@@ -109,8 +109,8 @@ impl ResultSink for Discard {
     }
 }
 
-/// Times the CPU path on members `0..count` of `plan`: the blocks' set-up (members and
-/// operators, all cores), then their integration by the fast engine (all cores); returns
+/// Times the CPU path on members `0..count` of `plan`: the blocks' set-up (what they
+/// share, then members and operators, all cores), then their integration by the fast engine (all cores); returns
 /// (set-up, integration) seconds. A family without a fast engine is timed on its reference
 /// integrator, as the CPU path runs it.
 pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
@@ -131,9 +131,10 @@ pub fn time_fast<F: Family>(plan: &F, count: usize) -> Result<(f64, f64)> {
     let block = engine.block_members().max(1);
     let starts: Vec<usize> = (0..count).step_by(block).collect();
     let started = Instant::now();
+    let shared = engine.prepare_shared()?;
     let blocks = starts
         .into_par_iter()
-        .map(|start| prepare_block(plan, engine, start..(start + block).min(count)))
+        .map(|start| prepare_block(plan, engine, &shared, start..(start + block).min(count)))
         .collect::<Result<Vec<_>>>()?;
     let setup = started.elapsed().as_secs_f64();
     let started = Instant::now();

@@ -181,16 +181,18 @@ pub trait Family: Sync {
 }
 
 /// Prepares `family`'s members `members` (consecutive, at most
-/// [`FastEngine::block_members`]) for `engine`: by the engine itself where it builds them
-/// without materialising each member ([`FastEngine::prepare_range`]), else from
+/// [`FastEngine::block_members`]) for `engine`, given what the run's blocks `shared`
+/// ([`FastEngine::prepare_shared`]): by the engine itself where it builds them without
+/// materialising each member ([`FastEngine::prepare_range`]), else from
 /// [`Family::member`].
 pub fn prepare_block<F: Family>(
     family: &F,
     engine: &F::Fast,
+    shared: &<F::Fast as FastEngine>::Shared,
     members: std::ops::Range<usize>,
 ) -> Result<<F::Fast as FastEngine>::Block> {
     let first = family.engine_index(members.start);
-    if let Some(block) = engine.prepare_range(first..first + members.len()) {
+    if let Some(block) = engine.prepare_range(shared, first..first + members.len()) {
         return block;
     }
     let members = members
@@ -252,6 +254,15 @@ pub trait FastEngine: Sync {
     /// Consecutive members prepared for the engine (their operators built and laid out
     /// side by side).
     type Block: Send;
+    /// What every block of one run shares, prepared once before the run's first block
+    /// (operators that all members have in common, say); `()` where blocks share nothing.
+    type Shared: Sync + Default;
+
+    /// Prepares what the blocks of a run share ([`FastEngine::Shared`]); nothing by
+    /// default.
+    fn prepare_shared(&self) -> Result<Self::Shared> {
+        Ok(Self::Shared::default())
+    }
 
     /// Members the engine integrates together.
     fn block_members(&self) -> usize;
@@ -259,10 +270,14 @@ pub trait FastEngine: Sync {
     /// set-up, timed apart from the stepping by the benchmarks.
     fn prepare(&self, members: Vec<Self::Member>) -> Result<Self::Block>;
     /// Prepares the plan's members `members` (consecutive, at most
-    /// [`FastEngine::block_members`]) straight from the plan, the same block as
-    /// [`FastEngine::prepare`] builds from them, where the engine can do that without
-    /// materialising each member; `None` where it cannot.
-    fn prepare_range(&self, _members: std::ops::Range<usize>) -> Option<Result<Self::Block>> {
+    /// [`FastEngine::block_members`]) straight from the plan, with what the run's blocks
+    /// `shared`, the same block as [`FastEngine::prepare`] builds from them, where the
+    /// engine can do that without materialising each member; `None` where it cannot.
+    fn prepare_range(
+        &self,
+        _shared: &Self::Shared,
+        _members: std::ops::Range<usize>,
+    ) -> Option<Result<Self::Block>> {
         None
     }
     /// Integrates a prepared block and returns its members' results.
@@ -298,6 +313,7 @@ impl<M> GpuKernel for Absent<M> {
 impl<M> FastEngine for Absent<M> {
     type Member = M;
     type Block = Infallible;
+    type Shared = ();
     fn block_members(&self) -> usize {
         match self.0 {}
     }

@@ -16,7 +16,7 @@
 
 use rayon::prelude::*;
 
-use super::fast::{self as linear_ph_fast, FastBlock};
+use super::fast::{self as linear_ph_fast, FastBlock, SharedOperators};
 use super::reference::{ReferenceStepper, record_member};
 use super::shape::{
     LinearPhShape, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, pack_operators,
@@ -222,6 +222,11 @@ impl Family for LinearPhPlan {
 impl FastEngine for LinearPhPlan {
     type Member = LinearPhMember;
     type Block = FastBlock;
+    type Shared = SharedOperators;
+
+    fn prepare_shared(&self) -> Result<SharedOperators> {
+        Ok(SharedOperators::of(self))
+    }
 
     fn block_members(&self) -> usize {
         linear_ph_fast::block_members(self)
@@ -231,8 +236,12 @@ impl FastEngine for LinearPhPlan {
         FastBlock::new(self, &members)
     }
 
-    fn prepare_range(&self, members: std::ops::Range<usize>) -> Option<Result<FastBlock>> {
-        Some(FastBlock::of_range(self, members))
+    fn prepare_range(
+        &self,
+        shared: &SharedOperators,
+        members: std::ops::Range<usize>,
+    ) -> Option<Result<FastBlock>> {
+        Some(FastBlock::of_range(self, shared, members))
     }
 
     fn run(&self, block: FastBlock) -> Result<ResultBlock> {

@@ -209,6 +209,7 @@ fn integrate_avx2<const N: usize>(
 impl FastEngine for ContactPlan {
     type Member = ContactMember;
     type Block = ContactBlock;
+    type Shared = ();
 
     fn block_members(&self) -> usize {
         self.fast_block_members()

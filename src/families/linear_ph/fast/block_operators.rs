@@ -2,7 +2,9 @@
 //! operator entry of a group of [`LANES`] members is one [`Lanes`] value, lane l member
 //! g·[`LANES`] + l of group g, as the step reads it.
 
+use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::setup::{self, EntryLayout, MemberParts, SetupScratch};
 use crate::error::Result;
@@ -13,29 +15,60 @@ use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 
 /// The operators and initial states of a block's members in the [`EntryLayout`] of the
 /// stack set-up, group by group.
-pub(super) struct BlockOperators {
+pub(super) struct BlockOperators<'a> {
     pub layout: EntryLayout,
     /// Each group's [`EntryLayout::len`] entries; lanes past the block's last member hold
-    /// copies of its first.
-    entries: Vec<Lanes>,
+    /// copies of its first. Borrowed from the run's [`SharedOperators`] where every member
+    /// has the nominal's.
+    entries: Cow<'a, [Lanes]>,
     /// Each member's rank of its dissipation factor.
     pub ranks: Vec<usize>,
     /// Each member's x0 (n entries).
     initial: Vec<f64>,
     /// Whether every member has the same operators (members that differ in x0 alone):
     /// `entries` then holds one group, every lane the same, and `ranks` one rank.
-    shared: bool,
+    pub shared: bool,
+    /// The shared group's entries as the step reads them, where the run laid them out
+    /// once.
+    pub step_entries: Option<Arc<[Lanes]>>,
 }
 
-impl BlockOperators {
+/// What the blocks of a run share: the nominal's operators (one group, every lane the
+/// same) where the members differ in x0 alone and the nominal's operators build. Where
+/// they do not build, each block builds them itself and reports the error in member order.
+#[derive(Default)]
+pub struct SharedOperators(Option<BlockOperators<'static>>);
+
+impl SharedOperators {
+    /// The nominal's operators of `plan` where its members differ in x0 alone, with their
+    /// entries laid out for the step.
+    pub fn of(plan: &LinearPhPlan) -> Self {
+        let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble else {
+            return SharedOperators(None);
+        };
+        if !drawn.only_x0_drawn() {
+            return SharedOperators(None);
+        }
+        let nominal = BlockOperators::of_members(plan, std::slice::from_ref(&drawn.nominal));
+        SharedOperators(nominal.ok().map(|mut nominal| {
+            nominal.shared = true;
+            let (_, sources) = super::step_sources(plan.recording(), &nominal);
+            nominal.step_entries = Some(super::step_entries(&nominal, &sources, 0));
+            nominal
+        }))
+    }
+}
+
+impl BlockOperators<'_> {
     /// Room for `count` members of `layout`.
     fn with_capacity(layout: EntryLayout, count: usize) -> Self {
         BlockOperators {
             layout,
-            entries: Vec::with_capacity(count.div_ceil(LANES) * layout.len()),
+            entries: Cow::Owned(Vec::with_capacity(count.div_ceil(LANES) * layout.len())),
             ranks: Vec::with_capacity(count),
             initial: Vec::with_capacity(count * layout.states),
             shared: false,
+            step_entries: None,
         }
     }
 
@@ -84,16 +117,21 @@ impl BlockOperators {
         Ok(block)
     }
 
-    /// The operators of `plan`'s members `range`: drawn on the stack and built there for a
-    /// drawn ensemble of n ≤ 5 (and m ≤ [`MAX_STACK_INPUTS`]), else from the members
-    /// ([`BlockOperators::of_members`]). A group that fails to build stops the building but
-    /// not the drawing, so that the error reported is the general path's: the first draw
-    /// error in member order, else the first build error.
-    pub fn of_range(plan: &LinearPhPlan, range: Range<usize>) -> Result<Self> {
+    /// The operators of `plan`'s members `range`, given what the run's blocks `shared`:
+    /// drawn on the stack and built there for a drawn ensemble of n ≤ 5 (and m ≤
+    /// [`MAX_STACK_INPUTS`]), else from the members ([`BlockOperators::of_members`]). A
+    /// group that fails to build stops the building but not the drawing, so that the error
+    /// reported is the general path's: the first draw error in member order, else the
+    /// first build error.
+    pub fn of_range<'s>(
+        plan: &LinearPhPlan,
+        shared: &'s SharedOperators,
+        range: Range<usize>,
+    ) -> Result<BlockOperators<'s>> {
         if let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble
             && drawn.only_x0_drawn()
         {
-            return Self::sharing_nominal(plan, drawn, range);
+            return Self::sharing_nominal(plan, drawn, shared, range);
         }
         let drawn = match &plan.ensemble {
             LinearPhEnsemble::Drawn(drawn)
@@ -103,7 +141,9 @@ impl BlockOperators {
             {
                 drawn
             }
-            _ => return Self::of_members(plan, &plan.ensemble.members_in_order(range)?),
+            _ => {
+                return BlockOperators::of_members(plan, &plan.ensemble.members_in_order(range)?);
+            }
         };
         let recording = plan.recording();
         let layout = EntryLayout::new(plan, recording);
@@ -158,22 +198,34 @@ impl BlockOperators {
         }
     }
 
-    /// The block of members that differ in x0 alone: the nominal's operators, built once
-    /// and shared by every member (the operators depend on J, R, Q, B and the scheme
-    /// alone), and each member's drawn x0. Every x0 is drawn before the operators are
-    /// built, as the general path reports a draw error before a build error.
-    fn sharing_nominal(
+    /// The block of members that differ in x0 alone: the nominal's operators, shared by
+    /// every member (the operators depend on J, R, Q, B and the scheme alone) and borrowed
+    /// from the run's `shared` (built here where the run has none), and each member's drawn
+    /// x0. Every x0 is drawn before the operators are built, as the general path reports a
+    /// draw error before a build error.
+    fn sharing_nominal<'s>(
         plan: &LinearPhPlan,
         drawn: &DrawnLinearPhEnsemble,
+        shared: &'s SharedOperators,
         range: Range<usize>,
-    ) -> Result<Self> {
+    ) -> Result<BlockOperators<'s>> {
         let n = plan.states();
         let streams = drawn.streams(range.clone());
         let mut initial = vec![0.0; range.len() * n];
         for (i, x0) in range.clone().zip(initial.chunks_exact_mut(n)) {
             drawn.draw_initial_state(&mut streams.stream(i), i, x0)?;
         }
-        let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
+        let nominal = match &shared.0 {
+            Some(nominal) => BlockOperators {
+                layout: nominal.layout,
+                entries: Cow::Borrowed(&nominal.entries),
+                ranks: nominal.ranks.clone(),
+                initial: Vec::new(),
+                shared: true,
+                step_entries: nominal.step_entries.clone(),
+            },
+            None => BlockOperators::of_members(plan, std::slice::from_ref(&drawn.nominal))?,
+        };
         Ok(BlockOperators {
             initial,
             shared: true,
@@ -189,9 +241,10 @@ impl BlockOperators {
         parts: &[MemberParts; LANES],
         members: usize,
     ) -> Result<()> {
-        let start = self.entries.len();
-        self.entries.resize(start + self.layout.len(), ZERO);
-        let ranks = scratch.build(parts, &mut self.entries[start..])?;
+        let entries = self.entries.to_mut();
+        let start = entries.len();
+        entries.resize(start + self.layout.len(), ZERO);
+        let ranks = scratch.build(parts, &mut entries[start..])?;
         self.ranks.extend_from_slice(&ranks[..members]);
         Ok(())
     }
@@ -202,10 +255,11 @@ impl BlockOperators {
         let layout = self.layout;
         let (n, p, len) = (layout.states, layout.width(), layout.len());
         let (g, lane) = (i / LANES, i % LANES);
+        let entries = self.entries.to_mut();
         if lane == 0 {
-            self.entries.resize((g + 1) * len, ZERO);
+            entries.resize((g + 1) * len, ZERO);
         }
-        let group = &mut self.entries[g * len..(g + 1) * len];
+        let group = &mut entries[g * len..(g + 1) * len];
         let mut set = |at: usize, values: &[f64]| {
             for (entry, &value) in group[at..at + values.len()].iter_mut().zip(values) {
                 entry[lane] = value;
@@ -233,9 +287,10 @@ impl BlockOperators {
         let (count, len) = (self.count(), self.layout.len());
         let used = count - (count - 1) / LANES * LANES;
         let last = (count - 1) / LANES * len;
+        let entries = self.entries.to_mut();
         for e in 0..len {
-            let first = self.entries[e][0];
-            self.entries[last + e][used..].fill(first);
+            let first = entries[e][0];
+            entries[last + e][used..].fill(first);
         }
     }
 }

@@ -32,12 +32,14 @@ mod stage_lu;
 mod step;
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{Recording, ResultBlock};
 use block_operators::BlockOperators;
+pub use block_operators::SharedOperators;
 use step::{Window, advance};
 
 /// Steps between the finiteness checks of a block (see the module documentation).
@@ -137,8 +139,9 @@ impl Default for Sums {
 /// One group's state and work buffers.
 #[derive(Debug, Clone)]
 struct Group {
-    /// Δ | Y | W | Q, row-major, one [`Lanes`] per entry.
-    ops: Vec<Lanes>,
+    /// Δ | Y | W | Q, row-major, one [`Lanes`] per entry; one copy for all groups whose
+    /// members share the nominal's operators.
+    ops: Arc<[Lanes]>,
     x: Vec<Lanes>,
     carry: Vec<Lanes>,
     sums: Sums,
@@ -215,44 +218,40 @@ impl FastBlock {
 
     /// The block of `plan`'s members `members` (at least one, at most [`block_members`]),
     /// drawn and set up without a heap allocation per member where the members are small
-    /// (n ≤ 5 drawn on the stack, n ≤ 8 built on it, one set of operators for members
-    /// that differ in x0 alone); the block [`FastBlock::new`] builds from them.
-    pub fn of_range(plan: &LinearPhPlan, members: Range<usize>) -> Result<FastBlock> {
+    /// (n ≤ 5 drawn on the stack, n ≤ 8 built on it; members that differ in x0 alone take
+    /// the nominal's operators, from `shared` where the run built them once); the block
+    /// [`FastBlock::new`] builds from them.
+    pub fn of_range(
+        plan: &LinearPhPlan,
+        shared: &SharedOperators,
+        members: Range<usize>,
+    ) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
-        let operators = BlockOperators::of_range(plan, members)?;
+        let operators = BlockOperators::of_range(plan, shared, members)?;
         Ok(FastBlock::from_operators(plan, &operators))
     }
 
     /// Lays out the members' operators and initial states lane by lane.
     fn from_operators(plan: &LinearPhPlan, operators: &BlockOperators) -> FastBlock {
         let recording = plan.recording();
-        let layout = operators.layout;
-        let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
+        let n = operators.layout.states;
+        let (stages, m) = (operators.layout.stages, operators.layout.inputs);
         let count = operators.count();
-        let rank = operators.ranks.iter().copied().max().unwrap_or(0);
-        let shape = StepShape::new(n, stages, m, rank, recording);
-        let p = shape.width();
-        // The member's entry behind each of the group's entries: Δ, Y, W up to the block's
-        // rank (rows beyond a member's rank are zero), Q.
-        let mut sources: Vec<usize> = (0..(n + shape.y_rows) * p).collect();
-        if shape.w_rows > 0 {
-            for stage in 0..stages {
-                for k in 0..rank {
-                    let row = layout.dissipation_at() + (stage * n + k) * p;
-                    sources.extend(row..row + p);
-                }
-            }
-        }
-        if recording.energy {
-            sources.extend(layout.q_at()..layout.q_at() + n * n);
-        }
-        debug_assert_eq!(sources.len(), shape.entries());
+        let (shape, sources) = step_sources(recording, operators);
         let mut results = ResultBlock::zeroed(plan.record_spec(), plan.grid.records(), count);
         if recording.trajectory {
             for i in 0..count {
                 results.trajectory_mut(i)[..n].copy_from_slice(operators.x0(i));
             }
         }
+        // Members that share the nominal's operators share the step's entries too: the
+        // run's where it laid them out once.
+        let shared_ops = match &operators.step_entries {
+            Some(ops) => Some(Arc::clone(ops)),
+            None => operators
+                .shared
+                .then(|| step_entries(operators, &sources, 0)),
+        };
         let groups = (0..count.div_ceil(LANES))
             .map(|g| {
                 // Lane l of group g is member g·LANES + l, or a copy of the block's first.
@@ -260,8 +259,9 @@ impl FastBlock {
                     let i = g * LANES + l;
                     if i < count { i } else { 0 }
                 };
-                let entries = operators.group_entries(g);
-                let ops = sources.iter().map(|&e| entries[e]).collect();
+                let ops = shared_ops
+                    .clone()
+                    .unwrap_or_else(|| step_entries(operators, &sources, g));
                 let x = (0..n)
                     .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
                     .collect();
@@ -405,6 +405,38 @@ impl FastBlock {
         debug_assert_eq!(self.results.len(), self.members);
         self.results
     }
+}
+
+/// The step's shape for `operators` under `recording`, and the entry of a member's
+/// operators behind each of a group's step entries: Δ, Y, W up to the block's rank (rows
+/// beyond a member's rank are zero), Q.
+fn step_sources(recording: Recording, operators: &BlockOperators) -> (StepShape, Vec<usize>) {
+    let layout = operators.layout;
+    let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
+    let rank = operators.ranks.iter().copied().max().unwrap_or(0);
+    let shape = StepShape::new(n, stages, m, rank, recording);
+    let p = shape.width();
+    let mut sources: Vec<usize> = (0..(n + shape.y_rows) * p).collect();
+    if shape.w_rows > 0 {
+        for stage in 0..stages {
+            for k in 0..rank {
+                let row = layout.dissipation_at() + (stage * n + k) * p;
+                sources.extend(row..row + p);
+            }
+        }
+    }
+    if recording.energy {
+        sources.extend(layout.q_at()..layout.q_at() + n * n);
+    }
+    debug_assert_eq!(sources.len(), shape.entries());
+    (shape, sources)
+}
+
+/// Group g's entries of `operators` as the step reads them (`sources` from
+/// [`step_sources`]).
+fn step_entries(operators: &BlockOperators, sources: &[usize], g: usize) -> Arc<[Lanes]> {
+    let entries = operators.group_entries(g);
+    sources.iter().map(|&e| entries[e]).collect()
 }
 
 /// Lanes still marked finite whose state or energy sums are not: they went bad in the

@@ -69,6 +69,7 @@ impl PortHamiltonianPlan {
 impl FastEngine for PortHamiltonianPlan {
     type Member = PortHamiltonianMember;
     type Block = FastBlock;
+    type Shared = ();
 
     fn block_members(&self) -> usize {
         self.fast_block_members()
