@@ -190,6 +190,27 @@ fn check_parameter(field: &str, value: f64) -> Result<()> {
     }
 }
 
+/// Words of a member's prefetched stream beyond two per normal: four of the ziggurat's
+/// rejections (each takes a u64), about one member in 10⁶ needing more at 16 normals.
+const REJECTION_WORDS: usize = 8;
+
+/// H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it (Q x0 by nalgebra's product,
+/// then the dot), with Q x0 on the stack for n ≤ 8.
+fn initial_energy(q: &DMatrix<f64>, x0: &[f64]) -> f64 {
+    let n = x0.len();
+    let x = nalgebra::DVectorView::from_slice(x0, n);
+    let (mut stack, mut heap) = ([0.0; 8], Vec::new());
+    let qx = if n <= stack.len() {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0.0);
+        &mut heap[..]
+    };
+    let mut qx = nalgebra::DVectorViewMut::from_slice(qx, n);
+    q.mul_to(&x, &mut qx);
+    0.5 * x.dot(&qx)
+}
+
 impl DrawnLinearPhEnsemble {
     /// Checks the spec against the nominal member and the scheme's partition.
     pub fn new(
@@ -247,8 +268,9 @@ impl DrawnLinearPhEnsemble {
     /// [`DrawnLinearPhEnsemble::draw_initial_state`].
     pub fn streams(&self, members: Range<usize>) -> MemberStreams {
         let seed = ChaCha8Rng::seed_from_u64(self.spec.seed).get_seed();
-        // Two words per normal.
-        let blocks = (2 * self.normals_per_member()).div_ceil(BLOCK_WORDS) + 1;
+        // Two words per normal, and room for a few of the ziggurat's rejections (past
+        // them a stream goes on as ChaCha8Rng, exactly, only slower).
+        let blocks = (2 * self.normals_per_member() + REJECTION_WORDS).div_ceil(BLOCK_WORDS);
         let stride = blocks * BLOCK_WORDS;
         let mut words = vec![0; members.len() * stride];
         LaneKeystream::new(&seed).fill(members.start as u64, members.len(), blocks, &mut words);
@@ -374,10 +396,7 @@ impl DrawnLinearPhEnsemble {
         debug_assert!(self.only_x0_drawn());
         self.draw_b_x0(&mut || StandardNormal.sample(rng), &mut [], x0);
         check_drawn_x0(index, x0)?;
-        // H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it.
-        let x = nalgebra::DVectorView::from_slice(x0, x0.len());
-        let q = &self.nominal.system.q;
-        if !(0.5 * x.dot(&(q * x))).is_finite() {
+        if !initial_energy(&self.nominal.system.q, x0).is_finite() {
             let member = LinearPhMember {
                 system: self.nominal.system.clone(),
                 x0: DVector::from_column_slice(x0),
