@@ -442,19 +442,41 @@ fn step_entries(operators: &BlockOperators, sources: &[usize], g: usize) -> Arc<
 /// Lanes still marked finite whose state or energy sums are not: they went bad in the
 /// window (or their sums overflowed).
 fn suspects(group: &Group, recording: Recording) -> [bool; LANES] {
+    let sums = &group.sums;
+    let sum_values = || {
+        sums.totals
+            .iter()
+            .chain(&sums.totals_comp)
+            .chain(std::iter::once(&sums.max_residual))
+    };
+    // The usual case, checked for all lanes at once: every member finite, and still so.
+    let state = group.x.iter().chain(&group.carry);
+    let finite = if recording.energy {
+        all_finite(state.chain(sum_values()))
+    } else {
+        all_finite(state)
+    };
+    if finite && group.status == [0; LANES] {
+        return [false; LANES];
+    }
     std::array::from_fn(|l| {
         if group.status[l] != 0 {
             return false;
         }
         let state = group.x.iter().chain(&group.carry).all(|v| v[l].is_finite());
-        let sums = !recording.energy || {
-            let s = &group.sums;
-            s.totals
-                .iter()
-                .chain(&s.totals_comp)
-                .chain(std::iter::once(&s.max_residual))
-                .all(|v| v[l].is_finite())
-        };
+        let sums = !recording.energy || sum_values().all(|v| v[l].is_finite());
         !(state && sums)
     })
+}
+
+/// Whether every lane of every value is finite: 0·v is ±0 for a finite v and NaN for ±inf
+/// or NaN, so one sum of these products per lane tells, in vector instructions.
+fn all_finite<'a>(values: impl Iterator<Item = &'a Lanes>) -> bool {
+    let mut products = ZERO;
+    for v in values {
+        for l in 0..LANES {
+            products[l] += 0.0 * v[l];
+        }
+    }
+    products.iter().all(|&p| p == 0.0)
 }
