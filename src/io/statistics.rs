@@ -149,14 +149,31 @@ impl Column {
             self.mean.add(v / self.finite as f64);
         }
         let k = key(v);
-        for (bin, work) in &mut self.work {
-            if bin.holds(k) {
-                match work {
-                    Work::Count(counts) => counts[bin.digit(k)] += 1,
-                    Work::Collect(values) => values.push(v),
-                }
+        if let Some((bin, work)) = self.bin_holding(k) {
+            match work {
+                Work::Count(counts) => counts[bin.digit(k)] += 1,
+                Work::Collect(values) => values.push(v),
             }
         }
+    }
+
+    /// The bin of this pass that holds key `k`, with its work, if any. The bins of a pass
+    /// are disjoint and of one depth (each a child of a counted bin of the last pass, all
+    /// of which had one depth), and `work` is kept sorted, so a binary search on the
+    /// prefix finds it.
+    fn bin_holding(&mut self, k: u64) -> Option<(Bin, &mut Work)> {
+        let bits = self.work.first()?.0.bits;
+        let at = if bits == 0 {
+            0
+        } else {
+            let prefix = k >> (64 - bits);
+            self.work
+                .binary_search_by_key(&prefix, |(bin, _)| bin.prefix)
+                .ok()?
+        };
+        let (bin, work) = &mut self.work[at];
+        debug_assert!(bin.holds(k));
+        Some((*bin, work))
     }
 
     /// Resolves the ranks with this pass's counts; true when another pass is needed.
@@ -203,6 +220,9 @@ impl Column {
                 }
             }
         }
+        // Sorted, for `bin_holding`'s search.
+        self.work.sort_by_key(|(bin, _)| *bin);
+        debug_assert!(self.work.windows(2).all(|w| w[0].0.bits == w[1].0.bits));
         // The second pass also computes the mean, so it always runs when there are values.
         !self.work.is_empty() || (pass == 0 && self.finite > 0)
     }
