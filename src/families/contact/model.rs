@@ -130,6 +130,43 @@ pub struct ContactMember {
     pub z0: f64,
 }
 
+/// A potential term's coefficients finite (γ > 0); `field(name)` names one in errors.
+fn check_term_coefficients(term: &Potential, field: &dyn Fn(&str) -> String) -> Result<()> {
+    let finite = |name: &str, value: f64| {
+        if value.is_finite() {
+            Ok(())
+        } else {
+            finite(&field(name), value)
+        }
+    };
+    match term {
+        Potential::Quartic { beta } => finite("beta", *beta),
+        Potential::Pendulum { omega } => finite("omega", *omega),
+        Potential::Forcing { amplitude, .. } => {
+            amplitude.iter().try_for_each(|&a| finite("amplitude", a))
+        }
+        Potential::Kepler { gamma } if !(gamma.is_finite() && *gamma > 0.0) => Err(Error::invalid(
+            field("gamma"),
+            format!("must be a finite number > 0, got {}", Num(*gamma)),
+        )),
+        Potential::SpinOrbit { epsilon, .. } => finite("epsilon", *epsilon),
+        _ => Ok(()),
+    }
+}
+
+/// The damping's coefficient (α or η) finite; `prefix` names the system in errors.
+fn check_damping_coefficient(damping: &Damping, prefix: &str) -> Result<()> {
+    let (name, value) = match damping {
+        Damping::None | Damping::Expression(_) => return Ok(()),
+        Damping::Constant { alpha } | Damping::Signal { alpha, .. } => ("alpha", *alpha),
+        Damping::Tidal { eta, .. } => ("eta", *eta),
+    };
+    if value.is_finite() {
+        return Ok(());
+    }
+    finite(&format!("{prefix}.damping.{name}"), value)
+}
+
 fn finite(field: &str, value: f64) -> Result<()> {
     if value.is_finite() {
         Ok(())
@@ -189,40 +226,24 @@ impl ContactSystem {
                     }
                     check_symmetric(&field("K"), k)?;
                 }
-                Potential::Quartic { beta } => finite(&field("beta"), *beta)?,
-                Potential::Pendulum { omega } => finite(&field("omega"), *omega)?,
-                Potential::Forcing { amplitude, .. } => {
-                    if amplitude.len() != n {
-                        return Err(Error::invalid(
-                            field("amplitude"),
-                            format!("has length {}, the system has n = {n}", amplitude.len()),
-                        ));
-                    }
-                    for &a in amplitude.iter() {
-                        finite(&field("amplitude"), a)?;
-                    }
+                Potential::Forcing { amplitude, .. } if amplitude.len() != n => {
+                    return Err(Error::invalid(
+                        field("amplitude"),
+                        format!("has length {}, the system has n = {n}", amplitude.len()),
+                    ));
                 }
-                Potential::Kepler { gamma } => {
-                    if !(gamma.is_finite() && *gamma > 0.0) {
-                        return Err(Error::invalid(
-                            field("gamma"),
-                            format!("must be a finite number > 0, got {}", Num(*gamma)),
-                        ));
-                    }
+                Potential::Expression(e) if e.dof() != n => {
+                    return Err(Error::invalid(
+                        field("B"),
+                        format!(
+                            "was compiled for n = {} positions, the system has n = {n}",
+                            e.dof()
+                        ),
+                    ));
                 }
-                Potential::SpinOrbit { epsilon, .. } => finite(&field("epsilon"), *epsilon)?,
-                Potential::Expression(e) => {
-                    if e.dof() != n {
-                        return Err(Error::invalid(
-                            field("B"),
-                            format!(
-                                "was compiled for n = {} positions, the system has n = {n}",
-                                e.dof()
-                            ),
-                        ));
-                    }
-                }
+                _ => {}
             }
+            check_term_coefficients(term, &field)?;
         }
         let spin_orbit = potential.iter().find_map(|t| match t {
             Potential::SpinOrbit { orbit, .. } => Some(orbit.eccentricity()),
@@ -240,18 +261,23 @@ impl ContactSystem {
                 ),
             ));
         }
-        match &damping {
-            Damping::None | Damping::Expression(_) => {}
-            Damping::Constant { alpha } | Damping::Signal { alpha, .. } => {
-                finite(&format!("{prefix}.damping.alpha"), *alpha)?
-            }
-            Damping::Tidal { eta, .. } => finite(&format!("{prefix}.damping.eta"), *eta)?,
-        }
+        check_damping_coefficient(&damping, prefix)?;
         Ok(ContactSystem {
             kinetic,
             potential,
             damping,
         })
+    }
+
+    /// Checks what an ensemble's draw changes in a system that [`ContactSystem::new`]
+    /// accepted (its coefficients: β, ω, the forcing amplitudes, γ, ε, α or η), with the
+    /// error `new` would give; the structure (M positive definite, K symmetric, shapes)
+    /// is the accepted system's and is not checked again.
+    pub fn check_drawn(&self, prefix: &str) -> Result<()> {
+        for (index, term) in self.potential.iter().enumerate() {
+            check_term_coefficients(term, &|name| format!("{prefix}.potential[{index}].{name}"))?;
+        }
+        check_damping_coefficient(&self.damping, prefix)
     }
 
     /// Checks that every signal (forcing, damping) is defined on [0, t_end]. (Compositions
@@ -453,7 +479,9 @@ impl ContactMember {
                 ));
             }
         }
-        finite(&format!("{prefix}.z0"), z0)?;
+        if !z0.is_finite() {
+            finite(&format!("{prefix}.z0"), z0)?;
+        }
         // Expressions first, so that a term undefined at the start is named rather than H.
         for (index, term) in system.potential.iter().enumerate() {
             if let Potential::Expression(e) = term {
@@ -493,5 +521,72 @@ impl ContactMember {
         let mut y: Vec<f64> = self.x0.iter().chain(self.p0.iter()).copied().collect();
         y.push(self.z0);
         y
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Signal;
+
+    fn parts() -> (DMatrix<f64>, Vec<Potential>, Damping) {
+        let potential = vec![
+            Potential::Harmonic {
+                k: DMatrix::identity(2, 2),
+            },
+            Potential::Quartic { beta: 0.5 },
+            Potential::Forcing {
+                amplitude: DVector::from_vec(vec![0.1, 0.2]),
+                signal: Signal::Harmonic {
+                    amplitude: 1.0,
+                    omega: 1.0,
+                    phase: 0.0,
+                    offset: 0.0,
+                },
+            },
+            Potential::Kepler { gamma: 1.0 },
+        ];
+        (
+            DMatrix::identity(2, 2),
+            potential,
+            Damping::Constant { alpha: 0.1 },
+        )
+    }
+
+    /// A drawn coefficient that `new` refuses is refused by `check_drawn` with the same
+    /// error; an accepted system passes.
+    #[test]
+    fn drawn_coefficients_are_refused_as_new_refuses_them() {
+        let (kinetic, potential, damping) = parts();
+        let accepted = ContactSystem::new("s", kinetic, potential, damping).unwrap();
+        accepted.check_drawn("s").unwrap();
+        let breaks: [fn(&mut ContactSystem); 4] = [
+            |s| {
+                s.potential[1] = Potential::Quartic {
+                    beta: f64::INFINITY,
+                }
+            },
+            |s| {
+                if let Potential::Forcing { amplitude, .. } = &mut s.potential[2] {
+                    amplitude[1] = f64::NAN;
+                }
+            },
+            |s| s.potential[3] = Potential::Kepler { gamma: -1.0 },
+            |s| s.damping = Damping::Constant { alpha: f64::NAN },
+        ];
+        for (case, break_it) in breaks.iter().enumerate() {
+            let mut drawn = accepted.clone();
+            break_it(&mut drawn);
+            let from_new = ContactSystem::new(
+                "s",
+                drawn.kinetic.clone(),
+                drawn.potential.clone(),
+                drawn.damping.clone(),
+            )
+            .unwrap_err()
+            .to_string();
+            let from_drawn = drawn.check_drawn("s").unwrap_err().to_string();
+            assert_eq!(from_drawn, from_new, "case {case}");
+        }
     }
 }

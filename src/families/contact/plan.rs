@@ -533,8 +533,9 @@ impl ContactPlan {
                 apply(spec.amplitude, amplitude.as_mut_slice(), &mut rng);
             }
         }
+        // The nominal passed `ContactSystem::new`; the draw changed its coefficients alone.
         let prefix = format!("ensemble member {index}: system");
-        let system = ContactSystem::new(&prefix, system.kinetic, system.potential, system.damping)?;
+        system.check_drawn(&prefix)?;
         ContactMember::new(&prefix, system, x0, p0, z0[0])
     }
 }
