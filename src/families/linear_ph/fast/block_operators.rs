@@ -2,7 +2,6 @@
 //! operator entry of a group of [`LANES`] members is one [`Lanes`] value, lane l member
 //! g·[`LANES`] + l of group g, as the step reads it.
 
-use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -15,21 +14,19 @@ use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 
 /// The operators and initial states of a block's members in the [`EntryLayout`] of the
 /// stack set-up, group by group.
-pub(super) struct BlockOperators<'a> {
+pub(super) struct BlockOperators {
     pub layout: EntryLayout,
     /// Each group's [`EntryLayout::len`] entries; lanes past the block's last member hold
-    /// copies of its first. Borrowed from the run's [`SharedOperators`] where every member
-    /// has the nominal's.
-    entries: Cow<'a, [Lanes]>,
+    /// copies of its first. Empty where every member has the nominal's operators
+    /// (`step_entries`).
+    entries: Vec<Lanes>,
     /// Each member's rank of its dissipation factor.
     pub ranks: Vec<usize>,
     /// Each member's x0 (n entries).
     initial: Vec<f64>,
-    /// Whether every member has the same operators (members that differ in x0 alone):
-    /// `entries` then holds one group, every lane the same, and `ranks` one rank.
-    pub shared: bool,
-    /// The shared group's entries as the step reads them, where the run laid them out
-    /// once.
+    /// Where every member has the nominal's operators (members that differ in x0 alone):
+    /// its group's entries as the step reads them, every lane the same, read by every
+    /// group; `ranks` then holds the nominal's rank.
     pub step_entries: Option<Arc<[Lanes]>>,
 }
 
@@ -37,37 +34,28 @@ pub(super) struct BlockOperators<'a> {
 /// same) where the members differ in x0 alone and the nominal's operators build. Where
 /// they do not build, each block builds them itself and reports the error in member order.
 #[derive(Default)]
-pub struct SharedOperators(Option<BlockOperators<'static>>);
+pub struct SharedOperators(Option<BlockOperators>);
 
 impl SharedOperators {
-    /// The nominal's operators of `plan` where its members differ in x0 alone, with their
-    /// entries laid out for the step.
+    /// The nominal's operators of `plan` where its members differ in x0 alone.
     pub fn of(plan: &LinearPhPlan) -> Self {
-        let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble else {
-            return SharedOperators(None);
-        };
-        if !drawn.only_x0_drawn() {
-            return SharedOperators(None);
-        }
-        let nominal = BlockOperators::of_members(plan, std::slice::from_ref(&drawn.nominal));
-        SharedOperators(nominal.ok().map(|mut nominal| {
-            nominal.shared = true;
-            let (_, sources) = super::step_sources(plan.recording(), &nominal);
-            nominal.step_entries = Some(super::step_entries(&nominal, &sources, 0));
-            nominal
-        }))
+        SharedOperators(match &plan.ensemble {
+            LinearPhEnsemble::Drawn(drawn) if drawn.only_x0_drawn() => {
+                BlockOperators::of_nominal(plan, drawn).ok()
+            }
+            _ => None,
+        })
     }
 }
 
-impl BlockOperators<'_> {
+impl BlockOperators {
     /// Room for `count` members of `layout`.
     fn with_capacity(layout: EntryLayout, count: usize) -> Self {
         BlockOperators {
             layout,
-            entries: Cow::Owned(Vec::with_capacity(count.div_ceil(LANES) * layout.len())),
+            entries: Vec::with_capacity(count.div_ceil(LANES) * layout.len()),
             ranks: Vec::with_capacity(count),
             initial: Vec::with_capacity(count * layout.states),
-            shared: false,
             step_entries: None,
         }
     }
@@ -79,7 +67,7 @@ impl BlockOperators<'_> {
 
     /// Group g's [`EntryLayout::len`] entries.
     pub fn group_entries(&self, g: usize) -> &[Lanes] {
-        let (len, g) = (self.layout.len(), if self.shared { 0 } else { g });
+        let len = self.layout.len();
         &self.entries[g * len..(g + 1) * len]
     }
 
@@ -123,11 +111,11 @@ impl BlockOperators<'_> {
     /// group that fails to build stops the building but not the drawing, so that the error
     /// reported is the general path's: the first draw error in member order, else the
     /// first build error.
-    pub fn of_range<'s>(
+    pub fn of_range(
         plan: &LinearPhPlan,
-        shared: &'s SharedOperators,
+        shared: &SharedOperators,
         range: Range<usize>,
-    ) -> Result<BlockOperators<'s>> {
+    ) -> Result<Self> {
         if let LinearPhEnsemble::Drawn(drawn) = &plan.ensemble
             && drawn.only_x0_drawn()
         {
@@ -141,9 +129,7 @@ impl BlockOperators<'_> {
             {
                 drawn
             }
-            _ => {
-                return BlockOperators::of_members(plan, &plan.ensemble.members_in_order(range)?);
-            }
+            _ => return Self::of_members(plan, &plan.ensemble.members_in_order(range)?),
         };
         let recording = plan.recording();
         let layout = EntryLayout::new(plan, recording);
@@ -198,17 +184,30 @@ impl BlockOperators<'_> {
         }
     }
 
-    /// The block of members that differ in x0 alone: the nominal's operators, shared by
-    /// every member (the operators depend on J, R, Q, B and the scheme alone) and borrowed
-    /// from the run's `shared` (built here where the run has none), and each member's drawn
-    /// x0. Every x0 is drawn before the operators are built, as the general path reports a
+    /// The nominal's operators ([`BlockOperators::step_entries`]), shared by every member
+    /// that differs from it in x0 alone: the operators depend on J, R, Q, B and the scheme
+    /// alone.
+    fn of_nominal(plan: &LinearPhPlan, drawn: &DrawnLinearPhEnsemble) -> Result<Self> {
+        let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
+        let (_, sources) = super::step_sources(plan.recording(), &nominal);
+        Ok(BlockOperators {
+            step_entries: Some(super::step_entries(&nominal, &sources, 0)),
+            entries: Vec::new(),
+            initial: Vec::new(),
+            ..nominal
+        })
+    }
+
+    /// The block of members that differ in x0 alone: the nominal's operators, from the
+    /// run's `shared` (built here where the run has none), and each member's drawn x0.
+    /// Every x0 is drawn before the operators are built, as the general path reports a
     /// draw error before a build error.
-    fn sharing_nominal<'s>(
+    fn sharing_nominal(
         plan: &LinearPhPlan,
         drawn: &DrawnLinearPhEnsemble,
-        shared: &'s SharedOperators,
+        shared: &SharedOperators,
         range: Range<usize>,
-    ) -> Result<BlockOperators<'s>> {
+    ) -> Result<Self> {
         let n = plan.states();
         let streams = drawn.streams(range.clone());
         let mut initial = vec![0.0; range.len() * n];
@@ -218,19 +217,14 @@ impl BlockOperators<'_> {
         let nominal = match &shared.0 {
             Some(nominal) => BlockOperators {
                 layout: nominal.layout,
-                entries: Cow::Borrowed(&nominal.entries),
+                entries: Vec::new(),
                 ranks: nominal.ranks.clone(),
                 initial: Vec::new(),
-                shared: true,
                 step_entries: nominal.step_entries.clone(),
             },
-            None => BlockOperators::of_members(plan, std::slice::from_ref(&drawn.nominal))?,
+            None => Self::of_nominal(plan, drawn)?,
         };
-        Ok(BlockOperators {
-            initial,
-            shared: true,
-            ..nominal
-        })
+        Ok(BlockOperators { initial, ..nominal })
     }
 
     /// Appends a group built on the stack, of which the first `members` lanes are
@@ -241,10 +235,9 @@ impl BlockOperators<'_> {
         parts: &[MemberParts; LANES],
         members: usize,
     ) -> Result<()> {
-        let entries = self.entries.to_mut();
-        let start = entries.len();
-        entries.resize(start + self.layout.len(), ZERO);
-        let ranks = scratch.build(parts, &mut entries[start..])?;
+        let start = self.entries.len();
+        self.entries.resize(start + self.layout.len(), ZERO);
+        let ranks = scratch.build(parts, &mut self.entries[start..])?;
         self.ranks.extend_from_slice(&ranks[..members]);
         Ok(())
     }
@@ -255,11 +248,10 @@ impl BlockOperators<'_> {
         let layout = self.layout;
         let (n, p, len) = (layout.states, layout.width(), layout.len());
         let (g, lane) = (i / LANES, i % LANES);
-        let entries = self.entries.to_mut();
         if lane == 0 {
-            entries.resize((g + 1) * len, ZERO);
+            self.entries.resize((g + 1) * len, ZERO);
         }
-        let group = &mut entries[g * len..(g + 1) * len];
+        let group = &mut self.entries[g * len..(g + 1) * len];
         let mut set = |at: usize, values: &[f64]| {
             for (entry, &value) in group[at..at + values.len()].iter_mut().zip(values) {
                 entry[lane] = value;
@@ -287,10 +279,9 @@ impl BlockOperators<'_> {
         let (count, len) = (self.count(), self.layout.len());
         let used = count - (count - 1) / LANES * LANES;
         let last = (count - 1) / LANES * len;
-        let entries = self.entries.to_mut();
         for e in 0..len {
-            let first = entries[e][0];
-            entries[last + e][used..].fill(first);
+            let first = self.entries[e][0];
+            self.entries[last + e][used..].fill(first);
         }
     }
 }

@@ -244,14 +244,6 @@ impl FastBlock {
                 results.trajectory_mut(i)[..n].copy_from_slice(operators.x0(i));
             }
         }
-        // Members that share the nominal's operators share the step's entries too: the
-        // run's where it laid them out once.
-        let shared_ops = match &operators.step_entries {
-            Some(ops) => Some(Arc::clone(ops)),
-            None => operators
-                .shared
-                .then(|| step_entries(operators, &sources, 0)),
-        };
         let groups = (0..count.div_ceil(LANES))
             .map(|g| {
                 // Lane l of group g is member g·LANES + l, or a copy of the block's first.
@@ -259,7 +251,9 @@ impl FastBlock {
                     let i = g * LANES + l;
                     if i < count { i } else { 0 }
                 };
-                let ops = shared_ops
+                // Members that share the nominal's operators share one copy of them.
+                let ops = operators
+                    .step_entries
                     .clone()
                     .unwrap_or_else(|| step_entries(operators, &sources, g));
                 let x = (0..n)
