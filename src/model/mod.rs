@@ -3,6 +3,7 @@
 pub mod chacha_lanes;
 pub mod draw;
 pub mod input;
+pub mod member_streams;
 pub mod sampled;
 pub mod validate;
 

@@ -27,7 +27,7 @@ use super::drawn_checks::{check_drawn_pd, check_drawn_psd, check_drawn_skew};
 use super::plan::LinearPhMember;
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
-use crate::model::chacha_lanes::{BLOCK_WORDS, LaneKeystream, PrefetchedStream};
+use crate::model::member_streams::{MemberStreams, REJECTION_WORDS};
 
 /// How one parameter varies across members.
 #[derive(
@@ -190,10 +190,6 @@ fn check_parameter(field: &str, value: f64) -> Result<()> {
     }
 }
 
-/// Words of a member's prefetched stream beyond two per normal: four of the ziggurat's
-/// rejections (each takes a u64), about one member in 10⁶ needing more at 16 normals.
-const REJECTION_WORDS: usize = 8;
-
 /// H(x0) = ½ x0ᵀ Q x0 as `LinearPh::hamiltonian` forms it (Q x0 by nalgebra's product,
 /// then the dot), with Q x0 on the stack for n ≤ 8.
 fn initial_energy(q: &DMatrix<f64>, x0: &[f64]) -> f64 {
@@ -267,19 +263,10 @@ impl DrawnLinearPhEnsemble {
     /// The streams of the members `members`, for [`DrawnLinearPhEnsemble::draw_stack`] and
     /// [`DrawnLinearPhEnsemble::draw_initial_state`].
     pub fn streams(&self, members: Range<usize>) -> MemberStreams {
-        let seed = ChaCha8Rng::seed_from_u64(self.spec.seed).get_seed();
         // Two words per normal, and room for a few of the ziggurat's rejections (past
         // them a stream goes on as ChaCha8Rng, exactly, only slower).
-        let blocks = (2 * self.normals_per_member() + REJECTION_WORDS).div_ceil(BLOCK_WORDS);
-        let stride = blocks * BLOCK_WORDS;
-        let mut words = vec![0; members.len() * stride];
-        LaneKeystream::new(&seed).fill(members.start as u64, members.len(), blocks, &mut words);
-        MemberStreams {
-            seed,
-            members,
-            stride,
-            words,
-        }
+        let words = 2 * self.normals_per_member() + REJECTION_WORDS;
+        MemberStreams::new(self.spec.seed, members, words)
     }
 
     /// The standard normals a member draws, but for the ziggurat's rejections: n² for each
@@ -531,31 +518,6 @@ fn check_drawn_x0(index: usize, x0: &[f64]) -> Result<()> {
                 x0[i]
             ),
         )),
-    }
-}
-
-/// The random streams of consecutive members, their first words computed side by side
-/// ([`LaneKeystream`]): as many blocks as a member's normals take, and one more for the
-/// ziggurat's rare rejections; a stream that needs more goes on as `ChaCha8Rng` would.
-pub struct MemberStreams {
-    seed: [u8; 32],
-    members: Range<usize>,
-    /// Words per member.
-    stride: usize,
-    words: Vec<u32>,
-}
-
-impl MemberStreams {
-    /// Member `index`'s stream (in the range the streams were made for), from its first
-    /// word: the numbers of `ChaCha8Rng` seeded with the ensemble's seed, stream `index`.
-    pub fn stream(&self, index: usize) -> PrefetchedStream<'_> {
-        assert!(
-            self.members.contains(&index),
-            "member {index} outside the streams of {:?}",
-            self.members
-        );
-        let at = (index - self.members.start) * self.stride;
-        PrefetchedStream::new(&self.seed, index as u64, &self.words[at..at + self.stride])
     }
 }
 

@@ -1,0 +1,84 @@
+//! The random streams of consecutive ensemble members, their first words computed side by
+//! side ([`LaneKeystream`]). Member i of an ensemble of seed s draws from
+//! `ChaCha8Rng::seed_from_u64(s)` set to stream i; [`MemberStreams::stream`] returns the same
+//! numbers, from words computed beforehand for a whole block of members, and a stream that
+//! needs more words than were computed goes on as `ChaCha8Rng` would.
+
+use std::ops::Range;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::chacha_lanes::{BLOCK_WORDS, LaneKeystream, PrefetchedStream};
+
+/// Words of a member's prefetched stream beyond two per standard normal: four of the
+/// ziggurat's rejections (each takes a u64), about one member in 10⁶ needing more at 16
+/// normals.
+pub const REJECTION_WORDS: usize = 8;
+
+/// The streams of consecutive members of one seed, each with its first words computed.
+pub struct MemberStreams {
+    seed: [u8; 32],
+    members: Range<usize>,
+    /// Words per member.
+    stride: usize,
+    words: Vec<u32>,
+}
+
+impl MemberStreams {
+    /// The streams of `members` for the ensemble seed `seed`, each with its first `words`
+    /// words (rounded up to whole ChaCha blocks) computed side by side.
+    pub fn new(seed: u64, members: Range<usize>, words: usize) -> Self {
+        let seed = ChaCha8Rng::seed_from_u64(seed).get_seed();
+        let blocks = words.div_ceil(BLOCK_WORDS);
+        let stride = blocks * BLOCK_WORDS;
+        let mut words = vec![0; members.len() * stride];
+        LaneKeystream::new(&seed).fill(members.start as u64, members.len(), blocks, &mut words);
+        MemberStreams {
+            seed,
+            members,
+            stride,
+            words,
+        }
+    }
+
+    /// Member `index`'s stream (in the range the streams were made for), from its first
+    /// word: the numbers of `ChaCha8Rng` seeded with the ensemble's seed, stream `index`.
+    pub fn stream(&self, index: usize) -> PrefetchedStream<'_> {
+        assert!(
+            self.members.contains(&index),
+            "member {index} outside the streams of {:?}",
+            self.members
+        );
+        let at = (index - self.members.start) * self.stride;
+        PrefetchedStream::new(&self.seed, index as u64, &self.words[at..at + self.stride])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, RngCore, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, StandardNormal};
+
+    use super::MemberStreams;
+
+    /// Each member's stream gives `ChaCha8Rng`'s numbers, past its computed words too.
+    #[test]
+    fn streams_are_the_members_chacha_streams() {
+        let streams = MemberStreams::new(42, 5..23, 20);
+        for index in 5..23 {
+            let mut expected = ChaCha8Rng::seed_from_u64(42);
+            expected.set_stream(index as u64);
+            let mut stream = streams.stream(index);
+            for _ in 0..40 {
+                let normal: f64 = StandardNormal.sample(&mut stream);
+                let want: f64 = StandardNormal.sample(&mut expected);
+                assert_eq!(normal.to_bits(), want.to_bits(), "member {index}");
+                let unit: f64 = stream.random();
+                assert_eq!(unit.to_bits(), expected.random::<f64>().to_bits());
+                assert_eq!(stream.next_u32(), expected.next_u32());
+            }
+        }
+    }
+}
