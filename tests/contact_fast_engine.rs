@@ -6,8 +6,9 @@
 //! --nocapture`). Covered: every contact example under every composition of the registry
 //! with both time samplings and the Herglotz integrator, the bench's Duffing chains, every
 //! instruction set this CPU has, blocks that are not full, lanes that blow up at their own
-//! steps, blocks of members that do not share their terms (run by the reference), and the
-//! CPU backend running the engine.
+//! steps, blocks of members that do not share their terms (run by the reference), the
+//! CPU backend running the engine, and blocks drawn straight from the plan (every drawn key,
+//! members that fail their checks) against blocks of members built one by one.
 
 mod common;
 
@@ -115,7 +116,7 @@ fn fast(plan: &ContactPlan, level: SimdLevel, block: usize) -> Vec<MemberResult>
         .flat_map(|chunk| {
             let block = plan.fast_block(chunk.to_vec());
             assert!(matches!(block, ContactBlock::Lanes(_)), "laid out in lanes");
-            plan.run_fast_block(block, level).unwrap()
+            plan.run_fast_block(block, level).unwrap().into_members()
         })
         .collect()
 }
@@ -328,4 +329,198 @@ fn a_block_of_unlike_members_runs_on_the_reference() {
         forced.prepare(like).unwrap(),
         ContactBlock::Lanes(_)
     ));
+}
+
+/// Every value of two result lists, bit for bit.
+fn assert_same_bits(what: &str, a: &[MemberResult], b: &[MemberResult]) {
+    assert_eq!(a.len(), b.len(), "{what}: members");
+    for (i, (a, b)) in a.iter().zip(b).enumerate() {
+        assert_eq!(a.nonfinite_step, b.nonfinite_step, "{what}: member {i}");
+        let bits = |r: &MemberResult| -> Vec<u64> {
+            let values = r.trajectory.iter().chain(&r.final_state).chain(&r.totals);
+            values
+                .chain(r.channels.concat().iter())
+                .map(|v| v.to_bits())
+                .collect()
+        };
+        assert_eq!(bits(a), bits(b), "{what}: member {i}");
+    }
+}
+
+/// `system` (a `[system]` table) under Suzuki's fourth-order splitting over 50 steps, with
+/// 37 members of `seed` drawn by `draws` (lines of the `[ensemble]` table); the error of
+/// its first member where that fails its checks.
+fn drawn_plan(system: &str, seed: u64, draws: &str) -> harbor::error::Result<ContactPlan> {
+    let text = format!(
+        r#"
+{system}
+
+[scheme]
+family = "splitting"
+composition = "suzuki-4"
+h = 0.02
+t_end = 1.0
+
+[output]
+every = 10
+
+[ensemble]
+members = 37
+seed = {seed}
+{draws}
+"#
+    );
+    Config::from_str_with(&text, &[], "test")?.contact_plan()
+}
+
+/// A chain of two degrees of freedom with every drawn key's term (harmonic, quartic,
+/// pendulum, two forcings, constant damping).
+const EVERY_TERM: &str = r#"
+[system]
+kind = "contact"
+x0 = [0.3, -0.2]
+p0 = [0.1, 0.4]
+z0 = 0.5
+potential = [
+  { kind = "harmonic", K = [[2.0, -1.0], [-1.0, 2.0]] },
+  { kind = "quartic", beta = 0.1 },
+  { kind = "pendulum", omega = 1.3 },
+  { kind = "forcing", amplitude = [0.5, 0.0], signal = { kind = "cosine", frequency = 0.2 } },
+  { kind = "forcing", amplitude = [0.0, 0.2], signal = { kind = "cosine", frequency = 0.7 } },
+]
+damping = { kind = "constant", alpha = 0.1 }
+"#;
+
+/// Blocks drawn straight from the plan (what the CPU backend runs) give the blocks laid out
+/// from members built one by one, bit for bit, for every example with an ensemble, a system
+/// with every drawn key, and Kepler and spin–orbit coefficients drawn; full blocks, a block
+/// that is not full and one of a single member, at every level.
+#[test]
+fn blocks_drawn_from_the_plan_equal_blocks_of_built_members() {
+    let mut plans: Vec<(String, ContactPlan)> = EXAMPLES
+        .iter()
+        .map(|e| (e.to_string(), example_plan(e, &[])))
+        .collect();
+    let every_key = r#"
+x0 = { kind = "perturb", sigma = 0.1 }
+p0 = { kind = "uniform", low = -0.5, high = 0.5 }
+z0 = { kind = "perturb", sigma = 0.2 }
+alpha = { kind = "uniform", low = 0.01, high = 0.2 }
+beta = { kind = "perturb", sigma = 0.05 }
+omega = { kind = "uniform", low = 0.5, high = 1.5 }
+amplitude = { kind = "perturb", sigma = 0.1 }
+"#;
+    plans.push((
+        "every key".into(),
+        drawn_plan(EVERY_TERM, 11, every_key).unwrap(),
+    ));
+    let kepler = example_plan("contact_kepler_perturbed.toml", &[]);
+    let (kepler_x0, kepler_p0) = (&kepler.nominal.x0, &kepler.nominal.p0);
+    let kepler_system = format!(
+        r#"
+[system]
+kind = "contact"
+x0 = [{}, {}]
+p0 = [{}, {}]
+potential = [{{ kind = "kepler", gamma = 1.0 }}]
+damping = {{ kind = "constant", alpha = 0.01 }}
+"#,
+        kepler_x0[0], kepler_x0[1], kepler_p0[0], kepler_p0[1]
+    );
+    let gamma = r#"gamma = { kind = "uniform", low = 0.5, high = 1.5 }"#;
+    plans.push((
+        "kepler".into(),
+        drawn_plan(&kepler_system, 11, gamma).unwrap(),
+    ));
+    let spin = example_plan("contact_spin_orbit.toml", &["ensemble.members=37"]);
+    let epsilon = ["ensemble.epsilon={ kind = \"perturb\", sigma = 0.01 }".to_string()];
+    let spin_text = std::fs::read_to_string(common::example_path("contact_spin_orbit.toml"));
+    let spin_epsilon = Config::from_str_with(&spin_text.unwrap(), &epsilon, "spin")
+        .unwrap()
+        .contact_plan()
+        .unwrap();
+    plans.push(("spin-orbit".into(), spin));
+    plans.push(("spin-orbit ε drawn".into(), spin_epsilon));
+    for (name, plan) in &plans {
+        let steps = plan.grid().steps.min(200);
+        let plan = &with_method(plan, plan.method().clone(), steps, 9, 40);
+        let count = plan.member_count();
+        let members: Vec<_> = (0..count).map(|i| plan.member(i).unwrap()).collect();
+        assert!(
+            count > 1 || name.ends_with(".toml"),
+            "{name}: drawn members"
+        );
+        for level in levels() {
+            for block in [plan.fast_block_members(), 8, 5, 1] {
+                let what = format!("{name} {} blocks of {block}", level.name());
+                let mut drawn = Vec::new();
+                let mut built = Vec::new();
+                for start in (0..count).step_by(block) {
+                    let range = start..(start + block).min(count);
+                    let from_plan = plan.fast_block_range(range.clone()).unwrap();
+                    assert!(matches!(from_plan, ContactBlock::Lanes(_)), "{what}");
+                    let run = plan.run_fast_block(from_plan, level).unwrap();
+                    drawn.extend(run.into_members());
+                    let from_members = plan.fast_block(members[range].to_vec());
+                    let run = plan.run_fast_block(from_members, level).unwrap();
+                    built.extend(run.into_members());
+                }
+                assert_same_bits(&what, &drawn, &built);
+            }
+        }
+    }
+}
+
+/// A block drawn from the plan with members that fail their checks (a Kepler γ ≤ 0 drawn,
+/// an initial energy that overflows) reports the first failing member's error, word for
+/// word as [`ContactPlan::member`] gives it, and blocks before it are laid out.
+#[test]
+fn a_drawn_block_reports_its_first_failing_members_error() {
+    let kepler = example_plan("contact_kepler_perturbed.toml", &[]);
+    let (x0, p0) = (&kepler.nominal.x0, &kepler.nominal.p0);
+    let kepler_system = format!(
+        r#"
+[system]
+kind = "contact"
+x0 = [{}, {}]
+p0 = [{}, {}]
+potential = [{{ kind = "kepler", gamma = 1.0 }}]
+"#,
+        x0[0], x0[1], p0[0], p0[1]
+    );
+    let cases = [
+        (
+            kepler_system.as_str(),
+            r#"gamma = { kind = "uniform", low = -1.0, high = 3.0 }"#,
+        ),
+        // |x| > 1.6e77 overflows β x⁴/4: about one member in nine.
+        (EVERY_TERM, r#"x0 = { kind = "perturb", sigma = 1e77 }"#),
+    ];
+    for (system, draws) in cases {
+        // The first seed whose member 0 passes (a plan checks it) and another fails.
+        let plan = (1..100)
+            .filter_map(|seed| drawn_plan(system, seed, draws).ok())
+            .find(|plan| (1..plan.member_count()).any(|i| plan.member(i).is_err()))
+            .expect("a seed with members that pass and fail");
+        let plan = &plan;
+        let count = plan.member_count();
+        let first_bad = (0..count)
+            .find(|&i| plan.member(i).is_err())
+            .expect("some member fails its checks");
+        let expected = plan.member(first_bad).unwrap_err().to_string();
+        assert!(
+            expected.contains(&format!("ensemble member {first_bad}")),
+            "{expected}"
+        );
+        let Err(error) = plan.fast_block_range(0..count) else {
+            panic!("the block fails");
+        };
+        assert_eq!(error.to_string(), expected);
+        if first_bad > 0 {
+            assert!(plan.fast_block_range(0..first_bad).is_ok());
+        }
+        let error = Backend::Cpu(CpuPath::Fast).run(plan).err();
+        let error = error.expect("the run fails").to_string();
+        assert!(error.contains(&expected), "{error}");
+    }
 }

@@ -71,6 +71,19 @@ impl Potential {
         }
     }
 
+    /// β, ω, γ or ε of the term (`None` for the others).
+    pub fn coefficient(&self) -> Option<&f64> {
+        match self {
+            Potential::Quartic { beta } => Some(beta),
+            Potential::Pendulum { omega } => Some(omega),
+            Potential::Kepler { gamma } => Some(gamma),
+            Potential::SpinOrbit { epsilon, .. } => Some(epsilon),
+            Potential::Harmonic { .. } | Potential::Forcing { .. } | Potential::Expression(_) => {
+                None
+            }
+        }
+    }
+
     /// The term's `kind` in configs.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -427,8 +440,16 @@ impl ContactSystem {
 
     /// H(t, x, p, z).
     pub fn hamiltonian(&self, t: f64, x: &[f64], p: &[f64], z: f64) -> f64 {
-        let mut gradient = vec![0.0; x.len()];
-        self.kinetic_energy(p) + self.potential(t, x, &mut gradient) + self.damping_rate(t) * z
+        // ∇B's buffer on the stack for n ≤ 8.
+        let mut stack = [0.0; 8];
+        let mut heap = Vec::new();
+        let gradient = if x.len() <= stack.len() {
+            &mut stack[..x.len()]
+        } else {
+            heap.resize(x.len(), 0.0);
+            &mut heap[..]
+        };
+        self.kinetic_energy(p) + self.potential(t, x, gradient) + self.damping_rate(t) * z
     }
 
     /// The contact vector field (ẋ, ṗ, ż) at (t, y) with y = [x; p; z].
@@ -461,6 +482,19 @@ impl ContactMember {
         p0: DVector<f64>,
         z0: f64,
     ) -> Result<Self> {
+        Self::check(prefix, &system, &x0, &p0, z0)?;
+        Ok(ContactMember { system, x0, p0, z0 })
+    }
+
+    /// The checks of [`ContactMember::new`], which returns what this one returns when it
+    /// fails; else H(0, x0, p0, z0).
+    pub fn check(
+        prefix: &str,
+        system: &ContactSystem,
+        x0: &DVector<f64>,
+        p0: &DVector<f64>,
+        z0: f64,
+    ) -> Result<f64> {
         let n = system.dof();
         for (name, v) in [("x0", &x0), ("p0", &p0)] {
             if v.len() != n {
@@ -513,7 +547,13 @@ impl ContactMember {
                 ),
             ));
         }
-        Ok(ContactMember { system, x0, p0, z0 })
+        Ok(energy)
+    }
+
+    /// H(0, x0, p0, z0).
+    pub fn initial_energy(&self) -> f64 {
+        let (x0, p0) = (self.x0.as_slice(), self.p0.as_slice());
+        self.system.hamiltonian(0.0, x0, p0, self.z0)
     }
 
     /// [x0; p0; z0].

@@ -321,16 +321,70 @@ impl ContactEnsembleSpec {
     }
 }
 
-/// Applies `draw` to every entry of `values`, consuming the same random numbers whatever
-/// the kind (one normal and one uniform per entry), so later keys see the same stream.
-fn apply(draw: ParameterDraw, values: &mut [f64], rng: &mut ChaCha8Rng) {
-    for v in values {
+/// Writes `draw` of each entry of `nominal` to the same entry of `values`, consuming the
+/// same random numbers whatever the kind (one normal and one uniform per entry), so later
+/// keys see the same stream.
+fn apply(draw: ParameterDraw, nominal: &[f64], values: &mut [f64], rng: &mut impl Rng) {
+    for (v, &nominal) in values.iter_mut().zip(nominal) {
         let normal: f64 = StandardNormal.sample(rng);
         let unit: f64 = rng.random();
-        match draw {
-            ParameterDraw::Fixed => {}
-            ParameterDraw::Perturb { sigma } => *v += sigma * normal,
-            ParameterDraw::Uniform { low, high } => *v = low + (high - low) * unit,
+        *v = match draw {
+            ParameterDraw::Fixed => nominal,
+            ParameterDraw::Perturb { sigma } => nominal + sigma * normal,
+            ParameterDraw::Uniform { low, high } => low + (high - low) * unit,
+        };
+    }
+}
+
+/// Draws a member's values from `rng` into `member` (of `nominal`'s terms and n), key by key
+/// in the fixed order x0, p0, z0, α, β, ω, γ, ε, the forcing amplitudes: every value a
+/// draw can change is written, the nominal's where its key is fixed.
+fn draw(
+    spec: &ContactEnsembleSpec,
+    rng: &mut impl Rng,
+    nominal: &ContactMember,
+    member: &mut ContactMember,
+) {
+    let ContactMember {
+        system, x0, p0, z0, ..
+    } = member;
+    apply(spec.x0, nominal.x0.as_slice(), x0.as_mut_slice(), rng);
+    apply(spec.p0, nominal.p0.as_slice(), p0.as_mut_slice(), rng);
+    apply(spec.z0, &[nominal.z0], std::slice::from_mut(z0), rng);
+    let mut alpha = [0.0];
+    let nominal_alpha = nominal.system.damping_coefficient();
+    apply(spec.alpha, &[nominal_alpha], &mut alpha, rng);
+    if let Some(coefficient) = system.damping.coefficient_mut() {
+        *coefficient = alpha[0];
+    }
+    // One draw per scalar key whether or not its term exists (draws of absent terms are
+    // refused), so every key sees the same random numbers.
+    type IsTerm = fn(&Potential) -> bool;
+    let keys: [(IsTerm, ParameterDraw); 4] = [
+        (|t| matches!(t, Potential::Quartic { .. }), spec.beta),
+        (|t| matches!(t, Potential::Pendulum { .. }), spec.omega),
+        (|t| matches!(t, Potential::Kepler { .. }), spec.gamma),
+        (|t| matches!(t, Potential::SpinOrbit { .. }), spec.epsilon),
+    ];
+    for (is_term, draw) in keys {
+        let term = nominal.system.potential.iter().position(is_term);
+        let mut value = [0.0];
+        match term.and_then(|i| Some((nominal.system.potential[i].coefficient()?, i))) {
+            Some((&coefficient, i)) => {
+                apply(draw, &[coefficient], &mut value, rng);
+                if let Some(c) = system.potential[i].coefficient_mut() {
+                    *c = value[0];
+                }
+            }
+            None => apply(draw, &[0.0], &mut value, rng),
+        }
+    }
+    let terms = system.potential.iter_mut().zip(&nominal.system.potential);
+    for (term, nominal) in terms {
+        if let (Potential::Forcing { amplitude, .. }, Potential::Forcing { amplitude: a, .. }) =
+            (term, nominal)
+        {
+            apply(spec.amplitude, a.as_slice(), amplitude.as_mut_slice(), rng);
         }
     }
 }
@@ -495,47 +549,57 @@ impl ContactPlan {
         };
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
         rng.set_stream(index as u64);
-        let ContactMember {
-            mut system,
-            mut x0,
-            mut p0,
-            z0,
-        } = self.nominal.clone();
-        let mut z0 = [z0];
-        apply(spec.x0, x0.as_mut_slice(), &mut rng);
-        apply(spec.p0, p0.as_mut_slice(), &mut rng);
-        apply(spec.z0, &mut z0, &mut rng);
-        let mut alpha = [system.damping_coefficient()];
-        apply(spec.alpha, &mut alpha, &mut rng);
-        if let Some(coefficient) = system.damping.coefficient_mut() {
-            *coefficient = alpha[0];
-        }
-        // One draw per scalar key whether or not its term exists (draws of absent terms are
-        // refused), so every key sees the same random numbers.
-        for (kind, draw) in [
-            ("quartic", spec.beta),
-            ("pendulum", spec.omega),
-            ("kepler", spec.gamma),
-            ("spin-orbit", spec.epsilon),
-        ] {
-            let term = system.potential.iter_mut().find(|t| t.kind() == kind);
-            let mut value = [0.0];
-            if let Some(coefficient) = term.and_then(Potential::coefficient_mut) {
-                value[0] = *coefficient;
-                apply(draw, &mut value, &mut rng);
-                *coefficient = value[0];
-            } else {
-                apply(draw, &mut value, &mut rng);
-            }
-        }
-        for term in &mut system.potential {
-            if let Potential::Forcing { amplitude, .. } = term {
-                apply(spec.amplitude, amplitude.as_mut_slice(), &mut rng);
-            }
-        }
+        let mut member = self.nominal.clone();
+        draw(spec, &mut rng, &self.nominal, &mut member);
+        let ContactMember { system, x0, p0, z0 } = member;
         // The nominal passed `ContactSystem::new`; the draw changed its coefficients alone.
         let prefix = format!("ensemble member {index}: system");
         system.check_drawn(&prefix)?;
-        ContactMember::new(&prefix, system, x0, p0, z0[0])
+        ContactMember::new(&prefix, system, x0, p0, z0)
+    }
+
+    /// Member `index`'s draws, written into `member` (of the nominal's terms and n: every
+    /// value a draw changes is written) from `rng` (member `index`'s stream), and its
+    /// H(0, x0, p0, z0) when it passes [`ContactPlan::member`]'s checks; else
+    /// [`ContactPlan::member`]'s error. The draws and values of [`ContactPlan::member`],
+    /// with nothing allocated.
+    pub fn member_into(
+        &self,
+        index: usize,
+        rng: &mut impl Rng,
+        member: &mut ContactMember,
+    ) -> Result<f64> {
+        let Some(spec) = &self.ensemble else {
+            *member = self.nominal.clone();
+            return Ok(member.initial_energy());
+        };
+        draw(spec, rng, &self.nominal, member);
+        // The checks with no field names (formatted only for an error); an error is
+        // `member`'s own, with its names.
+        let checked = member.system.check_drawn("").and_then(|()| {
+            ContactMember::check("", &member.system, &member.x0, &member.p0, member.z0)
+        });
+        match checked {
+            Ok(energy) => Ok(energy),
+            Err(_) => {
+                *member = self.member(index)?;
+                Ok(member.initial_energy())
+            }
+        }
+    }
+
+    /// Random words a member's draws take, but for the ziggurat's rejections: one normal
+    /// (two words) and one uniform (two words) per drawn entry, of x0, p0, z0, α, the four
+    /// scalar keys and every forcing term's amplitude.
+    pub fn words_per_member(&self) -> usize {
+        let n = self.dof();
+        let forcings = self
+            .nominal
+            .system
+            .potential
+            .iter()
+            .filter(|t| matches!(t, Potential::Forcing { .. }))
+            .count();
+        4 * (2 * n + 1 + 1 + 4 + forcings * n)
     }
 }

@@ -13,7 +13,7 @@ use super::lane_vec::LaneVec;
 use super::schedule::{BaseStep, Schedule};
 use super::time_values::{DampingTime, TimeValues};
 use crate::kernels::lanes::{LANES, Lanes, Simd};
-use crate::plan::{MemberResult, StepGrid};
+use crate::plan::{ResultBlock, StepGrid};
 
 /// Bytes of a chunk's working set (its groups' states and work buffers) that the chunk
 /// sizing aims to keep in a core's L1 data cache.
@@ -61,14 +61,15 @@ thread_local! {
     static WORKSPACE: Cell<Option<Box<Workspace>>> = const { Cell::new(None) };
 }
 
-/// Members laid out in groups of lanes, with their results' first sample.
+/// Members laid out in groups of lanes, with their results' first sample (the state and
+/// H at t = 0 of each, its other values 0 until integrated).
 #[derive(Debug, Clone)]
 pub struct LaneBlock {
     /// Members; lanes past them repeat the first member and are dropped.
     pub members: usize,
     pub system: LaneSystem,
     pub states: GroupStates,
-    pub results: Vec<MemberResult>,
+    pub results: ResultBlock,
 }
 
 /// Groups per chunk for n-vectors: as many of the block's `groups` as keep a chunk's
@@ -79,7 +80,10 @@ fn chunk_groups(n: usize, groups: usize) -> usize {
     (CHUNK_BYTES / per_group).clamp(1, groups.max(1))
 }
 
-/// Integrates `block` through `grid` by `schedule` and returns its members' results.
+/// Integrates `block` through `grid` by `schedule` and returns its members' results: the
+/// state and H at each record point (row r of the trajectory and of the `hamiltonian`
+/// channel after the t = 0 sample), the final state, H at the start and at the last record
+/// point as totals, and the non-finite step.
 ///
 /// Steps go in tiles of `TILE_STEPS`: the time functions of a tile's steps (and of its
 /// record points) once for the block, then each chunk of groups through the tile's steps,
@@ -90,7 +94,7 @@ pub fn integrate<S: Simd, const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> Vec<MemberResult> {
+) -> ResultBlock {
     let LaneBlock {
         members,
         system,
@@ -135,8 +139,12 @@ pub fn integrate<S: Simd, const N: usize>(
     table.resize(tile_steps * points, TimeValues::default());
     recording.resize(tile_steps, false);
     at_record.resize(tile_steps, TimeValues::default());
-    let mut last: Vec<f64> = results.iter().map(|r| r.channels[0][0]).collect();
+    let width = 2 * n + 1;
+    let mut last: Vec<f64> = (0..members).map(|i| results.channel(0, i)[0]).collect();
     let mut record_points = grid.record_points().into_iter().peekable();
+    // Row of each of a tile's steps that records (1 for the first record point).
+    let mut rows = vec![0; tile_steps];
+    let mut recorded = 0;
     let chunk = chunk_groups(n, groups);
     let mut tile = 0..0;
     while tile.end < grid.steps {
@@ -150,6 +158,8 @@ pub fn integrate<S: Simd, const N: usize>(
             recording[i] = record_points.peek() == Some(&(k + 1));
             if recording[i] {
                 record_points.next();
+                recorded += 1;
+                rows[i] = recorded;
                 system.time.at((k + 1) as f64 * h, &mut at_record[i]);
             }
         }
@@ -173,35 +183,37 @@ pub fn integrate<S: Simd, const N: usize>(
                         }
                     }
                 }
-                flag_nonfinite::<S, N>(simd, &states, chunk.clone(), k, members, &mut results);
+                let nonfinite = &mut results.nonfinite_step;
+                flag_nonfinite::<S, N>(simd, &states, chunk.clone(), k, members, nonfinite);
                 if recording[i] {
-                    let at = &at_record[i];
+                    let (at, row) = (&at_record[i], rows[i]);
                     hamiltonian::<S, N>(simd, &system, chunk.clone(), at, &states, work, energy);
                     for g in chunk.clone() {
                         let lanes = (g * LANES).min(members)..((g + 1) * LANES).min(members);
-                        for (l, result) in results[lanes].iter_mut().enumerate() {
-                            push_state(&states, g, l, &mut result.trajectory);
-                            result.channels[0].push(energy[g][l]);
-                            last[g * LANES + l] = energy[g][l];
+                        for (l, m) in lanes.clone().enumerate() {
+                            let sample = &mut results.trajectory_mut(m)[row * width..];
+                            states.write_lane(g, l, &mut sample[..width]);
+                            results.channel_mut(0, m)[row] = energy[g][l];
                         }
+                        last[lanes.clone()].copy_from_slice(&energy[g][..lanes.len()]);
                     }
                 }
             }
         }
     }
-    for (i, result) in results.iter_mut().enumerate() {
-        result.final_state.clear();
-        push_state(&states, i / LANES, i % LANES, &mut result.final_state);
-        result.totals = vec![result.channels[0][0], last[i]];
+    for (m, last) in last.into_iter().enumerate() {
+        states.write_lane(m / LANES, m % LANES, results.final_state_mut(m));
+        let start = results.channel(0, m)[0];
+        results.totals_mut(m).copy_from_slice(&[start, last]);
     }
     WORKSPACE.set(Some(space));
     results
 }
 
-/// Flags step k + 1 in the results of the members of `groups` (of the block's `members`)
-/// where y stopped being finite: v − v is NaN exactly where v is not finite, and a sum of
-/// them is NaN where any is, first over the whole chunk, then (only when that is NaN) group
-/// by group.
+/// Flags step k + 1 in `nonfinite` (one entry per member) for the members of `groups` (of
+/// the block's `members`) where y stopped being finite: v − v is NaN exactly where v is not
+/// finite, and a sum of them is NaN where any is, first over the whole chunk, then (only
+/// when that is NaN) group by group.
 #[inline(always)]
 fn flag_nonfinite<S: Simd, const N: usize>(
     simd: S,
@@ -209,7 +221,7 @@ fn flag_nonfinite<S: Simd, const N: usize>(
     groups: Range<usize>,
     k: usize,
     members: usize,
-    results: &mut [MemberResult],
+    nonfinite: &mut [Option<u64>],
 ) {
     let n = dim::<N>(y.n);
     let vectors = groups.start * n..groups.end * n;
@@ -245,18 +257,10 @@ fn flag_nonfinite<S: Simd, const N: usize>(
         }
         simd.store(&mut lanes, sum);
         let group = (g * LANES).min(members)..((g + 1) * LANES).min(members);
-        for (result, s) in results[group].iter_mut().zip(lanes) {
-            if result.nonfinite_step.is_none() && s.is_nan() {
-                result.nonfinite_step = Some(k as u64 + 1);
+        for (step, s) in nonfinite[group].iter_mut().zip(lanes) {
+            if step.is_none() && s.is_nan() {
+                *step = Some(k as u64 + 1);
             }
         }
     }
-}
-
-/// Appends lane l of group g's [x; p; z] to `out`.
-fn push_state(y: &GroupStates, g: usize, l: usize, out: &mut Vec<f64>) {
-    let n = y.n;
-    out.extend(y.x[g * n..(g + 1) * n].iter().map(|x| x[l]));
-    out.extend(y.p[g * n..(g + 1) * n].iter().map(|p| p[l]));
-    out.push(y.z[g][l]);
 }

@@ -37,6 +37,44 @@ pub struct GroupStates {
     pub z: LaneVec,
 }
 
+impl GroupStates {
+    /// `groups` groups of n-vectors, every value 0.
+    pub fn zeroed(n: usize, groups: usize) -> Self {
+        GroupStates {
+            n,
+            x: LaneVec::filled([0.0; LANES], groups * n),
+            p: LaneVec::filled([0.0; LANES], groups * n),
+            z: LaneVec::filled([0.0; LANES], groups),
+        }
+    }
+
+    /// Sets lane l of group g to [x; p; z].
+    pub fn set_lane(&mut self, g: usize, l: usize, x: &[f64], p: &[f64], z: f64) {
+        let n = self.n;
+        for (lanes, &value) in self.x[g * n..(g + 1) * n].iter_mut().zip(x) {
+            lanes[l] = value;
+        }
+        for (lanes, &value) in self.p[g * n..(g + 1) * n].iter_mut().zip(p) {
+            lanes[l] = value;
+        }
+        self.z[g][l] = z;
+    }
+
+    /// Writes lane l of group g's [x; p; z] to `out` (2 n + 1 values).
+    pub fn write_lane(&self, g: usize, l: usize, out: &mut [f64]) {
+        let n = self.n;
+        let (x, rest) = out.split_at_mut(n);
+        let (p, z) = rest.split_at_mut(n);
+        for (out, lanes) in x.iter_mut().zip(&self.x[g * n..(g + 1) * n]) {
+            *out = lanes[l];
+        }
+        for (out, lanes) in p.iter_mut().zip(&self.p[g * n..(g + 1) * n]) {
+            *out = lanes[l];
+        }
+        z[0] = self.z[g][l];
+    }
+}
+
 /// Work buffers of the flows, sized for a whole block (n values per group, or one).
 #[derive(Debug, Clone, Default)]
 pub struct FlowScratch {

@@ -177,63 +177,84 @@ impl LaneSystem {
         if !members.iter().all(|m| shares(first, &m.system)) {
             return None;
         }
-        let n = first.dof();
-        let lane = |g: usize, l: usize| {
-            let i = g * LANES + l;
-            &members[if i < members.len() { i } else { 0 }].system
-        };
-        let per_lane = |value: &dyn Fn(&ContactSystem) -> f64| -> LaneVec {
-            (0..groups)
-                .map(|g| std::array::from_fn(|l| value(lane(g, l))))
-                .collect()
-        };
-        let coefficient =
-            |index: usize| per_lane(&|s: &ContactSystem| scalar_coefficient(&s.potential[index]));
+        let mut lanes = LaneSystem::template(first, groups);
+        for g in 0..groups {
+            for l in 0..LANES {
+                let i = g * LANES + l;
+                let member = &members[if i < members.len() { i } else { 0 }];
+                lanes.set_lane(g, l, &member.system);
+            }
+        }
+        Some(lanes)
+    }
+
+    /// `groups` groups of lanes of systems that share what a block keeps once with
+    /// `system`: its P, K, terms, signals and damping, every lane's coefficients 0 until
+    /// [`LaneSystem::set_lane`] sets them.
+    pub fn template(system: &ContactSystem, groups: usize) -> Self {
+        let n = system.dof();
+        let per_lane = || LaneVec::filled([0.0; LANES], groups);
         let mut forcings = 0;
-        let terms = first
+        let terms = system
             .potential
             .iter()
-            .enumerate()
-            .map(|(index, t)| match t {
+            .map(|t| match t {
                 Potential::Harmonic { k } => LaneTerm::Harmonic(k.transpose().as_slice().to_vec()),
-                Potential::Quartic { .. } => LaneTerm::Quartic(coefficient(index)),
-                Potential::Pendulum { .. } => LaneTerm::Pendulum(
-                    coefficient(index)
-                        .iter()
-                        .map(|w| w.map(|w| w * w))
-                        .collect(),
-                ),
+                Potential::Quartic { .. } => LaneTerm::Quartic(per_lane()),
+                Potential::Pendulum { .. } => LaneTerm::Pendulum(per_lane()),
                 Potential::Forcing { .. } => {
-                    let amplitude = (0..groups * n)
-                        .map(|e| {
-                            std::array::from_fn(|l| match &lane(e / n, l).potential[index] {
-                                Potential::Forcing { amplitude, .. } => amplitude[e % n],
-                                _ => unreachable!("members share their terms' kinds"),
-                            })
-                        })
-                        .collect();
                     forcings += 1;
-                    LaneTerm::Forcing(forcings - 1, amplitude)
+                    LaneTerm::Forcing(forcings - 1, LaneVec::filled([0.0; LANES], groups * n))
                 }
-                Potential::Kepler { .. } => LaneTerm::Kepler(coefficient(index)),
-                Potential::SpinOrbit { .. } => LaneTerm::SpinOrbit(coefficient(index)),
+                Potential::Kepler { .. } => LaneTerm::Kepler(per_lane()),
+                Potential::SpinOrbit { .. } => LaneTerm::SpinOrbit(per_lane()),
                 Potential::Expression(e) => LaneTerm::Expression(Arc::clone(e)),
             })
             .collect();
-        let damping = match first.damping {
+        let damping = match system.damping {
             Damping::None => LaneVec::default(),
-            _ => per_lane(&|s: &ContactSystem| s.damping_coefficient()),
+            _ => per_lane(),
         };
-        let tidal = matches!(first.damping, Damping::Tidal { .. }).then(|| damping.clone());
-        Some(LaneSystem {
+        let tidal = matches!(system.damping, Damping::Tidal { .. }).then(per_lane);
+        LaneSystem {
             n,
             groups,
-            kinetic: first.kinetic.transpose().as_slice().to_vec(),
+            kinetic: system.kinetic.transpose().as_slice().to_vec(),
             terms,
             tidal,
             damping,
-            time: TimeSource::of(first),
-        })
+            time: TimeSource::of(system),
+        }
+    }
+
+    /// Sets lane l of group g to `system`'s coefficients (β, ω² = ω ω, γ, ε, the forcing
+    /// amplitudes, α or η): a system that shares the rest with this one's.
+    pub fn set_lane(&mut self, g: usize, l: usize, system: &ContactSystem) {
+        let n = self.n;
+        for (term, own) in self.terms.iter_mut().zip(&system.potential) {
+            match (term, own) {
+                (LaneTerm::Quartic(c) | LaneTerm::Kepler(c) | LaneTerm::SpinOrbit(c), own) => {
+                    c[g][l] = scalar_coefficient(own);
+                }
+                (LaneTerm::Pendulum(c), own) => {
+                    let omega = scalar_coefficient(own);
+                    c[g][l] = omega * omega;
+                }
+                (LaneTerm::Forcing(_, a), Potential::Forcing { amplitude, .. }) => {
+                    for (r, &value) in amplitude.iter().enumerate() {
+                        a[g * n + r][l] = value;
+                    }
+                }
+                (LaneTerm::Forcing(..), _) => unreachable!("members share their terms' kinds"),
+                (LaneTerm::Harmonic(_) | LaneTerm::Expression(_), _) => {}
+            }
+        }
+        if !self.damping.is_empty() {
+            self.damping[g][l] = system.damping_coefficient();
+        }
+        if let Some(tidal) = &mut self.tidal {
+            tidal[g][l] = system.damping_coefficient();
+        }
     }
 
     /// Whether the system has damping (C ≠ 0).

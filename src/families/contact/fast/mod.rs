@@ -2,8 +2,9 @@
 //! ([`super::flows`]) on a block of members side by side, each member's result equal to the
 //! reference's to the last bit.
 //!
-//! A block holds G groups of [`LANES`] members (lanes) structure-of-arrays: an n-vector of a
-//! group is n [`crate::kernels::lanes::Lanes`] values, each one AVX-512 register of f64. A method is a composition of base steps with
+//! A block holds G groups of [`LANES`](crate::kernels::lanes::LANES) members (lanes)
+//! structure-of-arrays: an n-vector of a group is n [`crate::kernels::lanes::Lanes`] values,
+//! each one AVX-512 register of f64. A method is a composition of base steps with
 //! coefficients (`schedule.rs`): Strang steps S(γ_i h) of the splitting compositions, the
 //! Herglotz step, or any composition of them. Every step runs each flow of the reference
 //! on the lanes of a chunk of groups at once (`lane_flows.rs`), one operation after the
@@ -34,13 +35,20 @@
 //! block keeps once (P, K, the terms' kinds, signals, orbits and expressions: members of
 //! one plan always do, since only coefficients and initial states are drawn) is integrated
 //! by the reference integrator instead, member by member.
+//!
+//! A block's set-up (`prepare.rs`) draws its members straight from the plan into their
+//! lanes, the block's random streams computed side by side, and writes each member's
+//! results in place in one [`ResultBlock`] per block.
 
 mod integrate;
 mod lane_flows;
 mod lane_system;
 mod lane_vec;
+mod prepare;
 mod schedule;
 mod time_values;
+
+use std::ops::Range;
 
 use super::model::ContactMember;
 use super::plan::ContactPlan;
@@ -48,19 +56,10 @@ use crate::error::Result;
 use crate::kernels::family::{Family, FastEngine};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
-use crate::kernels::lanes::{LANES, Portable, SimdLevel};
-use crate::plan::{MemberResult, ResultBlock, StepGrid};
+use crate::kernels::lanes::{Portable, SimdLevel};
+use crate::plan::{ResultBlock, StepGrid};
 use integrate::{LaneBlock, integrate};
-use lane_flows::GroupStates;
-use lane_system::LaneSystem;
-use lane_vec::LaneVec;
 pub use schedule::{BaseStep, Schedule};
-
-/// Most groups of [`LANES`] lanes per block.
-const MAX_GROUPS: usize = 16;
-
-/// Bytes of a block's state the block sizing aims to keep in a core's L2 cache.
-const STATE_BYTES: usize = 128 << 10;
 
 /// Consecutive members prepared for the fast engine.
 #[derive(Debug, Clone)]
@@ -72,73 +71,23 @@ pub enum ContactBlock {
 }
 
 impl ContactPlan {
-    /// Members per fast-engine block: [`LANES`] times as many groups as keep the block's
-    /// state and per-lane coefficients within `STATE_BYTES`, at most `MAX_GROUPS`.
-    pub fn fast_block_members(&self) -> usize {
-        let n = self.dof();
-        let forcing = self.nominal.system.time_channels().forcings * n;
-        let per_group = (2 * n + 1 + forcing + 4) * LANES * 8;
-        LANES * (STATE_BYTES / per_group).clamp(1, MAX_GROUPS)
-    }
-
-    /// Lays out `members` (any number) in groups of lanes and records their t = 0 sample,
-    /// or keeps them for the reference when they do not share a block's common parts.
-    pub fn fast_block(&self, members: Vec<ContactMember>) -> ContactBlock {
-        let groups = members.len().div_ceil(LANES);
-        let Some(system) = LaneSystem::new(&members, groups) else {
-            return ContactBlock::Reference(members);
-        };
-        let n = self.dof();
-        let lane = |g: usize, l: usize| {
-            let i = g * LANES + l;
-            &members[if i < members.len() { i } else { 0 }]
-        };
-        let state = |value: &dyn Fn(&ContactMember, usize) -> f64| -> LaneVec {
-            (0..groups * n)
-                .map(|e| std::array::from_fn(|l| value(lane(e / n, l), e % n)))
-                .collect()
-        };
-        let states = GroupStates {
-            n,
-            x: state(&|m, r| m.x0[r]),
-            p: state(&|m, r| m.p0[r]),
-            z: (0..groups)
-                .map(|g| std::array::from_fn(|l| lane(g, l).z0))
-                .collect(),
-        };
-        let spec = self.record_spec();
-        let records = self.grid().records();
-        let results = members
-            .iter()
-            .map(|member| {
-                let mut result = MemberResult::with_capacity(spec, records);
-                self.record_start(member, &mut result);
-                result
-            })
-            .collect();
-        ContactBlock::Lanes(Box::new(LaneBlock {
-            members: members.len(),
-            system,
-            states,
-            results,
-        }))
-    }
-
     /// Integrates a prepared block with its loops compiled for `level` (a level this CPU
     /// lacks runs the portable code).
-    pub fn run_fast_block(
-        &self,
-        block: ContactBlock,
-        level: SimdLevel,
-    ) -> Result<Vec<MemberResult>> {
+    pub fn run_fast_block(&self, block: ContactBlock, level: SimdLevel) -> Result<ResultBlock> {
         let block = match block {
             ContactBlock::Lanes(block) => *block,
             ContactBlock::Reference(members) => {
-                return members.iter().map(|m| self.reference(m)).collect();
+                let results = members.iter().map(|m| self.reference(m));
+                let (spec, records) = (self.record_spec(), self.grid().records());
+                return Ok(ResultBlock::from_members(
+                    spec,
+                    records,
+                    results.collect::<Result<_>>()?,
+                ));
             }
         };
         if block.members == 0 {
-            return Ok(Vec::new());
+            return Ok(block.results);
         }
         let schedule = Schedule::of(self.method());
         let grid = self.grid();
@@ -189,7 +138,7 @@ fn integrate_avx512<const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> Vec<MemberResult> {
+) -> ResultBlock {
     integrate::<_, N>(simd, block, schedule, grid)
 }
 
@@ -202,7 +151,7 @@ fn integrate_avx2<const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> Vec<MemberResult> {
+) -> ResultBlock {
     integrate::<_, N>(simd, block, schedule, grid)
 }
 
@@ -219,12 +168,11 @@ impl FastEngine for ContactPlan {
         Ok(self.fast_block(members))
     }
 
+    fn prepare_range(&self, _: &(), members: Range<usize>) -> Option<Result<ContactBlock>> {
+        Some(self.fast_block_range(members))
+    }
+
     fn run(&self, block: ContactBlock) -> Result<ResultBlock> {
-        let members = self.run_fast_block(block, SimdLevel::get())?;
-        Ok(ResultBlock::from_members(
-            self.record_spec(),
-            self.grid().records(),
-            members,
-        ))
+        self.run_fast_block(block, SimdLevel::get())
     }
 }
