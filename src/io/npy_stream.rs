@@ -1,7 +1,7 @@
 //! NPY files (format version 1.0, little-endian, C order) written slab by slab: the header
 //! and the full size are fixed up front, then each chunk of the first axis is written at
 //! its offset, so a run of any size streams to disk with bounded memory. Files written here
-//! can be read back row by row ([`read_rows`]) for the summary's later passes.
+//! can be read back row by row ([`read_rows`]) or in batches of rows ([`read_row_batches`]) for the summary's later passes.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -136,24 +136,51 @@ impl NpyStream {
 /// Reads the f64 array file at `path` (as written by [`NpyStream`]) row by row of
 /// `row_values` values, in order, calling `row` for each.
 pub fn read_rows(path: &Path, row_values: usize, mut row: impl FnMut(&[f64])) -> Result<()> {
+    read_row_batches(path, row_values, 1, |rows| {
+        rows.chunks_exact(row_values.max(1)).for_each(&mut row)
+    })
+}
+
+/// Reads the f64 array file at `path` (as written by [`NpyStream`]) in batches of up to
+/// `batch` rows of `row_values` values, in order, calling `rows` for each batch (whole rows,
+/// one after the other: a multiple of `row_values` values).
+pub fn read_row_batches(
+    path: &Path,
+    row_values: usize,
+    batch: usize,
+    mut rows: impl FnMut(&[f64]),
+) -> Result<()> {
     let io = |e| Error::io(path, e);
     let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
     let mut preamble = [0u8; 10];
     reader.read_exact(&mut preamble).map_err(io)?;
     let header_len = u16::from_le_bytes([preamble[8], preamble[9]]) as u64;
     reader.seek(SeekFrom::Start(10 + header_len)).map_err(io)?;
-    let mut bytes = vec![0u8; 8 * row_values.max(1)];
-    let mut values = vec![0.0; row_values];
+    let row_bytes = 8 * row_values.max(1);
+    let mut bytes = vec![0u8; row_bytes * batch.max(1)];
+    let mut values = vec![0.0; bytes.len() / 8];
     loop {
-        match reader.read_exact(&mut bytes) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(io(e)),
+        // Whole rows read, up to a batch; a partial last row is not an array of these rows.
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match reader.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io(e)),
+            }
         }
-        for (value, chunk) in values.iter_mut().zip(bytes.chunks_exact(8)) {
+        let whole = filled / row_bytes * row_bytes;
+        if whole == 0 {
+            return Ok(());
+        }
+        for (value, chunk) in values.iter_mut().zip(bytes[..whole].chunks_exact(8)) {
             *value = f64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         }
-        row(&values);
+        rows(&values[..whole / 8]);
+        if filled < bytes.len() {
+            return Ok(());
+        }
     }
 }
 
@@ -172,6 +199,9 @@ mod tests {
         let mut rows = Vec::new();
         read_rows(&path, 2, |r| rows.push(r.to_vec())).unwrap();
         assert_eq!(rows, vec![vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 6.0]]);
+        let mut batches = Vec::new();
+        read_row_batches(&path, 2, 2, |r| batches.push(r.to_vec())).unwrap();
+        assert_eq!(batches, vec![vec![1.0, 2.0, 3.0, 4.0], vec![5.0, 6.0]]);
         assert_eq!(
             std::fs::metadata(&path).unwrap().len(),
             npy_file_bytes(&[3, 2])

@@ -27,7 +27,7 @@ use ndarray::Array1;
 use ndarray_npy::write_npy;
 use serde_json::{Map, Value, json};
 
-use super::npy_stream::{Element, NpyStream, npy_file_bytes, read_rows};
+use super::npy_stream::{Element, NpyStream, npy_file_bytes, read_row_batches};
 use super::run_arrays::run_arrays;
 use super::statistics::MAX_COLUMN_BYTES;
 use super::summary::{RunLabels, RunSummary, SummaryRows, statistics_columns};
@@ -63,6 +63,15 @@ const SUMMARY_BYTES_PER_STATISTIC: u64 = 640;
 
 /// Write buffer of each array file.
 const NPY_BUFFER_BYTES: u64 = 1 << 20;
+
+/// Bytes of rows the statistics' later passes read back at a time (whole rows, at least
+/// one).
+const REPLAY_BATCH_BYTES: usize = 1 << 20;
+
+/// Rows of `width` values in a replay batch of about [`REPLAY_BATCH_BYTES`].
+fn replay_rows(width: usize) -> usize {
+    (REPLAY_BATCH_BYTES / (8 * width.max(1))).max(1)
+}
 
 /// The summary's size beyond its per-member lists (description, statistics, file notes).
 const SUMMARY_BASE_BYTES: u64 = 64 << 10;
@@ -221,8 +230,13 @@ impl SimulationWriter {
         let mut summary = self
             .summary
             .finish(family, labels, |rows, row| match rows {
-                SummaryRows::Totals => read_rows(&dir.join("totals.npy"), totals, row),
-                SummaryRows::FinalStates => read_rows(&dir.join("final_state.npy"), state, row),
+                SummaryRows::Totals => {
+                    read_row_batches(&dir.join("totals.npy"), totals, replay_rows(totals), row)
+                }
+                SummaryRows::FinalStates => {
+                    let rows = replay_rows(state);
+                    read_row_batches(&dir.join("final_state.npy"), state, rows, row)
+                }
             })?;
         let mut files = Map::new();
         files.insert(

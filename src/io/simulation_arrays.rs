@@ -181,7 +181,7 @@ impl SimulationArrays {
                 SummaryRows::FinalStates => (&final_state, state_width),
             };
             if width > 0 {
-                values.chunks_exact(width).for_each(&mut *row);
+                row(values);
             }
             Ok(())
         })?;

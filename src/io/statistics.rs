@@ -10,6 +10,7 @@
 //! wanted ranks — at most [`MAX_COLUMN_BYTES`] per column — whatever the number of
 //! members.
 
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::compensated::CompensatedSum;
@@ -295,6 +296,10 @@ fn interpolate(q: f64, n: u64, below: f64, above: f64) -> f64 {
     }
 }
 
+/// Rows of a batch from which [`ColumnStatistics::observe_rows`] feeds its columns in
+/// parallel.
+const PARALLEL_ROWS: usize = 4096;
+
 /// Statistics of several columns of per-member values, fed row by row in passes.
 #[derive(Debug)]
 pub struct ColumnStatistics {
@@ -315,6 +320,29 @@ impl ColumnStatistics {
         debug_assert_eq!(row.len(), self.columns.len());
         for (column, &v) in self.columns.iter_mut().zip(row) {
             column.observe(self.pass, v);
+        }
+    }
+
+    /// Feeds consecutive members' rows to the current pass: `rows` holds whole rows of
+    /// `width` values one after the other, of which the first of each row go to the
+    /// columns (`width` ≥ columns). What [`ColumnStatistics::observe`] of each row in turn
+    /// gives, bit for bit: a column sees its values in the same order. Columns are fed side
+    /// by side on the thread pool when the batch is large enough to pay for it.
+    pub fn observe_rows(&mut self, rows: &[f64], width: usize) {
+        debug_assert!(width >= self.columns.len() && rows.len().is_multiple_of(width.max(1)));
+        if width == 0 {
+            return;
+        }
+        let pass = self.pass;
+        let feed = |(c, column): (usize, &mut Column)| {
+            for row in rows.chunks_exact(width) {
+                column.observe(pass, row[c]);
+            }
+        };
+        if rows.len() / width >= PARALLEL_ROWS && self.columns.len() > 1 {
+            self.columns.par_iter_mut().enumerate().for_each(feed);
+        } else {
+            self.columns.iter_mut().enumerate().for_each(feed);
         }
     }
 
@@ -403,6 +431,46 @@ mod tests {
         for pair in values.windows(2) {
             assert!(key(pair[0]) < key(pair[1]), "{pair:?}");
             assert_eq!(from_key(key(pair[0])).to_bits(), pair[0].to_bits());
+        }
+    }
+
+    /// Rows fed in batches (small ones, serial, and large ones, whose columns run in
+    /// parallel) give the summaries of rows fed one by one, bit for bit, over every pass;
+    /// the batch's rows are wider than the columns fed.
+    #[test]
+    fn batches_of_rows_give_the_summaries_of_single_rows() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let (width, columns, members) = (5, 3, 3 * PARALLEL_ROWS + 17);
+        let rows: Vec<f64> = (0..members * width)
+            .map(|i| match i % 7 {
+                0 => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)),
+                1 if i % 1001 == 1 => f64::NAN,
+                _ => 1.0 + rng.random_range(0.0..1e-9),
+            })
+            .collect();
+        let mut single = ColumnStatistics::new(columns);
+        loop {
+            for row in rows.chunks_exact(width) {
+                single.observe(&row[..columns]);
+            }
+            if !single.end_pass() {
+                break;
+            }
+        }
+        for batch in [7, PARALLEL_ROWS, members] {
+            let mut batched = ColumnStatistics::new(columns);
+            loop {
+                for rows in rows.chunks(batch * width) {
+                    batched.observe_rows(rows, width);
+                }
+                if !batched.end_pass() {
+                    break;
+                }
+            }
+            assert_eq!(batched.pass, single.pass, "batches of {batch}: passes");
+            for c in 0..columns {
+                assert_eq!(batched.summary(c), single.summary(c), "batches of {batch}");
+            }
         }
     }
 

@@ -108,15 +108,17 @@ impl RunSummary {
                 }
             }
         }
-        for offset in 0..members.len() {
-            let (totals, final_state) = (members.totals(offset), members.final_state(offset));
-            self.totals_statistics.observe(totals);
-            let columns = final_state.len().min(STATISTICS_STATE_COMPONENTS);
-            self.state_statistics.observe(&final_state[..columns]);
-            if self.listed_totals.len() < keep {
-                self.listed_totals.push(totals.to_vec());
-                self.listed_final_states.push(final_state.to_vec());
-            }
+        let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
+        self.totals_statistics.observe_rows(&members.totals, totals);
+        self.state_statistics
+            .observe_rows(&members.final_state, state);
+        for offset in 0..members
+            .len()
+            .min(keep.saturating_sub(self.listed_totals.len()))
+        {
+            self.listed_totals.push(members.totals(offset).to_vec());
+            self.listed_final_states
+                .push(members.final_state(offset).to_vec());
         }
         self.received = first + members.len();
     }
@@ -149,8 +151,9 @@ impl RunSummary {
     }
 
     /// The summary of `family`'s run as a JSON object: the statistics are completed by
-    /// replaying the stored rows (`replay(rows, row)` calls `row` once per member, in
-    /// member order, with that member's totals or final state).
+    /// replaying the stored rows (`replay(rows, batch)` calls `batch` with consecutive
+    /// members' totals or final states, whole rows one after the other, every member once
+    /// in member order).
     pub fn finish<F: Family>(
         mut self,
         family: &F,
@@ -159,22 +162,12 @@ impl RunSummary {
     ) -> Result<Map<String, Value>> {
         let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
         let columns = state.min(STATISTICS_STATE_COMPONENTS);
-        for (statistics, rows, width, used) in [
-            (
-                &mut self.totals_statistics,
-                SummaryRows::Totals,
-                totals,
-                totals,
-            ),
-            (
-                &mut self.state_statistics,
-                SummaryRows::FinalStates,
-                state,
-                columns,
-            ),
+        for (statistics, rows, width) in [
+            (&mut self.totals_statistics, SummaryRows::Totals, totals),
+            (&mut self.state_statistics, SummaryRows::FinalStates, state),
         ] {
             while width > 0 && statistics.end_pass() {
-                replay(rows, &mut |row| statistics.observe(&row[..used]))?;
+                replay(rows, &mut |batch| statistics.observe_rows(batch, width))?;
             }
         }
         let grid = family.grid();
