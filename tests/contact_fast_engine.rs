@@ -391,6 +391,24 @@ potential = [
 damping = { kind = "constant", alpha = 0.1 }
 "#;
 
+/// The built-in Kepler potential γ = 1 from the Kepler example's initial state, with the
+/// `damping` line (empty for none).
+fn kepler_system(damping: &str) -> String {
+    let kepler = example_plan("contact_kepler_perturbed.toml", &[]);
+    let (x0, p0) = (&kepler.nominal.x0, &kepler.nominal.p0);
+    format!(
+        r#"
+[system]
+kind = "contact"
+x0 = [{}, {}]
+p0 = [{}, {}]
+potential = [{{ kind = "kepler", gamma = 1.0 }}]
+{damping}
+"#,
+        x0[0], x0[1], p0[0], p0[1]
+    )
+}
+
 /// Blocks drawn straight from the plan (what the CPU backend runs) give the blocks laid out
 /// from members built one by one, bit for bit, for every example with an ensemble, a system
 /// with every drawn key, and Kepler and spin–orbit coefficients drawn; full blocks, a block
@@ -414,19 +432,7 @@ amplitude = { kind = "perturb", sigma = 0.1 }
         "every key".into(),
         drawn_plan(EVERY_TERM, 11, every_key).unwrap(),
     ));
-    let kepler = example_plan("contact_kepler_perturbed.toml", &[]);
-    let (kepler_x0, kepler_p0) = (&kepler.nominal.x0, &kepler.nominal.p0);
-    let kepler_system = format!(
-        r#"
-[system]
-kind = "contact"
-x0 = [{}, {}]
-p0 = [{}, {}]
-potential = [{{ kind = "kepler", gamma = 1.0 }}]
-damping = {{ kind = "constant", alpha = 0.01 }}
-"#,
-        kepler_x0[0], kepler_x0[1], kepler_p0[0], kepler_p0[1]
-    );
+    let kepler_system = kepler_system(r#"damping = { kind = "constant", alpha = 0.01 }"#);
     let gamma = r#"gamma = { kind = "uniform", low = 0.5, high = 1.5 }"#;
     plans.push((
         "kepler".into(),
@@ -476,18 +482,7 @@ damping = {{ kind = "constant", alpha = 0.01 }}
 /// word as [`ContactPlan::member`] gives it, and blocks before it are laid out.
 #[test]
 fn a_drawn_block_reports_its_first_failing_members_error() {
-    let kepler = example_plan("contact_kepler_perturbed.toml", &[]);
-    let (x0, p0) = (&kepler.nominal.x0, &kepler.nominal.p0);
-    let kepler_system = format!(
-        r#"
-[system]
-kind = "contact"
-x0 = [{}, {}]
-p0 = [{}, {}]
-potential = [{{ kind = "kepler", gamma = 1.0 }}]
-"#,
-        x0[0], x0[1], p0[0], p0[1]
-    );
+    let kepler_system = kepler_system("");
     let cases = [
         (
             kepler_system.as_str(),

@@ -72,15 +72,13 @@ impl Potential {
     }
 
     /// β, ω, γ or ε of the term (`None` for the others).
-    pub fn coefficient(&self) -> Option<&f64> {
-        match self {
-            Potential::Quartic { beta } => Some(beta),
-            Potential::Pendulum { omega } => Some(omega),
-            Potential::Kepler { gamma } => Some(gamma),
-            Potential::SpinOrbit { epsilon, .. } => Some(epsilon),
-            Potential::Harmonic { .. } | Potential::Forcing { .. } | Potential::Expression(_) => {
-                None
-            }
+    pub fn coefficient(&self) -> Option<f64> {
+        match *self {
+            Potential::Quartic { beta: c }
+            | Potential::Pendulum { omega: c }
+            | Potential::Kepler { gamma: c }
+            | Potential::SpinOrbit { epsilon: c, .. } => Some(c),
+            _ => None,
         }
     }
 

@@ -368,15 +368,11 @@ fn draw(
     ];
     for (is_term, draw) in keys {
         let term = nominal.system.potential.iter().position(is_term);
+        let coefficient = term.and_then(|i| nominal.system.potential[i].coefficient());
         let mut value = [0.0];
-        match term.and_then(|i| Some((nominal.system.potential[i].coefficient()?, i))) {
-            Some((&coefficient, i)) => {
-                apply(draw, &[coefficient], &mut value, rng);
-                if let Some(c) = system.potential[i].coefficient_mut() {
-                    *c = value[0];
-                }
-            }
-            None => apply(draw, &[0.0], &mut value, rng),
+        apply(draw, &[coefficient.unwrap_or(0.0)], &mut value, rng);
+        if let Some(c) = term.and_then(|i| system.potential[i].coefficient_mut()) {
+            *c = value[0];
         }
     }
     let terms = system.potential.iter_mut().zip(&nominal.system.potential);

@@ -85,17 +85,6 @@ pub struct LaneSystem {
     pub time: TimeSource,
 }
 
-/// β, ω, γ or ε of a term (0 for the others).
-fn scalar_coefficient(term: &Potential) -> f64 {
-    match term {
-        Potential::Quartic { beta: c }
-        | Potential::Pendulum { omega: c }
-        | Potential::Kepler { gamma: c }
-        | Potential::SpinOrbit { epsilon: c, .. } => *c,
-        _ => 0.0,
-    }
-}
-
 /// Whether `a` and `b` share everything [`LaneSystem`] keeps once per block.
 fn shares(a: &ContactSystem, b: &ContactSystem) -> bool {
     let same_term = |s: &Potential, o: &Potential| match (s, o) {
@@ -234,10 +223,10 @@ impl LaneSystem {
         for (term, own) in self.terms.iter_mut().zip(&system.potential) {
             match (term, own) {
                 (LaneTerm::Quartic(c) | LaneTerm::Kepler(c) | LaneTerm::SpinOrbit(c), own) => {
-                    c[g][l] = scalar_coefficient(own);
+                    c[g][l] = own.coefficient().unwrap_or(0.0);
                 }
                 (LaneTerm::Pendulum(c), own) => {
-                    let omega = scalar_coefficient(own);
+                    let omega = own.coefficient().unwrap_or(0.0);
                     c[g][l] = omega * omega;
                 }
                 (LaneTerm::Forcing(_, a), Potential::Forcing { amplitude, .. }) => {
