@@ -315,8 +315,10 @@ impl ColumnStatistics {
         }
     }
 
-    /// Feeds one member's row (one value per column) to the current pass.
-    pub fn observe(&mut self, row: &[f64]) {
+    /// Feeds one member's row (one value per column) to the current pass: the row-by-row
+    /// feeding the tests hold [`ColumnStatistics::observe_rows`] to.
+    #[cfg(test)]
+    fn observe(&mut self, row: &[f64]) {
         debug_assert_eq!(row.len(), self.columns.len());
         for (column, &v) in self.columns.iter_mut().zip(row) {
             column.observe(self.pass, v);
@@ -325,9 +327,9 @@ impl ColumnStatistics {
 
     /// Feeds consecutive members' rows to the current pass: `rows` holds whole rows of
     /// `width` values one after the other, of which the first of each row go to the
-    /// columns (`width` ≥ columns). What [`ColumnStatistics::observe`] of each row in turn
-    /// gives, bit for bit: a column sees its values in the same order. Columns are fed side
-    /// by side on the thread pool when the batch is large enough to pay for it.
+    /// columns (`width` ≥ columns). What feeding the rows one by one gives, bit for bit: a
+    /// column sees its values in the same order. Columns are fed side by side on the thread
+    /// pool when the batch is large enough to pay for it.
     pub fn observe_rows(&mut self, rows: &[f64], width: usize) {
         debug_assert!(width >= self.columns.len() && rows.len().is_multiple_of(width.max(1)));
         if width == 0 {
