@@ -27,7 +27,7 @@ pub(super) struct BlockOperators {
     /// Where every member has the nominal's operators (members that differ in x0 alone):
     /// its group's entries as the step reads them, every lane the same, read by every
     /// group; `ranks` then holds the nominal's rank.
-    pub step_entries: Option<Arc<[Lanes]>>,
+    pub step_entries: Option<Arc<Vec<Lanes>>>,
 }
 
 /// What the blocks of a run share: the nominal's operators (one group, every lane the
@@ -69,6 +69,11 @@ impl BlockOperators {
     pub fn group_entries(&self, g: usize) -> &[Lanes] {
         let len = self.layout.len();
         &self.entries[g * len..(g + 1) * len]
+    }
+
+    /// The groups' entries, taken out (the block keeps none).
+    pub fn take_entries(&mut self) -> Vec<Lanes> {
+        std::mem::take(&mut self.entries)
     }
 
     /// Member i's x0.
@@ -191,7 +196,7 @@ impl BlockOperators {
         let nominal = Self::of_members(plan, std::slice::from_ref(&drawn.nominal))?;
         let (_, sources) = super::step_sources(plan.recording(), &nominal);
         Ok(BlockOperators {
-            step_entries: Some(super::step_entries(&nominal, &sources, 0)),
+            step_entries: Some(Arc::new(super::step_entries(&nominal, &sources, 0..1))),
             entries: Vec::new(),
             initial: Vec::new(),
             ..nominal

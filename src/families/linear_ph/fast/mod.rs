@@ -136,12 +136,27 @@ impl Default for Sums {
     }
 }
 
+/// A group's step entries: Δ | Y | W | Q, row-major, one [`Lanes`] per entry, the `len`
+/// entries from `at` of a buffer that the block's groups share (that every block's groups
+/// share, where the members share the nominal's operators).
+#[derive(Debug, Clone)]
+struct GroupOps {
+    buffer: Arc<Vec<Lanes>>,
+    at: usize,
+    len: usize,
+}
+
+impl GroupOps {
+    /// The group's entries.
+    fn entries(&self) -> &[Lanes] {
+        &self.buffer[self.at..self.at + self.len]
+    }
+}
+
 /// One group's state and work buffers.
 #[derive(Debug, Clone)]
 struct Group {
-    /// Δ | Y | W | Q, row-major, one [`Lanes`] per entry; one copy for all groups whose
-    /// members share the nominal's operators.
-    ops: Arc<[Lanes]>,
+    ops: GroupOps,
     x: Vec<Lanes>,
     carry: Vec<Lanes>,
     sums: Sums,
@@ -213,7 +228,7 @@ impl FastBlock {
     pub fn new(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
         let operators = BlockOperators::of_members(plan, members)?;
-        Ok(FastBlock::from_operators(plan, &operators))
+        Ok(FastBlock::from_operators(plan, operators))
     }
 
     /// The block of `plan`'s members `members` (at least one, at most [`block_members`]),
@@ -228,34 +243,47 @@ impl FastBlock {
     ) -> Result<FastBlock> {
         assert!(!members.is_empty(), "a block has at least one member");
         let operators = BlockOperators::of_range(plan, shared, members)?;
-        Ok(FastBlock::from_operators(plan, &operators))
+        Ok(FastBlock::from_operators(plan, operators))
     }
 
     /// Lays out the members' operators and initial states lane by lane.
-    fn from_operators(plan: &LinearPhPlan, operators: &BlockOperators) -> FastBlock {
+    fn from_operators(plan: &LinearPhPlan, mut operators: BlockOperators) -> FastBlock {
         let recording = plan.recording();
         let n = operators.layout.states;
         let (stages, m) = (operators.layout.stages, operators.layout.inputs);
         let count = operators.count();
-        let (shape, sources) = step_sources(recording, operators);
+        let groups = count.div_ceil(LANES);
+        let (shape, sources) = step_sources(recording, &operators);
+        // The groups' step entries: the nominal's for every group, else the block's own,
+        // taken as they are where the step reads every entry of the layout (`sources` is
+        // then the identity: it lists entries of the layout in increasing order).
+        let (buffer, stride) = if let Some(nominal) = &operators.step_entries {
+            (nominal.clone(), 0)
+        } else if sources.len() == operators.layout.len() {
+            (Arc::new(operators.take_entries()), sources.len())
+        } else {
+            let entries = step_entries(&operators, &sources, 0..groups);
+            (Arc::new(entries), sources.len())
+        };
+        let operators = &operators;
         let mut results = ResultBlock::zeroed(plan.record_spec(), plan.grid.records(), count);
         if recording.trajectory {
             for i in 0..count {
                 results.trajectory_mut(i)[..n].copy_from_slice(operators.x0(i));
             }
         }
-        let groups = (0..count.div_ceil(LANES))
+        let groups = (0..groups)
             .map(|g| {
                 // Lane l of group g is member g·LANES + l, or a copy of the block's first.
                 let lane = |l: usize| {
                     let i = g * LANES + l;
                     if i < count { i } else { 0 }
                 };
-                // Members that share the nominal's operators share one copy of them.
-                let ops = operators
-                    .step_entries
-                    .clone()
-                    .unwrap_or_else(|| step_entries(operators, &sources, g));
+                let ops = GroupOps {
+                    buffer: buffer.clone(),
+                    at: g * stride,
+                    len: sources.len(),
+                };
                 let x = (0..n)
                     .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
                     .collect();
@@ -426,11 +454,15 @@ fn step_sources(recording: Recording, operators: &BlockOperators) -> (StepShape,
     (shape, sources)
 }
 
-/// Group g's entries of `operators` as the step reads them (`sources` from
-/// [`step_sources`]).
-fn step_entries(operators: &BlockOperators, sources: &[usize], g: usize) -> Arc<[Lanes]> {
-    let entries = operators.group_entries(g);
-    sources.iter().map(|&e| entries[e]).collect()
+/// The entries of `operators`' groups `groups` as the step reads them (`sources` from
+/// [`step_sources`]), group after group.
+fn step_entries(operators: &BlockOperators, sources: &[usize], groups: Range<usize>) -> Vec<Lanes> {
+    let mut out = Vec::with_capacity(groups.len() * sources.len());
+    for g in groups {
+        let entries = operators.group_entries(g);
+        out.extend(sources.iter().map(|&e| entries[e]));
+    }
+    out
 }
 
 /// Lanes still marked finite whose state or energy sums are not: they went bad in the

@@ -238,13 +238,16 @@ pub(super) struct SetupScratch {
 /// The group's matrices in lanes and the per-lane values of one column v = e_col (kept
 /// between groups, so that nothing is allocated or cleared per group).
 struct GroupWork {
-    /// L, Q, F (n × n, column-major, zero beyond a member's rank) and B (n × m).
+    /// J − R, L, Q, F (n × n, column-major, F zero beyond a member's rank) and B (n × m).
+    j_minus_r: Vec<Lanes>,
     l: Vec<Lanes>,
     q: Vec<Lanes>,
     factor: Vec<Lanes>,
     b: Vec<Lanes>,
     /// n values.
     drift0: Vec<Lanes>,
+    /// The column's v = e_col (p values).
+    units: Vec<Lanes>,
     /// n·s values each.
     rhs: Vec<Lanes>,
     stage_states: Vec<Lanes>,
@@ -317,9 +320,9 @@ impl SetupScratch {
         let n = N;
         let work = &mut self.work;
         if N <= MAX_COLUMN_GEMM_STATES {
-            let mut j_minus_r = [ZERO; MAX_COLUMN_GEMM_STATES * MAX_COLUMN_GEMM_STATES];
+            let j_minus_r = &mut work.j_minus_r[..n * n];
             for (lane, part) in parts.iter().enumerate() {
-                for ((entry, j), r) in j_minus_r[..n * n].iter_mut().zip(part.j).zip(part.r) {
+                for ((entry, j), r) in j_minus_r.iter_mut().zip(part.j).zip(part.r) {
                     entry[lane] = j - r;
                 }
             }
@@ -419,14 +422,14 @@ impl SetupScratch {
         // the same member (a block whose members share the nominal's operators), column
         // first + l in lane l, each column with the same operations either way.
         let one_member = parts.iter().all(|part| part.is(&parts[0]));
-        let mut units = [ZERO; MAX_SETUP_STATES + MAX_STAGE_INPUTS];
         for first in (0..p).step_by(if one_member { LANES } else { 1 }) {
-            for (index, unit) in units[..p].iter_mut().enumerate() {
+            for (index, unit) in w.units[..p].iter_mut().enumerate() {
                 for (lane, value) in unit.iter_mut().enumerate() {
                     let col = if one_member { first + lane } else { first };
                     *value = if index == col { 1.0 } else { 0.0 };
                 }
             }
+            let units = &w.units;
             let unit = |index: usize| &units[index];
             let mut store = |row: usize, values: Lanes| {
                 if one_member {
@@ -535,11 +538,13 @@ impl GroupWork {
     fn new(layout: EntryLayout) -> Self {
         let (n, size) = (layout.states, layout.states * layout.stages);
         GroupWork {
+            j_minus_r: vec![ZERO; n * n],
             l: vec![ZERO; n * n],
             q: vec![ZERO; n * n],
             factor: vec![ZERO; n * n],
             b: vec![ZERO; n * layout.inputs],
             drift0: vec![ZERO; n],
+            units: vec![ZERO; layout.width()],
             rhs: vec![ZERO; size],
             stage_states: vec![ZERO; size],
             stage_rates: vec![ZERO; size],

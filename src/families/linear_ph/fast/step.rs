@@ -251,7 +251,7 @@ fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
             for k in 0..window.steps {
                 let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
                 $(step::<S, D, ENERGY>(
-                    simd, dims, window, u, form_y, &$group.ops, &mut $group.y, &mut $work);)+
+                    simd, dims, window, u, form_y, $group.ops.entries(), &mut $group.y, &mut $work);)+
                 if checking {
                     let done = (window.first_step + k + 1) as u64;
                     $(check(&$work, &mut $group.status, done, ENERGY);)+
