@@ -125,11 +125,44 @@ impl NpyStream {
         self.write_le(first_row, values.iter().map(|v| v.to_le_bytes()))
     }
 
+    /// Hands the rows written so far to the file system (readable through the path from
+    /// then on).
+    pub fn flush(&mut self) -> Result<()> {
+        self.file.flush().map_err(|e| Error::io(&self.path, e))
+    }
+
     /// Flushes everything to disk.
     pub fn finish(mut self) -> Result<()> {
-        let io = |e| Error::io(&self.path, e);
-        self.file.flush().map_err(io)?;
-        self.file.get_ref().sync_all().map_err(io)
+        self.flush()?;
+        self.file
+            .get_ref()
+            .sync_all()
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Finishes `streams` side by side: all are flushed, then each is synced to disk on
+    /// its own thread (a disk serves overlapping syncs together) while `meanwhile` runs
+    /// here, free to read the flushed files. Returns the first error in `streams`' order,
+    /// else what `meanwhile` returns.
+    pub fn finish_all<T>(
+        mut streams: Vec<NpyStream>,
+        meanwhile: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        for stream in &mut streams {
+            stream.flush()?;
+        }
+        std::thread::scope(|scope| {
+            let syncs: Vec<_> = streams
+                .into_iter()
+                .map(|stream| scope.spawn(move || stream.finish()))
+                .collect();
+            let result = meanwhile();
+            for sync in syncs {
+                sync.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            }
+            result
+        })
     }
 }
 
@@ -187,6 +220,33 @@ pub fn read_row_batches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Streams finished together are readable, whole, by what runs meanwhile, and after.
+    #[test]
+    fn streams_finished_together_are_read_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<_> = (0..3)
+            .map(|k| dir.path().join(format!("{k}.npy")))
+            .collect();
+        let streams = (paths.iter().enumerate())
+            .map(|(k, path)| {
+                let mut stream = NpyStream::create(path, &[2, 2]).unwrap();
+                stream.write_rows(0, &[k as f64, 1.0, 2.0, 3.0]).unwrap();
+                stream
+            })
+            .collect();
+        let read = |path: &Path| {
+            let mut values = Vec::new();
+            read_rows(path, 2, |row| values.extend_from_slice(row)).map(|()| values)
+        };
+        let meanwhile = NpyStream::finish_all(streams, || read(&paths[2])).unwrap();
+        assert_eq!(meanwhile, vec![2.0, 1.0, 2.0, 3.0]);
+        for (k, path) in paths.iter().enumerate() {
+            assert_eq!(read(path).unwrap(), vec![k as f64, 1.0, 2.0, 3.0]);
+        }
+        let failing = NpyStream::finish_all(Vec::new(), || read(&dir.path().join("none.npy")));
+        assert!(failing.is_err());
+    }
 
     #[test]
     fn rows_written_in_any_order_read_back_in_order() {

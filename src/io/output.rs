@@ -214,22 +214,26 @@ impl SimulationWriter {
     /// `summary.json` (the [`RunSummary`] and the list of files; `labels.engine`: what
     /// integrated the members, see [`crate::backend::Backend::engine`]); returns the
     /// summary's path.
-    pub fn finish<F: Family>(mut self, labels: &RunLabels, family: &F) -> Result<PathBuf> {
-        self.progress = None;
-        if let Some(trajectory) = self.trajectory {
-            trajectory.finish()?;
-        }
-        for channel in self.channels {
-            channel.finish()?;
-        }
-        self.totals_file.finish()?;
-        self.final_state_file.finish()?;
-        self.status_file.finish()?;
-        let dir = &self.dir;
-        let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
-        let mut summary = self
-            .summary
-            .finish(family, labels, |rows, row| match rows {
+    pub fn finish<F: Family>(self, labels: &RunLabels, family: &F) -> Result<PathBuf> {
+        let SimulationWriter {
+            dir,
+            spec,
+            trajectory,
+            channels,
+            totals_file,
+            final_state_file,
+            status_file,
+            summary,
+            progress: _,
+        } = self;
+        let streams = (trajectory.into_iter())
+            .chain(channels)
+            .chain([totals_file, final_state_file, status_file])
+            .collect();
+        // The statistics' later passes replay the flushed files while they go to disk.
+        let (totals, state) = (spec.totals.len(), spec.state_width);
+        let mut summary = NpyStream::finish_all(streams, || {
+            summary.finish(family, labels, |rows, row| match rows {
                 SummaryRows::Totals => {
                     read_row_batches(&dir.join("totals.npy"), totals, replay_rows(totals), row)
                 }
@@ -237,37 +241,38 @@ impl SimulationWriter {
                     let rows = replay_rows(state);
                     read_row_batches(&dir.join("final_state.npy"), state, rows, row)
                 }
-            })?;
+            })
+        })?;
         let mut files = Map::new();
         files.insert(
             "times.npy".into(),
             json!("sample times (samples), t = 0 first"),
         );
-        if self.spec.trajectory {
+        if spec.trajectory {
             files.insert(
                 "trajectory.npy".into(),
                 json!(format!(
                     "states at the sample times (members × samples × {})",
-                    self.spec.state_width
+                    spec.state_width
                 )),
             );
         }
-        for c in &self.spec.channels {
+        for c in &spec.channels {
             files.insert(format!("{}.npy", c.name), json!(c.description));
         }
         files.insert(
             "totals.npy".into(),
             json!(format!(
                 "per-member totals (members × {}: {})",
-                self.spec.totals.len(),
-                self.spec.totals.join(", ")
+                spec.totals.len(),
+                spec.totals.join(", ")
             )),
         );
         files.insert(
             "final_state.npy".into(),
             json!(format!(
                 "per-member final states (members × {})",
-                self.spec.state_width
+                spec.state_width
             )),
         );
         files.insert(
@@ -275,7 +280,7 @@ impl SimulationWriter {
             json!("per member (int64): 0 while finite, else the first step after which it was not"),
         );
         summary.insert("files".into(), Value::Object(files));
-        let path = self.dir.join("summary.json");
+        let path = dir.join("summary.json");
         write_json(&path, &Value::Object(summary))?;
         Ok(path)
     }

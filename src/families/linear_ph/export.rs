@@ -253,9 +253,7 @@ pub fn write_members(plan: &LinearPhPlan, dir: &Path) -> Result<ExportSummary> {
         x0_out.write_rows(first, &gather(|r| &r.x0))?;
         delta_out.write_rows(first, &gather(|r| &r.delta))?;
     }
-    for stream in streams {
-        stream.finish()?;
-    }
+    NpyStream::finish_all(streams, || Ok(()))?;
     let path = dir.join("scheme.json");
     let text = serde_json::to_string_pretty(&scheme_json(plan)).expect("scheme serialises");
     std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
