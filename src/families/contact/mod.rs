@@ -15,6 +15,7 @@ pub mod expression;
 pub mod fast;
 pub mod flows;
 pub mod kernel;
+pub mod member;
 pub mod model;
 pub mod orbit;
 pub mod plan;

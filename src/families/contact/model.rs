@@ -28,6 +28,7 @@ pub use super::time::{TimeChannels, TimeTerms};
 use nalgebra::{DMatrix, DVector};
 
 pub use super::expression::{DampingExpression, PotentialExpression};
+pub use super::member::ContactMember;
 
 use super::orbit::KeplerOrbit;
 use crate::error::{Error, Num, Result};
@@ -132,15 +133,6 @@ pub struct ContactSystem {
     pub damping: Damping,
 }
 
-/// A member: its system and initial (x, p, z).
-#[derive(Debug, Clone)]
-pub struct ContactMember {
-    pub system: ContactSystem,
-    pub x0: DVector<f64>,
-    pub p0: DVector<f64>,
-    pub z0: f64,
-}
-
 /// A potential term's coefficients finite (γ > 0); `field(name)` names one in errors.
 fn check_term_coefficients(term: &Potential, field: &dyn Fn(&str) -> String) -> Result<()> {
     let finite = |name: &str, value: f64| {
@@ -178,7 +170,8 @@ fn check_damping_coefficient(damping: &Damping, prefix: &str) -> Result<()> {
     finite(&format!("{prefix}.damping.{name}"), value)
 }
 
-fn finite(field: &str, value: f64) -> Result<()> {
+/// `value` finite, else the error naming `field`.
+pub(super) fn finite(field: &str, value: f64) -> Result<()> {
     if value.is_finite() {
         Ok(())
     } else {
@@ -467,98 +460,6 @@ impl ContactSystem {
         }
         // p·∂H/∂p − H = pᵀ P p − (A + B + C z) = 2A − A − B − C z.
         dy[2 * n] = a - b - c * z;
-    }
-}
-
-impl ContactMember {
-    /// Checks the initial state against the system: lengths, finiteness, and the domain of
-    /// every term (x ≠ 0 for Kepler; expressions finite at t = 0 and x0).
-    pub fn new(
-        prefix: &str,
-        system: ContactSystem,
-        x0: DVector<f64>,
-        p0: DVector<f64>,
-        z0: f64,
-    ) -> Result<Self> {
-        Self::check(prefix, &system, &x0, &p0, z0)?;
-        Ok(ContactMember { system, x0, p0, z0 })
-    }
-
-    /// The checks of [`ContactMember::new`], which returns what this one returns when it
-    /// fails; else H(0, x0, p0, z0).
-    pub fn check(
-        prefix: &str,
-        system: &ContactSystem,
-        x0: &DVector<f64>,
-        p0: &DVector<f64>,
-        z0: f64,
-    ) -> Result<f64> {
-        let n = system.dof();
-        for (name, v) in [("x0", &x0), ("p0", &p0)] {
-            if v.len() != n {
-                return Err(Error::invalid(
-                    format!("{prefix}.{name}"),
-                    format!(
-                        "has length {}, the system has n = {n} (from kinetic)",
-                        v.len()
-                    ),
-                ));
-            }
-            if let Some(bad) = v.iter().find(|v| !v.is_finite()) {
-                return Err(Error::invalid(
-                    format!("{prefix}.{name}"),
-                    format!("entries must be finite, found {bad}"),
-                ));
-            }
-        }
-        if !z0.is_finite() {
-            finite(&format!("{prefix}.z0"), z0)?;
-        }
-        // Expressions first, so that a term undefined at the start is named rather than H.
-        for (index, term) in system.potential.iter().enumerate() {
-            if let Potential::Expression(e) = term {
-                e.check_start(&format!("{prefix}.potential[{index}].B"), x0.as_slice())?;
-            }
-        }
-        if let Damping::Expression(e) = &system.damping {
-            e.check_start(&format!("{prefix}.damping.C"))?;
-        }
-        if system
-            .potential
-            .iter()
-            .any(|t| matches!(t, Potential::Kepler { .. }))
-        {
-            let radius = x0.norm();
-            if radius == 0.0 {
-                return Err(Error::invalid(
-                    format!("{prefix}.x0"),
-                    "the Kepler potential −γ/|x| is undefined at x = 0: |x0| = 0",
-                ));
-            }
-        }
-        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
-        if !energy.is_finite() {
-            return Err(Error::invalid(
-                format!("{prefix}.x0"),
-                format!(
-                    "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
-                ),
-            ));
-        }
-        Ok(energy)
-    }
-
-    /// H(0, x0, p0, z0).
-    pub fn initial_energy(&self) -> f64 {
-        let (x0, p0) = (self.x0.as_slice(), self.p0.as_slice());
-        self.system.hamiltonian(0.0, x0, p0, self.z0)
-    }
-
-    /// [x0; p0; z0].
-    pub fn initial_state(&self) -> Vec<f64> {
-        let mut y: Vec<f64> = self.x0.iter().chain(self.p0.iter()).copied().collect();
-        y.push(self.z0);
-        y
     }
 }
 
