@@ -28,6 +28,7 @@
 
 mod block_operators;
 mod setup;
+mod snapshots;
 mod stage_lu;
 mod step;
 
@@ -40,6 +41,7 @@ use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{Recording, ResultBlock};
 use block_operators::BlockOperators;
 pub use block_operators::SharedOperators;
+use snapshots::Snapshots;
 use step::{Window, advance};
 
 /// Steps between the finiteness checks of a block (see the module documentation).
@@ -166,47 +168,6 @@ struct Group {
     status: [u64; LANES],
     /// Checks every step (a member's sums overflowed while its steps stayed finite).
     checking: bool,
-}
-
-/// What a window restores when a group replays it: each group's x and carry at the
-/// window's start (2n values, group g's from 2n·g) and its sums, for the whole block in two
-/// buffers.
-#[derive(Debug, Clone)]
-struct Snapshots {
-    states: Vec<Lanes>,
-    sums: Vec<Sums>,
-}
-
-impl Snapshots {
-    /// Room for `groups` groups of n states.
-    fn new(groups: usize, n: usize) -> Self {
-        Snapshots {
-            states: vec![ZERO; 2 * n * groups],
-            sums: vec![Sums::default(); groups],
-        }
-    }
-
-    /// Takes group g's values (its sums too where `energy`).
-    fn take(&mut self, g: usize, group: &Group, energy: bool) {
-        let n = group.x.len();
-        let (x, carry) = self.states[2 * n * g..2 * n * (g + 1)].split_at_mut(n);
-        x.copy_from_slice(&group.x);
-        carry.copy_from_slice(&group.carry);
-        if energy {
-            self.sums[g] = group.sums;
-        }
-    }
-
-    /// Restores group g's values (its sums too where `energy`).
-    fn restore(&self, g: usize, group: &mut Group, energy: bool) {
-        let n = group.x.len();
-        let (x, carry) = self.states[2 * n * g..2 * n * (g + 1)].split_at(n);
-        group.x.copy_from_slice(x);
-        group.carry.copy_from_slice(carry);
-        if energy {
-            group.sums = self.sums[g];
-        }
-    }
 }
 
 /// A block of members prepared for the fast engine.
