@@ -28,6 +28,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use chunk_stage::PreparedChunk;
 use chunking::{ChunkLimits, Chunking, chunking};
 use device::{ChunkDevice, RecordCopy, Window};
@@ -300,8 +302,9 @@ impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
             let values = device.complete(self.buffers, window.ticket, window.records)?;
             if let (Some(values), Some(copy)) = (values, window.records) {
                 let decoding = Instant::now();
-                for slot in 0..copy.slots {
-                    for (i, result) in results.iter_mut().enumerate() {
+                // Members decode side by side, each its slots in order.
+                results.par_iter_mut().enumerate().for_each(|(i, result)| {
+                    for slot in 0..copy.slots {
                         let view = MemberView {
                             layout: &source.record,
                             values: &values,
@@ -311,7 +314,7 @@ impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
                         };
                         self.kernel.decode_record(&view, result);
                     }
-                }
+                });
                 stats.readback_seconds += decoding.elapsed().as_secs_f64();
             }
             sink.progress(window.progress)?;
@@ -380,7 +383,7 @@ impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
         stats.device_seconds += device_started.elapsed().as_secs_f64();
         let reading = Instant::now();
         let final_state = device.read_state(self.buffers)?;
-        for (i, result) in results.iter_mut().enumerate() {
+        results.par_iter_mut().enumerate().for_each(|(i, result)| {
             let view = MemberView {
                 layout: &source.state,
                 values: &final_state,
@@ -391,7 +394,7 @@ impl<D: ChunkDevice, F: Family> ChunkRun<'_, D, F> {
             self.kernel.decode_final(&view, result);
             result.nonfinite_step = nonfinite_step(view.get("status", 0));
             result.complete_status(grid, spec);
-        }
+        });
         stats.readback_seconds += reading.elapsed().as_secs_f64();
         Ok((prepared.members, results))
     }
