@@ -112,6 +112,13 @@ pub struct KernelChunk {
     pub state: Vec<f64>,
 }
 
+/// A chunk built from member indices ([`GpuKernel::kernel_chunk_range`]).
+pub struct RangeChunk {
+    pub chunk: KernelChunk,
+    /// Per member, its result holding the records at t = 0.
+    pub starts: Vec<MemberResult>,
+}
+
 /// What every model family describes: its members, what they record, and its f64 reference
 /// integrator. Its optional capabilities are traits of their own, reached through
 /// [`Family::gpu_kernel`] and [`Family::fast_engine`]; a family without one names
@@ -227,6 +234,19 @@ pub trait GpuKernel: Sync {
     fn kernel_bound(&self) -> Result<KernelSource>;
     /// The kernel variant, packed parameters and initial state of a chunk of members.
     fn kernel_chunk(&self, members: &[Self::Member]) -> Result<KernelChunk>;
+    /// The chunk of the plan's members `members` built straight from the plan, with each
+    /// member's records at t = 0 ([`Family::record_start`] under `spec`): the chunk
+    /// [`GpuKernel::kernel_chunk`] packs from the drawn members, bit for bit, where the
+    /// kernel can build it without materialising each member. `None` where it cannot, and
+    /// where building fails: the executor then draws the members and reports the error as
+    /// they give it.
+    fn kernel_chunk_range(
+        &self,
+        _members: std::ops::Range<usize>,
+        _spec: &RecordSpec,
+    ) -> Option<RangeChunk> {
+        None
+    }
     /// The passes over the step grid, in order: the kernel sees the pass's index in
     /// `dispatch.sweep`, and the state persists from one pass to the next. Records are read
     /// back during the first pass only. One forward pass unless a kernel says otherwise.

@@ -15,6 +15,7 @@ pub mod wgsl;
 
 pub use family::{
     Absent, CpuPath, Direction, Family, FastEngine, GpuKernel, KernelChunk, KernelSource,
+    RangeChunk,
 };
 pub use layout::{Field, Layout, MemberView};
 pub use precision::Precision;

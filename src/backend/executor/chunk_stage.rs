@@ -1,6 +1,7 @@
-//! The host stage of a chunk: its members drawn, packed by the family and converted to the
-//! run's precision ([`PreparedChunk`], which runs ahead on a thread of its own while the
-//! previous chunk is on the device); a [`super::device::ChunkDevice`] then uploads it.
+//! The host stage of a chunk: its members drawn and packed by the family (or built straight
+//! from their indices, [`GpuKernel::kernel_chunk_range`]), then converted to the run's
+//! precision ([`PreparedChunk`], which runs ahead on a thread of its own while the previous
+//! chunk is on the device); a [`super::device::ChunkDevice`] then uploads it.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use rayon::prelude::*;
 
 use super::conversion::{Contents, to_bytes};
 use crate::error::Result;
-use crate::kernels::{Family, GpuKernel, KernelSource, Precision};
+use crate::kernels::{Family, GpuKernel, KernelSource, Precision, RangeChunk};
 use crate::plan::MemberResult;
 
 /// A chunk ready for upload: its kernel variant, parameters and initial state in the run's
@@ -27,7 +28,8 @@ pub struct PreparedChunk {
 }
 
 impl PreparedChunk {
-    /// Draws the members of `members`, packs them with `kernel` and converts the buffers.
+    /// Builds the chunk of `members` with `kernel` (from their indices where it can, else
+    /// from the drawn members) and converts the buffers.
     pub fn prepare<F: Family>(
         family: &F,
         kernel: &F::Kernel,
@@ -35,24 +37,11 @@ impl PreparedChunk {
         precision: Precision,
     ) -> Result<Self> {
         let started = Instant::now();
-        // The first error in member order, whatever the thread count.
-        let drawn: Vec<Result<F::Member>> = members
-            .clone()
-            .into_par_iter()
-            .map(|i| family.member(i))
-            .collect();
-        let drawn = drawn.into_iter().collect::<Result<Vec<_>>>()?;
-        let chunk = kernel.kernel_chunk(&drawn)?;
         let spec = family.record_spec();
-        let starts = drawn
-            .iter()
-            .map(|member| {
-                let mut result = MemberResult::with_capacity(spec, 0);
-                family.record_start(member, &mut result);
-                result
-            })
-            .collect();
-        drop(drawn);
+        let RangeChunk { chunk, starts } = match kernel.kernel_chunk_range(members.clone(), spec) {
+            Some(built) => built,
+            None => Self::drawn(family, kernel, members.clone())?,
+        };
         let params = to_bytes(
             &chunk.params,
             precision,
@@ -67,6 +56,29 @@ impl PreparedChunk {
             starts,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// The chunk of `members` packed from the drawn members.
+    fn drawn<F: Family>(
+        family: &F,
+        kernel: &F::Kernel,
+        members: Range<usize>,
+    ) -> Result<RangeChunk> {
+        // The first error in member order, whatever the thread count.
+        let drawn: Vec<Result<F::Member>> =
+            members.into_par_iter().map(|i| family.member(i)).collect();
+        let drawn = drawn.into_iter().collect::<Result<Vec<_>>>()?;
+        let chunk = kernel.kernel_chunk(&drawn)?;
+        let spec = family.record_spec();
+        let starts = drawn
+            .par_iter()
+            .map(|member| {
+                let mut result = MemberResult::with_capacity(spec, 0);
+                family.record_start(member, &mut result);
+                result
+            })
+            .collect();
+        Ok(RangeChunk { chunk, starts })
     }
 
     pub fn count(&self) -> usize {

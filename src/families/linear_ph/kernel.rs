@@ -16,7 +16,9 @@
 
 use rayon::prelude::*;
 
-use super::fast::{self as linear_ph_fast, FastBlock, SharedOperators};
+use std::ops::Range;
+
+use super::fast::{self as linear_ph_fast, ChunkOperators, FastBlock, SharedOperators};
 use super::reference::{ReferenceStepper, record_member};
 use super::shape::{
     LinearPhShape, MAX_STATES_COOPERATIVE, MAX_STATES_PER_INVOCATION, pack_operators,
@@ -24,7 +26,9 @@ use super::shape::{
 use super::twin::linear_ph_step_twin;
 use crate::error::{Error, Result};
 use crate::kernels::energy_sums::decode_energy_totals;
-use crate::kernels::family::{Family, FastEngine, GpuKernel, KernelChunk, KernelSource};
+use crate::kernels::family::{
+    Family, FastEngine, GpuKernel, KernelChunk, KernelSource, RangeChunk,
+};
 use crate::kernels::lanes::SimdLevel;
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::twin::TwinBindings;
@@ -112,6 +116,54 @@ impl LinearPhPlan {
     }
 }
 
+impl LinearPhPlan {
+    /// The record at t = 0 of a member starting at `x0`: x0 itself where the trajectory is
+    /// recorded.
+    fn record_initial_state(&self, x0: &[f64], out: &mut MemberResult) {
+        if self.recording().trajectory {
+            out.trajectory.extend_from_slice(x0);
+        }
+    }
+
+    /// A chunk's operators from the fast engine's set-up ([`ChunkOperators`]) where it
+    /// builds them for the per-invocation kernel and they build; `None` otherwise, where
+    /// the general path builds them (or reports the error as it does).
+    fn stack_operators(
+        &self,
+        build: impl FnOnce() -> Result<ChunkOperators>,
+    ) -> Option<ChunkOperators> {
+        let per_invocation = !self.use_cooperative().ok()?;
+        (per_invocation && ChunkOperators::fits(self))
+            .then(build)?
+            .ok()
+    }
+
+    /// The kernel variant, parameters and initial states of `operators`' members.
+    fn stack_chunk(&self, operators: &ChunkOperators) -> KernelChunk {
+        let kernel = self.shape(operators.rank(), false).kernel();
+        let params = operators.pack(self);
+        // The state at t = 0: x0 in the field x, every other entry 0 (as
+        // `initial_states` packs it), written row by row on all cores.
+        let count = operators.count();
+        let x = kernel.state.offset("x")..kernel.state.offset("x") + self.states();
+        let mut state = vec![0.0; kernel.state.entries() * count];
+        state
+            .par_chunks_mut(count.max(1))
+            .enumerate()
+            .filter(|(entry, _)| x.contains(entry))
+            .for_each(|(entry, row)| {
+                for (i, value) in row.iter_mut().enumerate() {
+                    *value = operators.x0(i)[entry - x.start];
+                }
+            });
+        KernelChunk {
+            kernel,
+            params,
+            state,
+        }
+    }
+}
+
 /// The `state` buffer of a chunk at t = 0: each member's x0 in the field `x`, every other
 /// field 0 (carries, sums, status).
 pub(super) fn initial_states(layout: &Layout, members: &[LinearPhMember]) -> Vec<f64> {
@@ -192,9 +244,7 @@ impl Family for LinearPhPlan {
     }
 
     fn record_start(&self, member: &LinearPhMember, out: &mut MemberResult) {
-        if self.recording().trajectory {
-            out.trajectory.extend(member.x0.iter());
-        }
+        self.record_initial_state(member.x0.as_slice(), out);
     }
 
     fn reference(&self, member: &LinearPhMember) -> Result<MemberResult> {
@@ -258,6 +308,10 @@ impl GpuKernel for LinearPhPlan {
     }
 
     fn kernel_chunk(&self, members: &[LinearPhMember]) -> Result<KernelChunk> {
+        if let Some(operators) = self.stack_operators(|| ChunkOperators::of_members(self, members))
+        {
+            return Ok(self.stack_chunk(&operators));
+        }
         let cooperative = self.use_cooperative()?;
         // The first error in member order, whatever the thread count.
         let operators: Vec<Result<StepOperators>> = members
@@ -276,6 +330,22 @@ impl GpuKernel for LinearPhPlan {
             kernel,
             params,
             state,
+        })
+    }
+
+    fn kernel_chunk_range(&self, members: Range<usize>, spec: &RecordSpec) -> Option<RangeChunk> {
+        let operators = self.stack_operators(|| ChunkOperators::of_range(self, members))?;
+        let starts = (0..operators.count())
+            .into_par_iter()
+            .map(|i| {
+                let mut result = MemberResult::with_capacity(spec, 0);
+                self.record_initial_state(operators.x0(i), &mut result);
+                result
+            })
+            .collect();
+        Some(RangeChunk {
+            chunk: self.stack_chunk(&operators),
+            starts,
         })
     }
 
@@ -307,3 +377,7 @@ impl GpuKernel for LinearPhPlan {
         linear_ph_step_twin(kernel, bindings, member);
     }
 }
+
+#[cfg(test)]
+#[path = "kernel_tests.rs"]
+mod tests;

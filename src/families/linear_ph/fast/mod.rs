@@ -27,6 +27,7 @@
 //! the portable level rounds them like the twin, whose results it reproduces bit for bit.
 
 mod block_operators;
+mod chunk_operators;
 mod setup;
 mod snapshots;
 mod stage_lu;
@@ -41,6 +42,8 @@ use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::{Recording, ResultBlock};
 use block_operators::BlockOperators;
 pub use block_operators::SharedOperators;
+pub use chunk_operators::ChunkOperators;
+use setup::EntryLayout;
 use snapshots::Snapshots;
 use step::{Window, advance};
 
@@ -394,9 +397,17 @@ impl FastBlock {
 /// operators behind each of a group's step entries: Δ, Y, W up to the block's rank (rows
 /// beyond a member's rank are zero), Q.
 fn step_sources(recording: Recording, operators: &BlockOperators) -> (StepShape, Vec<usize>) {
-    let layout = operators.layout;
-    let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
     let rank = operators.ranks.iter().copied().max().unwrap_or(0);
+    step_sources_of_rank(recording, operators.layout, rank)
+}
+
+/// [`step_sources`] for members of `layout` whose largest rank is `rank`.
+fn step_sources_of_rank(
+    recording: Recording,
+    layout: EntryLayout,
+    rank: usize,
+) -> (StepShape, Vec<usize>) {
+    let (n, stages, m) = (layout.states, layout.stages, layout.inputs);
     let shape = StepShape::new(n, stages, m, rank, recording);
     let p = shape.width();
     let mut sources: Vec<usize> = (0..(n + shape.y_rows) * p).collect();
