@@ -179,9 +179,9 @@ pub trait Family: Sync {
     /// reference integrator).
     fn fast_engine(&self) -> Option<&Self::Fast>;
 
-    /// The index, in the plan that [`Family::fast_engine`] belongs to, of this family's
-    /// member `index`: `index` itself, or the offset index for a view on some of a plan's
-    /// members (a shard).
+    /// The index, in the plan that [`Family::fast_engine`] and [`Family::gpu_kernel`]
+    /// belong to, of this family's member `index`: `index` itself, or the offset index for
+    /// a view on some of a plan's members (a shard).
     fn engine_index(&self, index: usize) -> usize {
         index
     }

@@ -38,7 +38,10 @@ impl PreparedChunk {
     ) -> Result<Self> {
         let started = Instant::now();
         let spec = family.record_spec();
-        let RangeChunk { chunk, starts } = match kernel.kernel_chunk_range(members.clone(), spec) {
+        // The kernel belongs to the whole plan: a shard's members are offset in it.
+        let first = family.engine_index(members.start);
+        let in_plan = first..first + members.len();
+        let RangeChunk { chunk, starts } = match kernel.kernel_chunk_range(in_plan, spec) {
             Some(built) => built,
             None => Self::drawn(family, kernel, members.clone())?,
         };
