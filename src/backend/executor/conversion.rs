@@ -21,7 +21,7 @@ pub enum Contents {
 /// values already non-finite pass as they are (the kernels flag them).
 ///
 /// Large buffers (a chunk's parameters: tens of megabytes) are converted in pieces of
-/// [`PIECE_VALUES`] on all cores, each piece written by the thread that converts it; the
+/// `PIECE_VALUES` on all cores, each piece written by the thread that converts it; the
 /// error named is the first in index order either way.
 pub fn to_bytes(values: &[f64], precision: Precision, contents: Contents) -> Result<Vec<u8>> {
     let size = precision.size();

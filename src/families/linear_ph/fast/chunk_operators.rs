@@ -32,7 +32,7 @@ impl ChunkOperators {
     }
 
     /// The operators of `plan`'s members `members`, drawn on the stack where the ensemble
-    /// allows it ([`BlockOperators::of_range`]); the first error in block order.
+    /// allows it (`BlockOperators::of_range`); the first error in block order.
     pub fn of_range(plan: &LinearPhPlan, members: Range<usize>) -> Result<Self> {
         let shared = SharedOperators::of(plan);
         let starts: Vec<usize> = members.clone().step_by(SETUP_BLOCK_MEMBERS).collect();
@@ -48,7 +48,7 @@ impl ChunkOperators {
         })
     }
 
-    /// The operators of drawn `members` ([`BlockOperators::of_members`]); the first error
+    /// The operators of drawn `members` (`BlockOperators::of_members`); the first error
     /// in block order.
     pub fn of_members(plan: &LinearPhPlan, members: &[LinearPhMember]) -> Result<Self> {
         let blocks: Vec<Result<BlockOperators>> = members
