@@ -14,9 +14,9 @@
 //! solves the stage equations at every step, is `families::linear_ph::reference`; the fast
 //! CPU engine is `families::linear_ph::fast`.
 
-use rayon::prelude::*;
-
 use std::ops::Range;
+
+use rayon::prelude::*;
 
 use super::fast::{self as linear_ph_fast, ChunkOperators, FastBlock, SharedOperators};
 use super::reference::{ReferenceStepper, record_member};
