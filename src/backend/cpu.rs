@@ -4,9 +4,10 @@
 //! ([`super::twin`]). Members are independent (a block's lanes never mix), so results
 //! depend neither on the thread count nor on the chunking.
 
-use rayon::prelude::*;
+use std::ops::Range;
 
 use super::executor::ExecutorOptions;
+use super::ordered_blocks::run_in_order;
 use crate::error::Result;
 use crate::kernels::family::prepare_block;
 use crate::kernels::{CpuPath, Family, FastEngine};
@@ -18,23 +19,33 @@ use crate::plan::{ResultBlock, ResultSink};
 /// flight stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
-/// The least blocks per thread in a wave, the unit between two progress reports (and so
-/// the points where a run can be stopped, [`ResultSink::progress`]): enough that the cores
-/// stay busy to the end of each wave.
-const WAVE_BLOCKS_PER_THREAD: usize = 4;
+/// The least blocks per thread in a span, the unit handed to the sink and between two
+/// progress reports (and so the points where a run can be stopped,
+/// [`ResultSink::progress`]): the sink's work on one span overlaps the blocks of the next.
+const SPAN_BLOCKS_PER_THREAD: usize = 4;
 
-/// Member-steps a wave holds at least: its fork and join (tens of microseconds) stay a
-/// small part of its work (2.6 ms at the fastest engine's 1.6e9 member-steps/s), and a
-/// wave of long runs is still short (about a second at 4e6 member-steps/s).
-const WAVE_MEMBER_STEPS: usize = 1 << 22;
+/// Member-steps a span holds at least: the sink's work per call stays a small part of its
+/// work (2.6 ms at the fastest engine's 1.6e9 member-steps/s), and a span of long runs is
+/// still short (about a second at 4e6 member-steps/s).
+const SPAN_MEMBER_STEPS: usize = 1 << 22;
 
-/// Members of a wave over `steps` steps: as many whole blocks on every thread (so that
-/// blocks of equal cost end together), at least [`WAVE_BLOCKS_PER_THREAD`] per thread and
-/// at least [`WAVE_MEMBER_STEPS`] of work.
-fn wave_members(block: usize, steps: usize) -> usize {
+/// Members of a span over `steps` steps: whole blocks, as many on every thread, at least
+/// [`SPAN_BLOCKS_PER_THREAD`] per thread and at least [`SPAN_MEMBER_STEPS`] of work.
+fn span_members(block: usize, steps: usize) -> usize {
     let round = block * rayon::current_num_threads().max(1);
-    let by_work = WAVE_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(round) * round;
-    (round * WAVE_BLOCKS_PER_THREAD).max(by_work)
+    let by_work = SPAN_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(round) * round;
+    (round * SPAN_BLOCKS_PER_THREAD).max(by_work)
+}
+
+/// Most members of a block of the reference integrator: a few, so that the cost of a
+/// block's job stays small beside its members' work.
+const MAX_REFERENCE_BLOCK_MEMBERS: usize = 16;
+
+/// Members of a reference integrator's block among `total`: at most
+/// [`MAX_REFERENCE_BLOCK_MEMBERS`], and at least eight blocks per thread where there are
+/// enough members, so that members of very different cost still spread over every core.
+fn reference_block_members(total: usize) -> usize {
+    (total / (8 * rayon::current_num_threads().max(1))).clamp(1, MAX_REFERENCE_BLOCK_MEMBERS)
 }
 
 /// Members per chunk of a CPU run whose results may take `result_budget` bytes.
@@ -76,48 +87,62 @@ pub fn run_into_within<F: Family>(
     };
     // What the engine's blocks share, prepared once for the whole run.
     let shared = engine.map(FastEngine::prepare_shared).transpose()?;
-    let block = engine.map_or(1, |engine| engine.block_members().max(1));
-    let wave = wave_members(block, grid.steps);
+    let block = match engine {
+        Some(engine) => engine.block_members().max(1),
+        None => reference_block_members(total),
+    };
     let (spec, records) = (family.record_spec(), grid.records());
-    for first in (0..total).step_by(chunk) {
-        let end = (first + chunk).min(total);
-        let mut results = ResultBlock::with_capacity(spec, records, end - first);
-        // Waves of blocks, each spread over all cores, with progress reported between
-        // them. Every block of a wave runs to its end and the first error in member order
-        // is reported, so that a failing run names the same member whatever the thread
-        // count.
-        for wave_start in (first..end).step_by(wave) {
-            let wave_end = (wave_start + wave).min(end);
-            let blocks: Vec<Result<ResultBlock>> = (wave_start..wave_end)
-                .step_by(block)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|start| {
-                    let members = start..(start + block).min(wave_end);
-                    let mut results = match (engine, &shared) {
-                        (Some(engine), Some(shared)) => {
-                            engine.run(prepare_block(family, engine, shared, members)?)?
-                        }
-                        _ => {
-                            let results = members
-                                .map(|i| family.member(i))
-                                .collect::<Result<Vec<_>>>()?
-                                .iter()
-                                .map(|member| family.reference(member))
-                                .collect::<Result<_>>()?;
-                            ResultBlock::from_members(spec, records, results)
-                        }
-                    };
-                    results.complete_status(grid, spec);
-                    Ok(results)
-                })
-                .collect();
-            for block in blocks {
-                results.append(block?);
+    // Chunks of members whose results fit the budget, in spans handed to the sink as soon
+    // as their blocks are done, each span in blocks.
+    let span = span_members(block, grid.steps).min(chunk);
+    let blocks: Vec<Range<usize>> = (0..total)
+        .step_by(chunk)
+        .flat_map(|first| {
+            let end = (first + chunk).min(total);
+            (first..end).step_by(span).flat_map(move |start| {
+                let span_end = (start + span).min(end);
+                (start..span_end)
+                    .step_by(block)
+                    .map(move |b| b..(b + block).min(span_end))
+            })
+        })
+        .collect();
+    let run_block = |members: Range<usize>| -> Result<ResultBlock> {
+        let mut results = match (engine, &shared) {
+            (Some(engine), Some(shared)) => {
+                engine.run(prepare_block(family, engine, shared, members)?)?
             }
-            sink.progress((wave_end * grid.steps) as u64)?;
-        }
-        sink.accept(first, results)?;
-    }
-    Ok(())
+            _ => {
+                let results = members
+                    .map(|i| family.member(i))
+                    .collect::<Result<Vec<_>>>()?
+                    .iter()
+                    .map(|member| family.reference(member))
+                    .collect::<Result<_>>()?;
+                ResultBlock::from_members(spec, records, results)
+            }
+        };
+        results.complete_status(grid, spec);
+        Ok(results)
+    };
+    // The blocks run on all cores with no barrier between them and are taken here in
+    // member order (so that a failing run names the same member whatever the thread
+    // count); a span goes to the sink, and progress is reported, as soon as its last
+    // block is taken, while the next blocks run.
+    let (mut first, mut span_results) = (0, ResultBlock::with_capacity(spec, records, 0));
+    run_in_order(
+        blocks.len(),
+        |b| run_block(blocks[b].clone()),
+        |results| {
+            span_results.append(results);
+            let taken = first + span_results.len();
+            if taken == total || taken % chunk % span == 0 {
+                let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
+                sink.accept(first, std::mem::replace(&mut span_results, next))?;
+                first = taken;
+                sink.progress((taken * grid.steps) as u64)?;
+            }
+            Ok(())
+        },
+    )
 }

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod executor;
 pub mod footprint;
 pub mod gpu;
+mod ordered_blocks;
 pub mod twin;
 
 pub use footprint::Footprint;
