@@ -6,6 +6,10 @@
 //! Buffers are structure-of-arrays across the members of a chunk: entry e of member i sits
 //! at e · members + i, so neighbouring invocations read neighbouring addresses.
 
+use std::ops::Range;
+
+use rayon::prelude::*;
+
 /// One named block of `len` reals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
@@ -88,26 +92,53 @@ impl Layout {
     }
 
     /// Packs per-member values structure-of-arrays: `fill(i, field, values)` writes member
-    /// i's values of each field.
-    pub fn pack(&self, members: usize, mut fill: impl FnMut(usize, &str, &mut [f64])) -> Vec<f64> {
+    /// i's values of each field (`values` holds zeros before). Members are filled on all
+    /// cores in pieces of `PACK_PIECE_MEMBERS`, each piece's members side by side, and the
+    /// pieces copied to the rows a few at a time, so the memory beside the packed buffer
+    /// stays a few pieces' worth.
+    pub fn pack(&self, members: usize, fill: impl Fn(usize, &str, &mut [f64]) + Sync) -> Vec<f64> {
         let entries = self.entries();
         let mut packed = vec![0.0; entries * members];
-        let mut scratch = Vec::new();
-        for i in 0..members {
-            let mut offset = 0;
-            for f in &self.fields {
-                scratch.clear();
-                scratch.resize(f.len, 0.0);
-                fill(i, f.name, &mut scratch);
-                for (e, v) in scratch.iter().enumerate() {
-                    packed[(offset + e) * members + i] = *v;
+        if entries == 0 {
+            return packed;
+        }
+        // Members `range`, member-major: member a + k's entries at k · entries.
+        let fill_piece = |range: Range<usize>| -> Vec<f64> {
+            let mut values = vec![0.0; range.len() * entries];
+            for (i, member) in range.zip(values.chunks_exact_mut(entries)) {
+                let mut offset = 0;
+                for f in &self.fields {
+                    fill(i, f.name, &mut member[offset..offset + f.len]);
+                    offset += f.len;
                 }
-                offset += f.len;
             }
+            values
+        };
+        let starts: Vec<usize> = (0..members).step_by(PACK_PIECE_MEMBERS).collect();
+        for round in starts.chunks(rayon::current_num_threads().max(1)) {
+            let pieces: Vec<(usize, Vec<f64>)> = round
+                .par_iter()
+                .map(|&a| (a, fill_piece(a..(a + PACK_PIECE_MEMBERS).min(members))))
+                .collect();
+            // Row e (entry e of every member) takes entry e of each piece's members.
+            packed
+                .par_chunks_mut(members)
+                .enumerate()
+                .for_each(|(e, row)| {
+                    for (a, values) in &pieces {
+                        let piece = values.len() / entries;
+                        for (k, value) in row[*a..*a + piece].iter_mut().enumerate() {
+                            *value = values[k * entries + e];
+                        }
+                    }
+                });
         }
         packed
     }
 }
+
+/// Members one task of [`Layout::pack`] fills.
+const PACK_PIECE_MEMBERS: usize = 1 << 12;
 
 /// Reads one member's entries of a structure-of-arrays buffer through its layout.
 pub struct MemberView<'a> {
@@ -152,6 +183,42 @@ mod tests {
         assert!(wgsl.contains("const STATE_CARRY: u32 = 3u;"), "{wgsl}");
         assert!(wgsl.contains("const STATE_H_LEN: u32 = 1u;"), "{wgsl}");
         assert!(wgsl.contains("const STATE_ENTRIES: u32 = 7u;"), "{wgsl}");
+    }
+
+    /// Pieces filled on all cores pack as one member after another would: several rounds
+    /// of pieces and a partial last one, fields left untouched at 0, an empty field.
+    #[test]
+    fn pieces_pack_as_members_one_by_one() {
+        let layout = Layout::new("P")
+            .field("a", 3)
+            .field("none", 0)
+            .field("untouched", 2)
+            .field("b", 1);
+        let members = 5 * PACK_PIECE_MEMBERS * rayon::current_num_threads() + 17;
+        let value = |i: usize, name: &str, j: usize| {
+            (i as f64).sqrt() * if name == "a" { 1.0 + j as f64 } else { -0.5 }
+        };
+        let packed = layout.pack(members, |i, name, out| {
+            if name != "untouched" {
+                for (j, v) in out.iter_mut().enumerate() {
+                    *v = value(i, name, j);
+                }
+            }
+        });
+        let entries = layout.entries();
+        assert_eq!(packed.len(), entries * members);
+        for i in (0..members).step_by(97).chain([members - 1]) {
+            let expected = [
+                value(i, "a", 0),
+                value(i, "a", 1),
+                value(i, "a", 2),
+                0.0,
+                0.0,
+                value(i, "b", 0),
+            ];
+            let got: Vec<f64> = (0..entries).map(|e| packed[e * members + i]).collect();
+            assert_eq!(got, expected, "member {i}");
+        }
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! [`super::twin`]). [`FastEngine`](crate::kernels::FastEngine): the fast CPU engine of
 //! [`super::fast`].
 
+use rayon::prelude::*;
+
 use super::flows as contact_flows;
 use super::model::ContactMember;
 use super::plan::{ContactMethod, ContactPlan};
@@ -180,7 +182,7 @@ impl GpuKernel for ContactPlan {
         self.check_gpu()?;
         let shape = ContactShape::of(self);
         let kernel = shape.kernel();
-        let per_member: Vec<Vec<f64>> = members.iter().map(|m| shape.params(m)).collect();
+        let per_member: Vec<Vec<f64>> = members.par_iter().map(|m| shape.params(m)).collect();
         let layout = shape.param_layout();
         let params = layout.pack(members.len(), |i, field, out| {
             let offset = layout.offset(field);
