@@ -19,22 +19,18 @@ use crate::plan::{ResultBlock, ResultSink};
 /// flight stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
-/// The least blocks per thread in a span, the unit handed to the sink and between two
+/// Member-steps a span holds at least, the unit handed to the sink and between two
 /// progress reports (and so the points where a run can be stopped,
-/// [`ResultSink::progress`]): the sink's work on one span overlaps the blocks of the next.
-const SPAN_BLOCKS_PER_THREAD: usize = 4;
-
-/// Member-steps a span holds at least: the sink's work per call stays a small part of its
-/// work (2.6 ms at the fastest engine's 1.6e9 member-steps/s), and a span of long runs is
-/// still short (about a second at 4e6 member-steps/s).
+/// [`ResultSink::progress`]): the sink's work per call stays a small part of its work (2.6
+/// ms at the fastest engine's 1.6e9 member-steps/s), and a span of long runs is still short
+/// (about a second at 4e6 member-steps/s). The sink's work on one span overlaps the blocks
+/// of the next, so only the last span's is not hidden.
 const SPAN_MEMBER_STEPS: usize = 1 << 22;
 
-/// Members of a span over `steps` steps: whole blocks, as many on every thread, at least
-/// [`SPAN_BLOCKS_PER_THREAD`] per thread and at least [`SPAN_MEMBER_STEPS`] of work.
+/// Members of a span over `steps` steps: whole blocks, at least [`SPAN_MEMBER_STEPS`] of
+/// work.
 fn span_members(block: usize, steps: usize) -> usize {
-    let round = block * rayon::current_num_threads().max(1);
-    let by_work = SPAN_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(round) * round;
-    (round * SPAN_BLOCKS_PER_THREAD).max(by_work)
+    SPAN_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(block) * block
 }
 
 /// Most members of a block of the reference integrator: a few, so that the cost of a
@@ -129,7 +125,8 @@ pub fn run_into_within<F: Family>(
     // member order (so that a failing run names the same member whatever the thread
     // count); a span goes to the sink, and progress is reported, as soon as its last
     // block is taken, while the next blocks run.
-    let (mut first, mut span_results) = (0, ResultBlock::with_capacity(spec, records, 0));
+    let mut first = 0;
+    let mut span_results = ResultBlock::with_capacity(spec, records, span.min(total));
     run_in_order(
         blocks.len(),
         |b| run_block(blocks[b].clone()),
