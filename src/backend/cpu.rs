@@ -133,7 +133,7 @@ pub fn run_into_within<F: Family>(
         |results| {
             span_results.append(results);
             let taken = first + span_results.len();
-            if taken == total || taken % chunk % span == 0 {
+            if taken == total || (taken % chunk).is_multiple_of(span) {
                 let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
                 sink.accept(first, std::mem::replace(&mut span_results, next))?;
                 first = taken;
