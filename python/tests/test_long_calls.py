@@ -133,8 +133,9 @@ INTERRUPTED = textwrap.dedent(
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
 def test_ctrl_c_raises_keyboard_interrupt_promptly(backend):
     # 10⁶ pendulums over 10⁴ steps: minutes of work on either backend here. A run stops at
-    # its next progress report: between waves of blocks on the CPU (well under a second
-    # here), after a dispatch window on the GPU (about a second on lavapipe).
+    # its next progress report: after the next block on the CPU, once the blocks in flight
+    # end (well under a second here), after a dispatch window on the GPU (about a second on
+    # lavapipe).
     child = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED, str(EXAMPLES / "pendulum_damped_forced.toml"), backend],
         stdout=subprocess.PIPE,

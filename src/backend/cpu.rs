@@ -19,12 +19,10 @@ use crate::plan::{ResultBlock, ResultSink};
 /// flight stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
-/// Member-steps a span holds at least, the unit handed to the sink and between two
-/// progress reports (and so the points where a run can be stopped,
-/// [`ResultSink::progress`]): the sink's work per call stays a small part of its work (2.6
-/// ms at the fastest engine's 1.6e9 member-steps/s), and a span of long runs is still short
-/// (about a second at 4e6 member-steps/s). The sink's work on one span overlaps the blocks
-/// of the next, so only the last span's is not hidden.
+/// Member-steps a span holds at least, the unit handed to the sink: the sink's work per
+/// call stays a small part of its work (2.6 ms at the fastest engine's 1.6e9
+/// member-steps/s). The sink's work on one span overlaps the blocks of the next, so only
+/// the last span's is not hidden.
 const SPAN_MEMBER_STEPS: usize = 1 << 22;
 
 /// Members of a span over `steps` steps: whole blocks, at least [`SPAN_MEMBER_STEPS`] of
@@ -123,8 +121,9 @@ pub fn run_into_within<F: Family>(
     };
     // The blocks run on all cores with no barrier between them and are taken here in
     // member order (so that a failing run names the same member whatever the thread
-    // count); a span goes to the sink, and progress is reported, as soon as its last
-    // block is taken, while the next blocks run.
+    // count); a span goes to the sink as soon as its last block is taken, while the next
+    // blocks run, and progress is reported after every block (a stop then waits only for
+    // the blocks in flight).
     let mut first = 0;
     let mut span_results = ResultBlock::with_capacity(spec, records, span.min(total));
     run_in_order(
@@ -137,9 +136,8 @@ pub fn run_into_within<F: Family>(
                 let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
                 sink.accept(first, std::mem::replace(&mut span_results, next))?;
                 first = taken;
-                sink.progress((taken * grid.steps) as u64)?;
             }
-            Ok(())
+            sink.progress((taken * grid.steps) as u64)
         },
     )
 }
