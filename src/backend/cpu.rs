@@ -86,19 +86,16 @@ pub fn run_into_within<F: Family>(
         None => reference_block_members(total),
     };
     let (spec, records) = (family.record_spec(), grid.records());
-    // Chunks of members whose results fit the budget, in spans handed to the sink as soon
-    // as their blocks are done, each span in blocks.
+    // Spans handed to the sink as soon as their blocks are done, each within the results
+    // budget's chunk, in blocks.
     let span = span_members(block, grid.steps).min(chunk);
     let blocks: Vec<Range<usize>> = (0..total)
-        .step_by(chunk)
-        .flat_map(|first| {
-            let end = (first + chunk).min(total);
-            (first..end).step_by(span).flat_map(move |start| {
-                let span_end = (start + span).min(end);
-                (start..span_end)
-                    .step_by(block)
-                    .map(move |b| b..(b + block).min(span_end))
-            })
+        .step_by(span)
+        .flat_map(|start| {
+            let end = (start + span).min(total);
+            (start..end)
+                .step_by(block)
+                .map(move |b| b..(b + block).min(end))
         })
         .collect();
     let run_block = |members: Range<usize>| -> Result<ResultBlock> {
@@ -132,7 +129,7 @@ pub fn run_into_within<F: Family>(
         |results| {
             span_results.append(results);
             let taken = first + span_results.len();
-            if taken == total || (taken % chunk).is_multiple_of(span) {
+            if taken == total || taken.is_multiple_of(span) {
                 let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
                 sink.accept(first, std::mem::replace(&mut span_results, next))?;
                 first = taken;
