@@ -93,7 +93,18 @@ impl StepGrid {
 
     /// Number of record points, ⌊N / every⌋ plus one when N is not a multiple.
     pub fn records(&self) -> usize {
-        self.steps / self.record_every + usize::from(!self.steps.is_multiple_of(self.record_every))
+        self.records_through(self.steps)
+    }
+
+    /// Number of record points among steps 1…k (k ≤ N): ⌊k / every⌋, plus one at k = N
+    /// when N is not a multiple.
+    pub fn records_through(&self, k: usize) -> usize {
+        k / self.record_every + usize::from(k == self.steps && !k.is_multiple_of(self.record_every))
+    }
+
+    /// Whether step k (1…N) ends at a record point: k a multiple of `every`, or k = N.
+    pub fn is_record_point(&self, k: usize) -> bool {
+        k.is_multiple_of(self.record_every) || k == self.steps
     }
 
     /// Times of the trajectory samples: t = 0 and every recorded step.
@@ -114,6 +125,30 @@ mod tests {
         assert!(error.starts_with("scheme.t_end: "), "{error}");
         assert!(error.contains("1e300 / 0.01 = 1e302 steps"), "{error}");
         assert!(error.len() < 200, "{error}");
+    }
+
+    /// The record points counted through step k are those `record_points` lists up to k.
+    #[test]
+    fn record_points_are_counted_step_by_step() {
+        for (steps, every) in [(8, 1), (8, 3), (9, 3), (8, 8), (8, 20), (5, usize::MAX)] {
+            let grid = StepGrid {
+                h: 0.1,
+                steps,
+                record_every: every,
+            };
+            let points = grid.record_points();
+            for k in 0..=steps {
+                let listed = points.iter().filter(|&&p| p <= k).count();
+                assert_eq!(
+                    grid.records_through(k),
+                    listed,
+                    "N = {steps}, every {every}, k {k}"
+                );
+                if k > 0 {
+                    assert_eq!(grid.is_record_point(k), points.contains(&k), "k {k}");
+                }
+            }
+        }
     }
 
     /// A cadence beyond N records exactly what the clamped cadence N records.

@@ -56,6 +56,10 @@ const OPERATOR_CACHE_BYTES: usize = 32 << 10;
 /// Most groups per block.
 const MAX_GROUPS: usize = 32;
 
+/// Bytes of one group's record rows a window fills at most: a window ends at the record
+/// point that fills them, so that they stay in L1 until they are written out.
+const RECORD_ROWS_BYTES: usize = 8 << 10;
+
 /// The sizes of a block's step: what is applied under the recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct StepShape {
@@ -101,6 +105,22 @@ impl StepShape {
             0
         };
         (self.states + self.y_rows + self.w_rows) * self.width() + q
+    }
+
+    /// Values a record point keeps per member: x (n, with trajectories), the window's four
+    /// energies (with energies) and y (s·m, with outputs), in that order.
+    fn record_width(&self) -> usize {
+        let recording = self.recording;
+        usize::from(recording.trajectory) * self.states
+            + usize::from(recording.energy) * 4
+            + usize::from(recording.outputs) * self.inputs
+    }
+
+    /// Most record points of a window: as many as keep a group's record rows within
+    /// [`RECORD_ROWS_BYTES`], at least 1.
+    fn window_records(&self) -> usize {
+        let row = self.record_width() * std::mem::size_of::<Lanes>();
+        (RECORD_ROWS_BYTES / row.max(1)).max(1)
     }
 
     /// Groups per block: as many as keep the block's operators within
@@ -167,6 +187,9 @@ struct Group {
     sums: Sums,
     /// y of the last step that formed it.
     y: Vec<Lanes>,
+    /// The record points of the window that runs ([`StepShape::record_width`] values each),
+    /// written out to the block's results at its end.
+    records: Vec<Lanes>,
     /// 0 while finite, else the first step after which the member was not.
     status: [u64; LANES],
     /// Checks every step (a member's sums overflowed while its steps stayed finite).
@@ -257,6 +280,7 @@ impl FastBlock {
                     carry: vec![ZERO; n],
                     sums: Sums::default(),
                     y: vec![ZERO; stages * m],
+                    records: vec![ZERO; shape.window_records() * shape.record_width()],
                     status: [0; LANES],
                     checking: false,
                 }
@@ -277,13 +301,15 @@ impl FastBlock {
         let grid = &plan.grid;
         let h = grid.h;
         let energy = self.shape.recording.energy;
+        let window_records = self.shape.window_records();
         // Each window's start, for groups that may have to replay it (buffers reused).
         let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states);
         let mut k = 0;
         while k < grid.steps {
-            let next_record = ((k / grid.record_every + 1) * grid.record_every).min(grid.steps);
-            let end = (k + CHECK_WINDOW).min(next_record);
-            let record = end == next_record;
+            // At most CHECK_WINDOW steps, ending at the latest at the record point that
+            // fills the groups' record rows.
+            let last_record = (self.recorded + window_records).saturating_mul(grid.record_every);
+            let end = (k + CHECK_WINDOW).min(last_record).min(grid.steps);
             let inputs = plan.inputs.window(k, end - k);
             for (g, group) in self.groups.iter().enumerate() {
                 if !group.checking {
@@ -296,7 +322,8 @@ impl FastBlock {
                 first_step: k,
                 steps: end - k,
                 inputs: &inputs,
-                y_at_end: record && self.shape.recording.outputs,
+                record_every: grid.record_every,
+                last_step: grid.steps,
             };
             for checking in [false, true] {
                 let mut selected: Vec<&mut Group> = self
@@ -323,50 +350,63 @@ impl FastBlock {
                     }
                 }
             }
-            if record {
-                self.record();
-            }
+            let records = grid.records_through(end) - self.recorded;
+            self.write_records(records);
             k = end;
         }
         self.finish()
     }
 
-    /// Writes the record point's values of every member and opens a new energy window.
-    fn record(&mut self) {
+    /// Writes the `count` record points of the window that ran (the groups' record rows)
+    /// to every member's results.
+    fn write_records(&mut self, count: usize) {
         let recording = self.shape.recording;
-        let (n, row) = (self.shape.states, self.recorded);
+        let (n, width, first) = (self.shape.states, self.shape.record_width(), self.recorded);
+        self.recorded += count;
+        if count == 0 || width == 0 {
+            return;
+        }
+        let energies_at = usize::from(recording.trajectory) * n;
+        let outputs_at = energies_at + usize::from(recording.energy) * 4;
         let outputs_channel = usize::from(recording.energy);
         let results = &mut self.results;
-        for (g, group) in self.groups.iter_mut().enumerate() {
+        for (g, group) in self.groups.iter().enumerate() {
+            let rows = || group.records.chunks_exact(width).take(count);
             for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
                 let i = g * LANES + l;
+                // Values `at..at + w` of each row, lane l, to `out` (w per row).
+                let copy = |out: &mut [f64], at: usize, w: usize| {
+                    if w == 0 {
+                        return;
+                    }
+                    for (out, row) in out.chunks_exact_mut(w).zip(rows()) {
+                        for (value, lanes) in out.iter_mut().zip(&row[at..at + w]) {
+                            *value = lanes[l];
+                        }
+                    }
+                };
                 if recording.trajectory {
                     // Sample 0 is x0.
-                    let sample = &mut results.trajectory_mut(i)[(row + 1) * n..(row + 2) * n];
-                    for (value, x) in sample.iter_mut().zip(&group.x) {
-                        *value = x[l];
-                    }
+                    copy(
+                        &mut results.trajectory_mut(i)[(first + 1) * n..(first + 1 + count) * n],
+                        0,
+                        n,
+                    );
                 }
                 if recording.energy {
-                    let sums = &group.sums;
-                    let energies = &mut results.channel_mut(0, i)[row * 4..(row + 1) * 4];
-                    for (c, value) in energies.iter_mut().enumerate() {
-                        *value = sums.window[c][l] + sums.window_comp[c][l];
-                    }
+                    copy(
+                        &mut results.channel_mut(0, i)[first * 4..(first + count) * 4],
+                        energies_at,
+                        4,
+                    );
                 }
                 if recording.outputs {
-                    let width = group.y.len();
-                    let outputs = &mut results.channel_mut(outputs_channel, i)
-                        [row * width..(row + 1) * width];
-                    for (value, y) in outputs.iter_mut().zip(&group.y) {
-                        *value = y[l];
-                    }
+                    let w = self.shape.inputs;
+                    let outputs = &mut results.channel_mut(outputs_channel, i);
+                    copy(&mut outputs[first * w..(first + count) * w], outputs_at, w);
                 }
             }
-            group.sums.window = [ZERO; 4];
-            group.sums.window_comp = [ZERO; 4];
         }
-        self.recorded += 1;
     }
 
     /// The members' final states, totals and status.

@@ -22,8 +22,10 @@ pub(super) struct Window<'a> {
     pub steps: usize,
     /// The window's stage inputs, `steps` × s·m.
     pub inputs: &'a [f64],
-    /// Whether the window's last step forms y for a record point.
-    pub y_at_end: bool,
+    /// Steps between record points.
+    pub record_every: usize,
+    /// The run's last step N (a record point).
+    pub last_step: usize,
 }
 
 /// The sizes n and s·m of a step: n known at compile time ([`Fixed`], for small members:
@@ -248,13 +250,26 @@ fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
     macro_rules! interleaved {
         ($(($group:ident, $work:ident)),+) => {{
             $(let mut $work = Work::load::<ENERGY>(dims, $group);)+
+            let width = window.shape.record_width();
+            let mut row = 0;
             for k in 0..window.steps {
-                let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm());
+                let record = window.records_after(k);
+                let (u, form_y) = window.step_inputs::<ENERGY>(k, dims.sm(), record);
                 $(step::<S, D, ENERGY>(
                     simd, dims, window, u, form_y, $group.ops.entries(), &mut $group.y, &mut $work);)+
                 if checking {
                     let done = (window.first_step + k + 1) as u64;
                     $(check(&$work, &mut $group.status, done, ENERGY);)+
+                }
+                if record {
+                    $(record_point::<S, D, ENERGY>(
+                        simd,
+                        window.shape,
+                        &mut $work,
+                        &$group.y,
+                        &mut $group.records[row * width..(row + 1) * width],
+                    );)+
+                    row += 1;
                 }
             }
             $($work.store::<ENERGY>($group);)+
@@ -286,16 +301,98 @@ fn advance_with<S: Simd, D: Dims, const ENERGY: bool>(
 }
 
 impl Window<'_> {
-    /// Step k's stage inputs, and whether the step forms y.
+    /// Whether the window's step k ends at a record point.
     #[inline(always)]
-    fn step_inputs<const ENERGY: bool>(&self, k: usize, sm: usize) -> (&[f64], bool) {
-        let form_y = ENERGY || (self.y_at_end && k + 1 == self.steps);
+    fn records_after(&self, k: usize) -> bool {
+        let done = self.first_step + k + 1;
+        done.is_multiple_of(self.record_every) || done == self.last_step
+    }
+
+    /// Step k's stage inputs, and whether the step forms y (`record`: it ends at a record
+    /// point).
+    #[inline(always)]
+    fn step_inputs<const ENERGY: bool>(&self, k: usize, sm: usize, record: bool) -> (&[f64], bool) {
+        let form_y = ENERGY || (record && self.shape.recording.outputs);
         (&self.inputs[k * sm..(k + 1) * sm], form_y)
     }
 }
 
+/// A record point's values in `row` ([`StepShape::record_width`]): x with trajectories; with
+/// energies the window's sums (sum + compensation, as the twin reports them), which then
+/// start again from 0; y with outputs.
+#[inline(always)]
+fn record_point<S: Simd, D: Dims, const ENERGY: bool>(
+    simd: S,
+    shape: StepShape,
+    work: &mut Work<D>,
+    y: &[Lanes],
+    row: &mut [Lanes],
+) {
+    let mut at = 0;
+    if shape.recording.trajectory {
+        let x = work.x.lanes();
+        row[..x.len()].copy_from_slice(x);
+        at = x.len();
+    }
+    if ENERGY {
+        let sums = &mut work.sums;
+        for c in 0..4 {
+            let total = simd.add(simd.load(&sums.window[c]), simd.load(&sums.window_comp[c]));
+            simd.store(&mut row[at + c], total);
+        }
+        sums.window = [ZERO; 4];
+        sums.window_comp = [ZERO; 4];
+        at += 4;
+    }
+    if shape.recording.outputs {
+        row[at..at + y.len()].copy_from_slice(y);
+    }
+}
+
+/// What [`apply_rows`] does with each row's sum, row after row. A method rather than a
+/// closure: a closure is compiled without its caller's instruction set, so the intrinsics
+/// in it would stay calls.
+trait Rows<S: Simd> {
+    fn row(&mut self, simd: S, row: usize, sum: S::V);
+}
+
+/// Stores row r's sum in entry r.
+struct Store<'a>(&'a mut [Lanes]);
+
+impl<S: Simd> Rows<S> for Store<'_> {
+    #[inline(always)]
+    fn row(&mut self, simd: S, row: usize, sum: S::V) {
+        simd.store(&mut self.0[row], sum);
+    }
+}
+
+/// y = Y v stored row by row, and the port's yᵀu summed in row order.
+struct Outputs<'a, S: Simd> {
+    y: &'a mut [Lanes],
+    u: &'a [f64],
+    port: S::V,
+}
+
+impl<S: Simd> Rows<S> for Outputs<'_, S> {
+    #[inline(always)]
+    fn row(&mut self, simd: S, row: usize, sum: S::V) {
+        simd.store(&mut self.y[row], sum);
+        self.port = simd.mul_add(sum, simd.splat(self.u[row]), self.port);
+    }
+}
+
+/// ‖W v‖² summed in row order.
+struct SquaredNorm<S: Simd>(S::V);
+
+impl<S: Simd> Rows<S> for SquaredNorm<S> {
+    #[inline(always)]
+    fn row(&mut self, simd: S, _: usize, sum: S::V) {
+        self.0 = simd.mul_add(sum, sum, self.0);
+    }
+}
+
 /// `rows` rows of `ops` (each p = n + s·m wide) applied to v = [x; u]:
-/// `out(row, Σ_c ops[row, c] v_c)` with the sum in column order, [`Simd::ACCUMULATORS`]
+/// `out.row(row, Σ_c ops[row, c] v_c)` with the sum in column order, [`Simd::ACCUMULATORS`]
 /// rows at a time (independent accumulators that share the loads of v).
 #[inline(always)]
 fn apply_rows<S: Simd, D: Dims>(
@@ -305,7 +402,7 @@ fn apply_rows<S: Simd, D: Dims>(
     rows: usize,
     x: &[Lanes],
     u: &[f64],
-    out: impl FnMut(usize, S::V),
+    out: &mut impl Rows<S>,
 ) {
     if S::ACCUMULATORS >= 8 {
         apply_row_blocks::<S, D, 8>(simd, dims, ops, rows, x, u, out)
@@ -323,7 +420,7 @@ fn apply_row_blocks<S: Simd, D: Dims, const BLOCK: usize>(
     rows: usize,
     x: &[Lanes],
     u: &[f64],
-    mut out: impl FnMut(usize, S::V),
+    out: &mut impl Rows<S>,
 ) {
     let (n, sm) = (dims.n(), dims.sm());
     let p = n + sm;
@@ -345,7 +442,7 @@ fn apply_row_blocks<S: Simd, D: Dims, const BLOCK: usize>(
             }
         }
         for (b, acc) in acc.into_iter().enumerate() {
-            out(row + b, acc);
+            out.row(simd, row + b, acc);
         }
         row += BLOCK;
     }
@@ -358,7 +455,7 @@ fn apply_row_blocks<S: Simd, D: Dims, const BLOCK: usize>(
         for (o, &uj) in entries[n..].iter().zip(u) {
             acc = simd.mul_add(simd.load(o), simd.splat(uj), acc);
         }
-        out(row, acc);
+        out.row(simd, row, acc);
         row += 1;
     }
 }
@@ -404,22 +501,19 @@ fn step<S: Simd, D: Dims, const ENERGY: bool>(
     let carry = work.carry.lanes_mut();
     let delta = work.delta.lanes_mut();
     let mid = work.mid.lanes_mut();
-    apply_rows(simd, dims, delta_ops, n, x, u, |r, d| {
-        simd.store(&mut delta[r], d)
-    });
+    apply_rows(simd, dims, delta_ops, n, x, u, &mut Store(delta));
     let mut port = simd.zero();
     if form_y {
-        apply_rows(simd, dims, y_ops, shape.y_rows, x, u, |row, acc| {
-            simd.store(&mut y[row], acc);
-            port = simd.mul_add(acc, simd.splat(u[row]), port);
-        });
+        let mut outputs = Outputs { y, u, port };
+        apply_rows(simd, dims, y_ops, shape.y_rows, x, u, &mut outputs);
+        port = outputs.port;
     }
     let mut stored = simd.zero();
     let mut dissipated = simd.zero();
     if ENERGY {
-        apply_rows(simd, dims, w_ops, shape.w_rows, x, u, |_, w| {
-            dissipated = simd.mul_add(w, w, dissipated);
-        });
+        let mut norm = SquaredNorm(dissipated);
+        apply_rows(simd, dims, w_ops, shape.w_rows, x, u, &mut norm);
+        dissipated = norm.0;
         let half = simd.splat(0.5);
         for ((m, x), d) in mid.iter_mut().zip(x.iter()).zip(delta.iter()) {
             simd.store(m, simd.add(simd.load(x), simd.mul(half, simd.load(d))));
