@@ -101,14 +101,29 @@ impl NpyStream {
         Ok(())
     }
 
-    /// Writes the 8-byte little-endian `values` (whole rows of the first axis) starting at
-    /// row `first_row`.
-    fn write_le(&mut self, first_row: usize, values: impl Iterator<Item = [u8; 8]>) -> Result<()> {
+    /// Writes the 8-byte `values` (whole rows of the first axis) little-endian starting at
+    /// row `first_row`: on a little-endian machine their bytes as they lie in memory, in
+    /// one write; elsewhere each value's `to_le_bytes`, a slab at a time.
+    fn write_le<T: bytemuck::Pod>(
+        &mut self,
+        first_row: usize,
+        values: &[T],
+        to_le_bytes: impl Fn(&T) -> [u8; 8],
+    ) -> Result<()> {
+        debug_assert_eq!(std::mem::size_of::<T>(), 8);
         self.seek_row(first_row)?;
-        for bytes in values {
-            self.file
-                .write_all(&bytes)
-                .map_err(|e| Error::io(&self.path, e))?;
+        let io = |e| Error::io(&self.path, e);
+        if cfg!(target_endian = "little") {
+            return self
+                .file
+                .write_all(bytemuck::cast_slice(values))
+                .map_err(io);
+        }
+        let mut slab = Vec::with_capacity(8 << 10);
+        for values in values.chunks(1 << 10) {
+            slab.clear();
+            slab.extend(values.iter().flat_map(&to_le_bytes));
+            self.file.write_all(&slab).map_err(io)?;
         }
         Ok(())
     }
@@ -116,13 +131,13 @@ impl NpyStream {
     /// Writes `values` (whole rows of the first axis) starting at row `first_row`.
     pub fn write_rows(&mut self, first_row: usize, values: &[f64]) -> Result<()> {
         debug_assert_eq!(self.element, Element::F64);
-        self.write_le(first_row, values.iter().map(|v| v.to_le_bytes()))
+        self.write_le(first_row, values, |v| v.to_le_bytes())
     }
 
     /// Writes integer `values` (whole rows) starting at row `first_row`.
     pub fn write_rows_i64(&mut self, first_row: usize, values: &[i64]) -> Result<()> {
         debug_assert_eq!(self.element, Element::I64);
-        self.write_le(first_row, values.iter().map(|v| v.to_le_bytes()))
+        self.write_le(first_row, values, |v| v.to_le_bytes())
     }
 
     /// Hands the rows written so far to the file system (readable through the path from
