@@ -139,6 +139,13 @@ pub fn block_members(plan: &LinearPhPlan) -> usize {
     LANES * shape.groups()
 }
 
+thread_local! {
+    /// The record-row buffers of this thread's last block, one per group, reused by its
+    /// next (zeroing a block's worth for every block cost as much as a few of its steps).
+    static RECORD_BUFFERS: std::cell::RefCell<Vec<Vec<Lanes>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The compensated energy sums of one group (Neumaier), as the kernel keeps them.
 #[derive(Debug, Clone, Copy)]
 struct Sums {
@@ -188,7 +195,8 @@ struct Group {
     /// y of the last step that formed it.
     y: Vec<Lanes>,
     /// The record points of the window that runs ([`StepShape::record_width`] values each),
-    /// written out to the block's results at its end.
+    /// written out to the block's results at its end; a buffer of this thread's
+    /// [`RECORD_BUFFERS`] while the block runs.
     records: Vec<Lanes>,
     /// 0 while finite, else the first step after which the member was not.
     status: [u64; LANES],
@@ -280,7 +288,7 @@ impl FastBlock {
                     carry: vec![ZERO; n],
                     sums: Sums::default(),
                     y: vec![ZERO; stages * m],
-                    records: vec![ZERO; shape.window_records() * shape.record_width()],
+                    records: Vec::new(),
                     status: [0; LANES],
                     checking: false,
                 }
@@ -302,6 +310,16 @@ impl FastBlock {
         let h = grid.h;
         let energy = self.shape.recording.energy;
         let window_records = self.shape.window_records();
+        let rows = window_records * self.shape.record_width();
+        RECORD_BUFFERS.with_borrow_mut(|buffers| {
+            for group in &mut self.groups {
+                group.records = buffers.pop().unwrap_or_default();
+                // Every row a window reads it has written: only new room is zeroed.
+                if group.records.len() < rows {
+                    group.records.resize(rows, ZERO);
+                }
+            }
+        });
         // Each window's start, for groups that may have to replay it (buffers reused).
         let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states);
         let mut k = 0;
@@ -354,6 +372,10 @@ impl FastBlock {
             self.write_records(records);
             k = end;
         }
+        RECORD_BUFFERS.with_borrow_mut(|buffers| {
+            let groups = self.groups.iter_mut();
+            buffers.extend(groups.map(|group| std::mem::take(&mut group.records)));
+        });
         self.finish()
     }
 
