@@ -15,8 +15,8 @@ use crate::plan::MemoryBudget;
 use crate::plan::budget::members_within;
 use crate::plan::{ResultBlock, ResultSink};
 
-/// Most members per chunk: enough to keep every core busy, few enough that the results in
-/// flight stay small.
+/// Most members per chunk, the most a span holds: few enough that the results in flight
+/// (a span being filled, the one at the sink and the blocks running) stay small.
 const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 
 /// Member-steps a span holds at least, the unit handed to the sink: the sink's work per

@@ -14,7 +14,10 @@
 //! the latency of one member's chain of dependent operations — while its operators stay in
 //! L1/L2 (G is chosen from the operator size). Only what the recording switches on is
 //! computed: a final-state-only run applies Δ and nothing else; y is formed at record points
-//! unless the energy balance needs it every step.
+//! unless the energy balance needs it every step. A window's record points go to each
+//! group's record rows, in registers' layout, and are written to the members' results at
+//! the window's end (a window ends early where the rows are full), so that recording
+//! every step costs the recorded values' stores, not a window per record point.
 //!
 //! The non-finite status (the first step after which x or a step energy was not finite)
 //! costs nothing while members stay finite: non-finite values are absorbing in x and in
