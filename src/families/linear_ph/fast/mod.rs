@@ -31,6 +31,7 @@
 
 mod block_operators;
 mod chunk_operators;
+mod records;
 mod setup;
 mod snapshots;
 mod stage_lu;
@@ -58,10 +59,6 @@ const OPERATOR_CACHE_BYTES: usize = 32 << 10;
 
 /// Most groups per block.
 const MAX_GROUPS: usize = 32;
-
-/// Bytes of one group's record rows a window fills at most: a window ends at the record
-/// point that fills them, so that they stay in L1 until they are written out.
-const RECORD_ROWS_BYTES: usize = 8 << 10;
 
 /// The sizes of a block's step: what is applied under the recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,22 +107,6 @@ impl StepShape {
         (self.states + self.y_rows + self.w_rows) * self.width() + q
     }
 
-    /// Values a record point keeps per member: x (n, with trajectories), the window's four
-    /// energies (with energies) and y (s·m, with outputs), in that order.
-    fn record_width(&self) -> usize {
-        let recording = self.recording;
-        usize::from(recording.trajectory) * self.states
-            + usize::from(recording.energy) * 4
-            + usize::from(recording.outputs) * self.inputs
-    }
-
-    /// Most record points of a window: as many as keep a group's record rows within
-    /// [`RECORD_ROWS_BYTES`], at least 1.
-    fn window_records(&self) -> usize {
-        let row = self.record_width() * std::mem::size_of::<Lanes>();
-        (RECORD_ROWS_BYTES / row.max(1)).max(1)
-    }
-
     /// Groups per block: as many as keep the block's operators within
     /// [`OPERATOR_CACHE_BYTES`], at least 1, at most [`MAX_GROUPS`].
     fn groups(&self) -> usize {
@@ -140,13 +121,6 @@ pub fn block_members(plan: &LinearPhPlan) -> usize {
     let (n, stages) = (plan.states(), plan.scheme.stages);
     let shape = StepShape::new(n, stages, plan.inputs_count(), n, plan.recording());
     LANES * shape.groups()
-}
-
-thread_local! {
-    /// The record-row buffers of this thread's last block, one per group, reused by its
-    /// next (zeroing a block's worth for every block cost as much as a few of its steps).
-    static RECORD_BUFFERS: std::cell::RefCell<Vec<Vec<Lanes>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The compensated energy sums of one group (Neumaier), as the kernel keeps them.
@@ -198,8 +172,8 @@ struct Group {
     /// y of the last step that formed it.
     y: Vec<Lanes>,
     /// The record points of the window that runs ([`StepShape::record_width`] values each),
-    /// written out to the block's results at its end; a buffer of this thread's
-    /// [`RECORD_BUFFERS`] while the block runs.
+    /// written out to the block's results at its end (`records.rs`); a buffer this thread
+    /// reuses from block to block while the block runs.
     records: Vec<Lanes>,
     /// 0 while finite, else the first step after which the member was not.
     status: [u64; LANES],
@@ -310,19 +284,9 @@ impl FastBlock {
     /// returns its members' results.
     pub fn run(mut self, plan: &LinearPhPlan, level: SimdLevel) -> ResultBlock {
         let grid = &plan.grid;
-        let h = grid.h;
         let energy = self.shape.recording.energy;
         let window_records = self.shape.window_records();
-        let rows = window_records * self.shape.record_width();
-        RECORD_BUFFERS.with_borrow_mut(|buffers| {
-            for group in &mut self.groups {
-                group.records = buffers.pop().unwrap_or_default();
-                // Every row a window reads it has written: only new room is zeroed.
-                if group.records.len() < rows {
-                    group.records.resize(rows, ZERO);
-                }
-            }
-        });
+        records::lend_buffers(&mut self.groups, window_records * self.shape.record_width());
         // Each window's start, for groups that may have to replay it (buffers reused).
         let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states);
         let mut k = 0;
@@ -339,12 +303,10 @@ impl FastBlock {
             }
             let window = Window {
                 shape: self.shape,
-                h,
+                grid,
                 first_step: k,
                 steps: end - k,
                 inputs: &inputs,
-                record_every: grid.record_every,
-                last_step: grid.steps,
             };
             for checking in [false, true] {
                 let mut selected: Vec<&mut Group> = self
@@ -375,63 +337,8 @@ impl FastBlock {
             self.write_records(records);
             k = end;
         }
-        RECORD_BUFFERS.with_borrow_mut(|buffers| {
-            let groups = self.groups.iter_mut();
-            buffers.extend(groups.map(|group| std::mem::take(&mut group.records)));
-        });
+        records::return_buffers(&mut self.groups);
         self.finish()
-    }
-
-    /// Writes the `count` record points of the window that ran (the groups' record rows)
-    /// to every member's results.
-    fn write_records(&mut self, count: usize) {
-        let recording = self.shape.recording;
-        let (n, width, first) = (self.shape.states, self.shape.record_width(), self.recorded);
-        self.recorded += count;
-        if count == 0 || width == 0 {
-            return;
-        }
-        let energies_at = usize::from(recording.trajectory) * n;
-        let outputs_at = energies_at + usize::from(recording.energy) * 4;
-        let outputs_channel = usize::from(recording.energy);
-        let results = &mut self.results;
-        for (g, group) in self.groups.iter().enumerate() {
-            let rows = || group.records.chunks_exact(width).take(count);
-            for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
-                let i = g * LANES + l;
-                // Values `at..at + w` of each row, lane l, to `out` (w per row).
-                let copy = |out: &mut [f64], at: usize, w: usize| {
-                    if w == 0 {
-                        return;
-                    }
-                    for (out, row) in out.chunks_exact_mut(w).zip(rows()) {
-                        for (value, lanes) in out.iter_mut().zip(&row[at..at + w]) {
-                            *value = lanes[l];
-                        }
-                    }
-                };
-                if recording.trajectory {
-                    // Sample 0 is x0.
-                    copy(
-                        &mut results.trajectory_mut(i)[(first + 1) * n..(first + 1 + count) * n],
-                        0,
-                        n,
-                    );
-                }
-                if recording.energy {
-                    copy(
-                        &mut results.channel_mut(0, i)[first * 4..(first + count) * 4],
-                        energies_at,
-                        4,
-                    );
-                }
-                if recording.outputs {
-                    let w = self.shape.inputs;
-                    let outputs = &mut results.channel_mut(outputs_channel, i);
-                    copy(&mut outputs[first * w..(first + count) * w], outputs_at, w);
-                }
-            }
-        }
     }
 
     /// The members' final states, totals and status.

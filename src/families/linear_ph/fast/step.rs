@@ -12,20 +12,18 @@ use super::{Group, StepShape, Sums};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
 use crate::kernels::lanes::{LANES, Lanes, Portable, Simd, SimdLevel, ZERO};
+use crate::plan::StepGrid;
 
 /// One window of steps for some groups of a block.
 pub(super) struct Window<'a> {
     pub shape: StepShape,
-    pub h: f64,
+    /// The run's grid: h, and where its record points lie.
+    pub grid: &'a StepGrid,
     /// Steps completed before the window.
     pub first_step: usize,
     pub steps: usize,
     /// The window's stage inputs, `steps` × s·m.
     pub inputs: &'a [f64],
-    /// Steps between record points.
-    pub record_every: usize,
-    /// The run's last step N (a record point).
-    pub last_step: usize,
 }
 
 /// The sizes n and s·m of a step: n known at compile time ([`Fixed`], for small members:
@@ -304,8 +302,7 @@ impl Window<'_> {
     /// Whether the window's step k ends at a record point.
     #[inline(always)]
     fn records_after(&self, k: usize) -> bool {
-        let done = self.first_step + k + 1;
-        done.is_multiple_of(self.record_every) || done == self.last_step
+        self.grid.is_record_point(self.first_step + k + 1)
     }
 
     /// Step k's stage inputs, and whether the step forms y (`record`: it ends at a record
@@ -328,13 +325,12 @@ fn record_point<S: Simd, D: Dims, const ENERGY: bool>(
     y: &[Lanes],
     row: &mut [Lanes],
 ) {
-    let mut at = 0;
     if shape.recording.trajectory {
         let x = work.x.lanes();
         row[..x.len()].copy_from_slice(x);
-        at = x.len();
     }
     if ENERGY {
+        let at = shape.record_energies_at();
         let sums = &mut work.sums;
         for c in 0..4 {
             let total = simd.add(simd.load(&sums.window[c]), simd.load(&sums.window_comp[c]));
@@ -342,9 +338,9 @@ fn record_point<S: Simd, D: Dims, const ENERGY: bool>(
         }
         sums.window = [ZERO; 4];
         sums.window_comp = [ZERO; 4];
-        at += 4;
     }
     if shape.recording.outputs {
+        let at = shape.record_outputs_at();
         row[at..at + y.len()].copy_from_slice(y);
     }
 }
@@ -535,7 +531,7 @@ fn step<S: Simd, D: Dims, const ENERGY: bool>(
         simd.store(x, t);
     }
     if ENERGY {
-        let h = simd.splat(window.h);
+        let h = simd.splat(window.grid.h);
         let port_h = simd.mul(h, port);
         let dissipated_h = simd.mul(h, dissipated);
         let supplied = simd.sub(port_h, dissipated_h);

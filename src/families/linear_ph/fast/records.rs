@@ -1,0 +1,129 @@
+//! The record rows of a fast block: each group keeps the record points of the window that
+//! runs in rows of [`Lanes`] values (the step writes them in registers' layout), and the
+//! block writes them to its members' results at the window's end. A row holds, in order,
+//!
+//! ```text
+//!   x (n, with trajectories) | the window's four energies (with energies) | y (s·m, with outputs)
+//! ```
+//!
+//! A window ends early where its groups' rows are full ([`RECORD_ROWS_BYTES`]), and a
+//! thread reuses its groups' row buffers from block to block.
+
+use std::cell::RefCell;
+
+use super::{FastBlock, Group, StepShape};
+use crate::kernels::lanes::{LANES, Lanes, ZERO};
+
+/// Bytes of one group's record rows a window fills at most: a window ends at the record
+/// point that fills them, so that they stay in L1 until they are written out.
+const RECORD_ROWS_BYTES: usize = 8 << 10;
+
+thread_local! {
+    /// The record-row buffers of this thread's last block, one per group, reused by its
+    /// next (zeroing a block's worth for every block cost as much as a few of its steps).
+    static RECORD_BUFFERS: RefCell<Vec<Vec<Lanes>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl StepShape {
+    /// Values a record point keeps per member (one row).
+    pub(super) fn record_width(&self) -> usize {
+        self.record_outputs_at() + usize::from(self.recording.outputs) * self.inputs
+    }
+
+    /// Where a row's four energies start.
+    pub(super) fn record_energies_at(&self) -> usize {
+        usize::from(self.recording.trajectory) * self.states
+    }
+
+    /// Where a row's y starts.
+    pub(super) fn record_outputs_at(&self) -> usize {
+        self.record_energies_at() + usize::from(self.recording.energy) * 4
+    }
+
+    /// Most record points of a window: as many as keep a group's record rows within
+    /// [`RECORD_ROWS_BYTES`], at least 1.
+    pub(super) fn window_records(&self) -> usize {
+        let row = self.record_width() * std::mem::size_of::<Lanes>();
+        (RECORD_ROWS_BYTES / row.max(1)).max(1)
+    }
+}
+
+/// Gives each of `groups` a row buffer of at least `values` values from this thread's.
+pub(super) fn lend_buffers(groups: &mut [Group], values: usize) {
+    RECORD_BUFFERS.with_borrow_mut(|buffers| {
+        for group in groups {
+            group.records = buffers.pop().unwrap_or_default();
+            // Every row a window reads it has written: only new room is zeroed.
+            if group.records.len() < values {
+                group.records.resize(values, ZERO);
+            }
+        }
+    });
+}
+
+/// Takes `groups`' row buffers back into this thread's.
+pub(super) fn return_buffers(groups: &mut [Group]) {
+    RECORD_BUFFERS.with_borrow_mut(|buffers| {
+        buffers.extend(
+            groups
+                .iter_mut()
+                .map(|group| std::mem::take(&mut group.records)),
+        );
+    });
+}
+
+impl FastBlock {
+    /// Writes the `count` record points of the window that ran (the groups' record rows)
+    /// to every member's results.
+    pub(super) fn write_records(&mut self, count: usize) {
+        let recording = self.shape.recording;
+        let (n, width, first) = (self.shape.states, self.shape.record_width(), self.recorded);
+        self.recorded += count;
+        if count == 0 || width == 0 {
+            return;
+        }
+        let (energies_at, outputs_at) = (
+            self.shape.record_energies_at(),
+            self.shape.record_outputs_at(),
+        );
+        let outputs_channel = usize::from(recording.energy);
+        let results = &mut self.results;
+        for (g, group) in self.groups.iter().enumerate() {
+            let rows = || group.records.chunks_exact(width).take(count);
+            for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
+                let i = g * LANES + l;
+                // Values `at..at + w` of each row, lane l, to `out` (w per row).
+                let copy = |out: &mut [f64], at: usize, w: usize| {
+                    if w == 0 {
+                        return;
+                    }
+                    for (out, row) in out.chunks_exact_mut(w).zip(rows()) {
+                        for (value, lanes) in out.iter_mut().zip(&row[at..at + w]) {
+                            *value = lanes[l];
+                        }
+                    }
+                };
+                if recording.trajectory {
+                    // Sample 0 is x0.
+                    copy(
+                        &mut results.trajectory_mut(i)[(first + 1) * n..(first + 1 + count) * n],
+                        0,
+                        n,
+                    );
+                }
+                if recording.energy {
+                    copy(
+                        &mut results.channel_mut(0, i)[first * 4..(first + count) * 4],
+                        energies_at,
+                        4,
+                    );
+                }
+                if recording.outputs {
+                    let w = self.shape.inputs;
+                    let outputs = &mut results.channel_mut(outputs_channel, i);
+                    copy(&mut outputs[first * w..(first + count) * w], outputs_at, w);
+                }
+            }
+        }
+    }
+}
