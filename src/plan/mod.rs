@@ -9,6 +9,7 @@ pub mod gradient_resources;
 pub mod grid;
 pub mod record;
 pub mod result_block;
+pub mod result_writer;
 pub mod stream;
 
 pub use budget::{MemoryBudget, format_bytes};
@@ -17,4 +18,5 @@ pub use gradient_resources::{DescentSizes, ProblemEstimate, ProblemSizes, Settin
 pub use grid::{StepGrid, step_count};
 pub use record::{Channel, MemberResult, RecordSpec, Recording, ResultSink};
 pub use result_block::ResultBlock;
+pub use result_writer::ResultWriter;
 pub use stream::SharedStream;

@@ -9,17 +9,17 @@ use super::{MemberResult, RecordSpec, StepGrid};
 
 /// Values per member of each recorded quantity.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Widths {
-    final_state: usize,
+pub(super) struct Widths {
+    pub final_state: usize,
     /// 0 when the trajectory is not recorded.
-    trajectory: usize,
-    channels: Vec<usize>,
-    totals: usize,
+    pub trajectory: usize,
+    pub channels: Vec<usize>,
+    pub totals: usize,
 }
 
 impl Widths {
     /// The widths `spec` gives over `records` record points.
-    fn of(spec: &RecordSpec, records: usize) -> Self {
+    pub(super) fn of(spec: &RecordSpec, records: usize) -> Self {
         Widths {
             final_state: spec.state_width,
             trajectory: if spec.trajectory {
@@ -88,6 +88,28 @@ impl ResultBlock {
             nonfinite_step: vec![None; members],
             members,
             widths,
+        }
+    }
+
+    /// The block of `members` members whose quantities are `final_state`, … (each
+    /// members × its width of `widths`), as [`super::ResultWriter`] hands them over.
+    pub(super) fn from_parts(
+        widths: Widths,
+        members: usize,
+        final_state: Vec<f64>,
+        trajectory: Vec<f64>,
+        channels: Vec<Vec<f64>>,
+        totals: Vec<f64>,
+        nonfinite_step: Vec<Option<u64>>,
+    ) -> Self {
+        ResultBlock {
+            widths,
+            members,
+            final_state,
+            trajectory,
+            channels,
+            totals,
+            nonfinite_step,
         }
     }
 
@@ -242,13 +264,13 @@ fn member_slice_mut(values: &mut [f64], width: usize, i: usize) -> &mut [f64] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::plan::Channel;
 
     /// A record spec of width 2 with a trajectory, an energy-like channel of 3 values per
     /// record and one sampled at t = 0 as well, and two totals.
-    fn spec() -> RecordSpec {
+    pub(in crate::plan) fn spec() -> RecordSpec {
         RecordSpec {
             state_width: 2,
             trajectory: true,
@@ -272,7 +294,7 @@ mod tests {
     }
 
     /// Member `i` of `spec()` over `records` record points, every value distinct.
-    fn member(i: usize, records: usize) -> MemberResult {
+    pub(in crate::plan) fn member(i: usize, records: usize) -> MemberResult {
         let value = |k: usize| (1000 * i + k) as f64;
         MemberResult {
             final_state: (0..2).map(value).collect(),

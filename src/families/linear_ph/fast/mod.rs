@@ -43,7 +43,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
-use crate::plan::{Recording, ResultBlock};
+use crate::plan::{Recording, ResultBlock, ResultWriter};
 use block_operators::BlockOperators;
 pub use block_operators::SharedOperators;
 pub use chunk_operators::ChunkOperators;
@@ -191,7 +191,7 @@ pub struct FastBlock {
     recorded: usize,
     groups: Vec<Group>,
     /// The members' results, written in place at the record points and the end.
-    results: ResultBlock,
+    results: ResultWriter,
 }
 
 impl FastBlock {
@@ -238,10 +238,10 @@ impl FastBlock {
             (Arc::new(entries), sources.len())
         };
         let operators = &operators;
-        let mut results = ResultBlock::zeroed(plan.record_spec(), plan.grid.records(), count);
+        let mut results = ResultWriter::new(plan.record_spec(), plan.grid.records(), count);
         if recording.trajectory {
             for i in 0..count {
-                results.trajectory_mut(i)[..n].copy_from_slice(operators.x0(i));
+                results.trajectory(i, operators.x0(i).iter().copied());
             }
         }
         let groups = (0..groups)
@@ -347,21 +347,16 @@ impl FastBlock {
         let results = &mut self.results;
         for i in 0..self.members {
             let (group, l) = (&self.groups[i / LANES], i % LANES);
-            for (value, x) in results.final_state_mut(i).iter_mut().zip(&group.x) {
-                *value = x[l];
-            }
+            results.final_state(i, group.x.iter().map(|x| x[l]));
             if energy {
                 let sums = &group.sums;
-                let totals = results.totals_mut(i);
-                for (c, value) in totals[..4].iter_mut().enumerate() {
-                    *value = sums.totals[c][l] + sums.totals_comp[c][l];
-                }
-                totals[4] = sums.max_residual[l];
+                let totals = (0..4).map(|c| sums.totals[c][l] + sums.totals_comp[c][l]);
+                results.totals(i, totals.chain([sums.max_residual[l]]));
             }
             results.nonfinite_step[i] = (group.status[l] != 0).then_some(group.status[l]);
         }
         debug_assert_eq!(self.results.len(), self.members);
-        self.results
+        self.results.finish()
     }
 }
 

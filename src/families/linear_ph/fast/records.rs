@@ -77,7 +77,7 @@ impl FastBlock {
     /// to every member's results.
     pub(super) fn write_records(&mut self, count: usize) {
         let recording = self.shape.recording;
-        let (n, width, first) = (self.shape.states, self.shape.record_width(), self.recorded);
+        let (n, width) = (self.shape.states, self.shape.record_width());
         self.recorded += count;
         if count == 0 || width == 0 {
             return;
@@ -92,36 +92,19 @@ impl FastBlock {
             let rows = || group.records.chunks_exact(width).take(count);
             for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
                 let i = g * LANES + l;
-                // Values `at..at + w` of each row, lane l, to `out` (w per row).
-                let copy = |out: &mut [f64], at: usize, w: usize| {
-                    if w == 0 {
-                        return;
-                    }
-                    for (out, row) in out.chunks_exact_mut(w).zip(rows()) {
-                        for (value, lanes) in out.iter_mut().zip(&row[at..at + w]) {
-                            *value = lanes[l];
-                        }
-                    }
+                // Values `at..at + w` of each row, lane l, one row after another.
+                let lane = |at: usize, w: usize| {
+                    rows().flat_map(move |row| row[at..at + w].iter().map(move |lanes| lanes[l]))
                 };
                 if recording.trajectory {
-                    // Sample 0 is x0.
-                    copy(
-                        &mut results.trajectory_mut(i)[(first + 1) * n..(first + 1 + count) * n],
-                        0,
-                        n,
-                    );
+                    // Sample 0 (x0) is already written.
+                    results.trajectory(i, lane(0, n));
                 }
                 if recording.energy {
-                    copy(
-                        &mut results.channel_mut(0, i)[first * 4..(first + count) * 4],
-                        energies_at,
-                        4,
-                    );
+                    results.channel(0, i, lane(energies_at, 4));
                 }
                 if recording.outputs {
-                    let w = self.shape.inputs;
-                    let outputs = &mut results.channel_mut(outputs_channel, i);
-                    copy(&mut outputs[first * w..(first + count) * w], outputs_at, w);
+                    results.channel(outputs_channel, i, lane(outputs_at, self.shape.inputs));
                 }
             }
         }
