@@ -1,13 +1,13 @@
 //! A [`ResultBlock`] that an engine writes in place without zeroing it first: each member's
 //! values of each quantity are appended in order (member i's trajectory sample after
 //! sample, its channel rows record point after record point), into buffers that are never
-//! initialised otherwise. Zeroing results that are then overwritten in full costs a pass
-//! over them as long as a fast step's recording (32 MB for the outputs of 10⁴ members over
-//! 200 steps), and its page faults and cache misses land in the set-up.
+//! initialised otherwise. Zeroing results that are then overwritten in full is a second
+//! pass over memory as large as the recording (32 MB for the outputs of 10⁴ members over
+//! 200 steps), whose lines are evicted again before the engine writes them.
 //!
-//! Every quantity keeps a count of the values appended to each member; [`ResultWriter::finish`]
-//! hands the block over only when every member's count has reached its width, so a value
-//! that was never written can never be read.
+//! Every quantity keeps a count of the values appended to each member;
+//! [`ResultWriter::finish`] hands the block over only when every member's count has reached
+//! its width, so a value that was never written can never be read.
 
 use std::mem::MaybeUninit;
 
@@ -54,6 +54,40 @@ impl Filling {
             self.width
         );
         self.filled[i] = filled + written;
+    }
+
+    /// Appends `rows` rows of `w` values to member i's, value(r, c) for row r, column c:
+    /// [`Filling::append`] for a row-major grid, in plain loops.
+    ///
+    /// # Panics
+    /// As [`Filling::append`].
+    #[inline]
+    fn append_rows(
+        &mut self,
+        i: usize,
+        rows: usize,
+        w: usize,
+        mut value: impl FnMut(usize, usize) -> f64,
+    ) {
+        let (filled, count) = (self.filled[i], rows * w);
+        assert!(
+            filled + count <= self.width,
+            "member {i} given more than its {} values",
+            self.width
+        );
+        if count == 0 {
+            return;
+        }
+        let start = i * self.width + filled;
+        for (r, row) in self.values[start..start + count]
+            .chunks_exact_mut(w)
+            .enumerate()
+        {
+            for (c, slot) in row.iter_mut().enumerate() {
+                slot.write(value(r, c));
+            }
+        }
+        self.filled[i] = filled + count;
     }
 
     /// The values, every one of them written.
@@ -135,6 +169,33 @@ impl ResultWriter {
         self.channels[c].append(i, values);
     }
 
+    /// Appends `rows` samples of `w` values to member i's trajectory, value(r, c) for
+    /// sample r, column c (`w` the state's width).
+    #[inline]
+    pub fn trajectory_rows(
+        &mut self,
+        i: usize,
+        rows: usize,
+        w: usize,
+        value: impl FnMut(usize, usize) -> f64,
+    ) {
+        self.trajectory.append_rows(i, rows, w, value);
+    }
+
+    /// Appends `rows` rows of `w` values to member i's channel c, value(r, k) for row r,
+    /// column k (`w` the channel's width).
+    #[inline]
+    pub fn channel_rows(
+        &mut self,
+        c: usize,
+        i: usize,
+        rows: usize,
+        w: usize,
+        value: impl FnMut(usize, usize) -> f64,
+    ) {
+        self.channels[c].append_rows(i, rows, w, value);
+    }
+
     /// Appends `values` to member i's totals.
     #[inline]
     pub fn totals(&mut self, i: usize, values: impl IntoIterator<Item = f64>) {
@@ -175,14 +236,17 @@ mod tests {
         assert_eq!(writer.len(), 4);
         for (i, m) in members.iter().enumerate().rev() {
             writer.final_state(i, m.final_state.iter().copied());
-            // A sample, then the rest.
+            // A sample, then the rest as rows.
             writer.trajectory(i, m.trajectory[..2].iter().copied());
-            writer.trajectory(i, m.trajectory[2..].iter().copied());
-            for (c, values) in m.channels.iter().enumerate() {
-                for value in values {
-                    writer.channel(c, i, [*value]);
-                }
+            let samples = &m.trajectory[2..];
+            writer.trajectory_rows(i, records, 2, |r, c| samples[2 * r + c]);
+            // Channel 0 a value at a time, channel 1 as a grid of rows.
+            for value in &m.channels[0] {
+                writer.channel(0, i, [*value]);
             }
+            let hamiltonian = &m.channels[1];
+            writer.channel_rows(1, i, 1, 1, |_, _| hamiltonian[0]);
+            writer.channel_rows(1, i, 3, 1, |r, _| hamiltonian[1 + r]);
             writer.totals(i, m.totals.iter().copied());
             writer.nonfinite_step[i] = m.nonfinite_step;
         }
@@ -214,5 +278,13 @@ mod tests {
     fn a_member_cannot_overflow_into_the_next() {
         let mut writer = ResultWriter::new(&spec(), 3, 2);
         writer.final_state(0, [1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "member 0 given more than its 4 values")]
+    fn rows_cannot_overflow_into_the_next_member() {
+        let mut writer = ResultWriter::new(&spec(), 3, 2);
+        writer.channel_rows(1, 0, 2, 1, |_, _| 1.0);
+        writer.channel_rows(1, 0, 3, 1, |_, _| 1.0);
     }
 }

@@ -89,22 +89,21 @@ impl FastBlock {
         let outputs_channel = usize::from(recording.energy);
         let results = &mut self.results;
         for (g, group) in self.groups.iter().enumerate() {
-            let rows = || group.records.chunks_exact(width).take(count);
-            for l in 0..LANES.min(self.members.saturating_sub(g * LANES)) {
-                let i = g * LANES + l;
-                // Values `at..at + w` of each row, lane l, one row after another.
-                let lane = |at: usize, w: usize| {
-                    rows().flat_map(move |row| row[at..at + w].iter().map(move |lanes| lanes[l]))
-                };
+            let rows = &group.records;
+            let members = g * LANES..((g + 1) * LANES).min(self.members);
+            for (l, i) in members.enumerate() {
+                // Lane l of value `at + c` of row r.
+                let lane = |at: usize| move |r: usize, c: usize| rows[r * width + at + c][l];
                 if recording.trajectory {
                     // Sample 0 (x0) is already written.
-                    results.trajectory(i, lane(0, n));
+                    results.trajectory_rows(i, count, n, lane(0));
                 }
                 if recording.energy {
-                    results.channel(0, i, lane(energies_at, 4));
+                    results.channel_rows(0, i, count, 4, lane(energies_at));
                 }
                 if recording.outputs {
-                    results.channel(outputs_channel, i, lane(outputs_at, self.shape.inputs));
+                    let w = self.shape.inputs;
+                    results.channel_rows(outputs_channel, i, count, w, lane(outputs_at));
                 }
             }
         }
