@@ -163,12 +163,6 @@ impl ResultWriter {
         self.trajectory.append(i, values);
     }
 
-    /// Appends `values` (rows, the first record first) to member i's channel c.
-    #[inline]
-    pub fn channel(&mut self, c: usize, i: usize, values: impl IntoIterator<Item = f64>) {
-        self.channels[c].append(i, values);
-    }
-
     /// Appends `rows` samples of `w` values to member i's trajectory, value(r, c) for
     /// sample r, column c (`w` the state's width).
     #[inline]
@@ -240,9 +234,9 @@ mod tests {
             writer.trajectory(i, m.trajectory[..2].iter().copied());
             let samples = &m.trajectory[2..];
             writer.trajectory_rows(i, records, 2, |r, c| samples[2 * r + c]);
-            // Channel 0 a value at a time, channel 1 as a grid of rows.
-            for value in &m.channels[0] {
-                writer.channel(0, i, [*value]);
+            // Channel 0 a row of 3 at a time, channel 1 in grids of rows.
+            for row in m.channels[0].chunks_exact(3) {
+                writer.channel_rows(0, i, 1, 3, |_, c| row[c]);
             }
             let hamiltonian = &m.channels[1];
             writer.channel_rows(1, i, 1, 1, |_, _| hamiltonian[0]);
@@ -266,7 +260,7 @@ mod tests {
             let samples = if i == 1 { 2 } else { m.trajectory.len() };
             writer.trajectory(i, m.trajectory[..samples].iter().copied());
             for (c, values) in m.channels.iter().enumerate() {
-                writer.channel(c, i, values.iter().copied());
+                writer.channel_rows(c, i, values.len(), 1, |r, _| values[r]);
             }
             writer.totals(i, m.totals.iter().copied());
         }
