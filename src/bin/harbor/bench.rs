@@ -128,7 +128,7 @@ pub fn bench(
         rows.push(with_machine(&row, &load, other_work));
     }
     say!(
-        "member-st/s: member-steps per second of the integration alone (CPU: operators built beforehand; GPU: kernel time); end-to-end adds the set-up (and uploads, read-backs); setup: its share of the end-to-end time; simulate: the CPU path as harbor simulate runs it, files and statistics written (end to end); vs cpu: against the fast CPU engine; flop/st: operations per member-step counted from the step; B/st and GB/s: bytes the kernel moves from GPU global memory (its own count); CPU figures of runs shorter than a quarter second: medians of repeated runs"
+        "member-st/s: member-steps per second of the integration alone (CPU: operators built beforehand; GPU: kernel time); end-to-end adds the set-up (and uploads, read-backs); setup: its share of the end-to-end time; simulate: the CPU path as harbor simulate runs it, files and statistics written (end to end); vs cpu: against the fast CPU engine; flop/st: operations per member-step counted from the GPU kernel's step (every row's GFLOP/s at that count); B/st and GB/s: bytes the kernel moves from GPU global memory (its own count); CPU figures of runs shorter than a quarter second: medians of repeated runs"
     );
     if let Some(path) = json_path {
         let text = serde_json::to_string_pretty(&rows).expect("rows serialise");

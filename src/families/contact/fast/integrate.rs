@@ -165,6 +165,10 @@ pub fn integrate<S: Simd, const N: usize>(
         }
         for first in (0..groups).step_by(chunk) {
             let chunk = first..(first + chunk).min(groups);
+            // The potential held is the last chunk's; this chunk's own values from its
+            // last tile are still in their slots, but a chunk starts from nothing held, so
+            // what is reused never depends on the order chunks and blocks run in.
+            work.forget_potential();
             for k in tile.clone() {
                 let i = k - tile.start;
                 let at = &table[i * points..(i + 1) * points];

@@ -14,6 +14,15 @@
 //!   H(t, x, p, z) = (A(p) + B(t, x)) + C(t) z
 //! ```
 //!
+//! B is a function of (t, x) alone, so (B, ∇B) at the end of one base step are the next
+//! one's at its start whenever both sample the same time and nothing moved x in between
+//! (φ_C and φ_B leave x alone): at the endpoints sampling, a Strang step's closing half and
+//! the next step's opening half, the ends of consecutive Herglotz steps, and H at a record
+//! point. The scratch remembers the time at which it holds them for the chunk's current x
+//! and evaluates B only when that is not the time asked for, so a step of S(τ) evaluates
+//! it once instead of twice; the values reused are the values that would have been
+//! computed, bit for bit.
+//!
 //! Each flow runs on a range of the block's groups (a chunk), one operation after the other
 //! over every group of the chunk: the groups' dependency chains are independent, so the
 //! out-of-order core overlaps them, and what a flow decides once (the terms' kinds, the
@@ -83,15 +92,18 @@ pub struct FlowScratch {
     row: LaneVec,
     /// w of the Herglotz step.
     w: LaneVec,
-    /// B(t, x) per group; B(t_k, x) of the Herglotz step.
+    /// B(t, x) per group.
     value: LaneVec,
-    /// B(t_{k+1}, x) of the Herglotz step.
-    value_end: LaneVec,
+    /// B(t_k, x) of the Herglotz step, kept while `value` takes B(t_{k+1}, x).
+    value_start: LaneVec,
     /// 1 − c, 1 + c and wᵀ P w of the Herglotz step per group.
     keep: LaneVec,
     scale: LaneVec,
     wpw: LaneVec,
     potential: PotentialScratch,
+    /// The bits of the time t at which `gradient` and `value` hold ∇B(t, x) and B(t, x) of
+    /// the chunk's current x; `None` once x has moved or another chunk is stepped.
+    potential_time: Option<u64>,
 }
 
 impl FlowScratch {
@@ -104,13 +116,47 @@ impl FlowScratch {
             row: vector.clone(),
             w: vector,
             value: scalar.clone(),
-            value_end: scalar.clone(),
+            value_start: scalar.clone(),
             keep: scalar.clone(),
             scale: scalar.clone(),
             wpw: scalar,
             potential: PotentialScratch::new(n, groups),
+            potential_time: None,
         }
     }
+
+    /// Forgets the potential held: the next evaluation asked for is computed (a chunk of
+    /// other groups is about to be stepped).
+    pub fn forget_potential(&mut self) {
+        self.potential_time = None;
+    }
+}
+
+/// ∇B(t, x) and B(t, x) of `groups` at the time of `at` into `work`'s gradient and value,
+/// unless they hold them already for this x (`FlowScratch::potential_time`).
+#[inline(always)]
+fn evaluate_potential<S: Simd, const N: usize>(
+    simd: S,
+    system: &LaneSystem,
+    groups: Range<usize>,
+    at: &TimeValues,
+    x: &[Lanes],
+    work: &mut FlowScratch,
+) {
+    let time = at.t.to_bits();
+    if work.potential_time == Some(time) {
+        return;
+    }
+    system.potential::<S, N>(
+        simd,
+        groups,
+        at,
+        x,
+        &mut work.gradient,
+        &mut work.value,
+        &mut work.potential,
+    );
+    work.potential_time = Some(time);
 }
 
 /// The n values of group `g`.
@@ -131,6 +177,7 @@ pub fn flow_a<S: Simd, const N: usize>(
 ) {
     let n = dim::<N>(system.n);
     let t = simd.splat(tau);
+    work.potential_time = None;
     for g in groups {
         let (x, p, row) = (
             &mut y.x[span(n, g)],
@@ -162,15 +209,7 @@ pub fn flow_b<S: Simd, const N: usize>(
     work: &mut FlowScratch,
 ) {
     let n = dim::<N>(system.n);
-    system.potential::<S, N>(
-        simd,
-        groups.clone(),
-        at,
-        &y.x,
-        &mut work.gradient,
-        &mut work.value,
-        &mut work.potential,
-    );
+    evaluate_potential::<S, N>(simd, system, groups.clone(), at, &y.x, work);
     let t = simd.splat(tau);
     for g in groups {
         for (p, grad) in y.p[span(n, g)].iter_mut().zip(&work.gradient[span(n, g)]) {
@@ -259,16 +298,10 @@ pub fn herglotz<S: Simd, const N: usize>(
         work.scale[g] = c.map(|c| 1.0 + c);
     }
     let (half_tau, t) = (simd.splat(0.5 * tau), simd.splat(tau));
-    system.potential::<S, N>(
-        simd,
-        groups.clone(),
-        at[0],
-        &y.x,
-        &mut work.gradient,
-        &mut work.value,
-        &mut work.potential,
-    );
+    evaluate_potential::<S, N>(simd, system, groups.clone(), at[0], &y.x, work);
+    work.potential_time = None;
     for g in groups.clone() {
+        work.value_start[g] = work.value[g];
         let keep = simd.load(&work.keep[g]);
         let (w, p, gradient) = (
             &mut work.w[span(n, g)],
@@ -294,15 +327,7 @@ pub fn herglotz<S: Simd, const N: usize>(
         }
         simd.store(&mut work.wpw[g], wpw);
     }
-    system.potential::<S, N>(
-        simd,
-        groups.clone(),
-        at[2],
-        &y.x,
-        &mut work.gradient,
-        &mut work.value_end,
-        &mut work.potential,
-    );
+    evaluate_potential::<S, N>(simd, system, groups.clone(), at[2], &y.x, work);
     for g in groups {
         let one_plus_c = &work.scale[g];
         let (p, w, gradient) = (
@@ -319,8 +344,8 @@ pub fn herglotz<S: Simd, const N: usize>(
         let (one_minus_c, wpw, b0, b1) = (
             &work.keep[g],
             &work.wpw[g],
+            &work.value_start[g],
             &work.value[g],
-            &work.value_end[g],
         );
         let z = &y.z[g];
         y.z[g] = std::array::from_fn(|l| {
@@ -343,15 +368,7 @@ pub fn hamiltonian<S: Simd, const N: usize>(
     energy: &mut [Lanes],
 ) {
     let n = dim::<N>(system.n);
-    system.potential::<S, N>(
-        simd,
-        groups.clone(),
-        at,
-        &y.x,
-        &mut work.gradient,
-        &mut work.value,
-        &mut work.potential,
-    );
+    evaluate_potential::<S, N>(simd, system, groups.clone(), at, &y.x, work);
     for g in groups {
         let (p, row) = (&y.p[span(n, g)], &mut work.row[span(n, g)]);
         product(simd, &system.kinetic, n, p, row);

@@ -22,6 +22,10 @@
 //!   B(t, x), ∇ₓB(t, x), C(t) = α c(t)                               per lane (lane_system.rs)
 //! ```
 //!
+//! B(t, x) and ∇ₓB(t, x) are evaluated only where they are not already held for the same
+//! t and x: a Strang step at the endpoints sampling closes at the time the next one opens,
+//! with x unchanged by the φ_C and φ_B between, so it evaluates them once, not twice.
+//!
 //! Expression terms go through their tape over all lanes ([`crate::expr::Tape::eval_lanes_inline`],
 //! equal to [`crate::expr::Tape::eval`] to the last bit); transcendental functions are
 //! std's, as in the reference; with constant damping the factors e^{−α γ_i h/2} are computed
