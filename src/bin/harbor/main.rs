@@ -28,6 +28,7 @@ macro_rules! say_inline {
     };
 }
 
+mod allocator;
 mod bench;
 mod device_args;
 mod environment;
@@ -427,6 +428,7 @@ const OUT_HELP: &str = "Output directory: a new path, an empty directory or an e
 const STUDY_OUT_HELP: &str = "Output directory for the study's files: a new path, an empty directory or an earlier harbor output, replaced only when the study succeeds (anything else there is refused, never replaced)";
 
 fn main() -> ExitCode {
+    allocator::keep_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
