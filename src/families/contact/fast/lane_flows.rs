@@ -177,6 +177,7 @@ pub fn flow_a<S: Simd, const N: usize>(
 ) {
     let n = dim::<N>(system.n);
     let t = simd.splat(tau);
+    // x moves: the potential held is no longer this x's.
     work.potential_time = None;
     for g in groups {
         let (x, p, row) = (
@@ -299,6 +300,7 @@ pub fn herglotz<S: Simd, const N: usize>(
     }
     let (half_tau, t) = (simd.splat(0.5 * tau), simd.splat(tau));
     evaluate_potential::<S, N>(simd, system, groups.clone(), at[0], &y.x, work);
+    // x moves below: the potential held is no longer this x's.
     work.potential_time = None;
     for g in groups.clone() {
         work.value_start[g] = work.value[g];
