@@ -478,24 +478,51 @@ amplitude = { kind = "perturb", sigma = 0.1 }
 }
 
 /// A block drawn from the plan with members that fail their checks (a Kepler γ ≤ 0 drawn,
-/// an initial energy that overflows) reports the first failing member's error, word for
-/// word as [`ContactPlan::member`] gives it, and blocks before it are laid out.
+/// an initial energy that overflows, both in one block) reports the first failing member's
+/// error, word for word as [`ContactPlan::member`] gives it, at every level (an overflowing
+/// H(0) is found by the engine's first evaluation), and blocks before it run.
 #[test]
 fn a_drawn_block_reports_its_first_failing_members_error() {
     let kepler_system = kepler_system("");
+    // (system, draws, whether the first member to fail must fail on H(0) alone, with a
+    // later member failing another check: the block's draws stop at the later one, and
+    // the earlier one's error, found only by the engine's first evaluation, still comes
+    // first).
     let cases = [
         (
             kepler_system.as_str(),
             r#"gamma = { kind = "uniform", low = -1.0, high = 3.0 }"#,
+            false,
         ),
         // |x| > 1.6e77 overflows β x⁴/4: about one member in nine.
-        (EVERY_TERM, r#"x0 = { kind = "perturb", sigma = 1e77 }"#),
+        (
+            EVERY_TERM,
+            r#"x0 = { kind = "perturb", sigma = 1e77 }"#,
+            false,
+        ),
+        // |p_i| > 1.9e154 overflows ½|p|², γ ≤ 0 is refused.
+        (
+            kepler_system.as_str(),
+            "gamma = { kind = \"uniform\", low = -1.0, high = 3.0 }\n\
+             p0 = { kind = \"perturb\", sigma = 1e154 }",
+            true,
+        ),
     ];
-    for (system, draws) in cases {
+    let overflows = |error: &harbor::Error| error.to_string().contains("is not finite");
+    for (system, draws, mixed) in cases {
         // The first seed whose member 0 passes (a plan checks it) and another fails.
-        let plan = (1..100)
+        let plan = (1..1000)
             .filter_map(|seed| drawn_plan(system, seed, draws).ok())
-            .find(|plan| (1..plan.member_count()).any(|i| plan.member(i).is_err()))
+            .find(|plan| {
+                let errors: Vec<_> = (1..plan.member_count())
+                    .filter_map(|i| plan.member(i).err())
+                    .collect();
+                match (errors.first(), mixed) {
+                    (None, _) => false,
+                    (Some(_), false) => true,
+                    (Some(first), true) => overflows(first) && errors.iter().any(|e| !overflows(e)),
+                }
+            })
             .expect("a seed with members that pass and fail");
         let plan = &plan;
         let count = plan.member_count();
@@ -507,12 +534,18 @@ fn a_drawn_block_reports_its_first_failing_members_error() {
             expected.contains(&format!("ensemble member {first_bad}")),
             "{expected}"
         );
-        let Err(error) = plan.fast_block_range(0..count) else {
-            panic!("the block fails");
-        };
-        assert_eq!(error.to_string(), expected);
-        if first_bad > 0 {
-            assert!(plan.fast_block_range(0..first_bad).is_ok());
+        for level in levels() {
+            let run = |members: std::ops::Range<usize>| {
+                let block = plan.fast_block_range(members)?;
+                plan.run_fast_block(block, level)
+            };
+            let Err(error) = run(0..count) else {
+                panic!("the block fails");
+            };
+            assert_eq!(error.to_string(), expected, "{level:?}");
+            if first_bad > 0 {
+                assert!(run(0..first_bad).is_ok());
+            }
         }
         let error = Backend::Cpu(CpuPath::Fast).run(plan).err();
         let error = error.expect("the run fails").to_string();

@@ -39,6 +39,21 @@ impl ContactMember {
         p0: &DVector<f64>,
         z0: f64,
     ) -> Result<f64> {
+        Self::check_state(prefix, system, x0, p0, z0)?;
+        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
+        Self::check_energy(prefix, energy)?;
+        Ok(energy)
+    }
+
+    /// The checks of [`ContactMember::check`] but the last, a finite H(0, x0, p0, z0):
+    /// lengths, finiteness and the domain of every term at the start.
+    pub fn check_state(
+        prefix: &str,
+        system: &ContactSystem,
+        x0: &DVector<f64>,
+        p0: &DVector<f64>,
+        z0: f64,
+    ) -> Result<()> {
         let n = system.dof();
         for (name, v) in [("x0", &x0), ("p0", &p0)] {
             if v.len() != n {
@@ -82,16 +97,20 @@ impl ContactMember {
                 ));
             }
         }
-        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
-        if !energy.is_finite() {
-            return Err(Error::invalid(
-                format!("{prefix}.x0"),
-                format!(
-                    "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
-                ),
-            ));
+        Ok(())
+    }
+
+    /// The last check of [`ContactMember::check`]: H(0, x0, p0, z0) = `energy` is finite.
+    pub fn check_energy(prefix: &str, energy: f64) -> Result<()> {
+        if energy.is_finite() {
+            return Ok(());
         }
-        Ok(energy)
+        Err(Error::invalid(
+            format!("{prefix}.x0"),
+            format!(
+                "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
+            ),
+        ))
     }
 
     /// H(0, x0, p0, z0).

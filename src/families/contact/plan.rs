@@ -555,33 +555,31 @@ impl ContactPlan {
     }
 
     /// Member `index`'s draws, written into `member` (of the nominal's terms and n: every
-    /// value a draw changes is written) from `rng` (member `index`'s stream), and its
-    /// H(0, x0, p0, z0) when it passes [`ContactPlan::member`]'s checks; else
-    /// [`ContactPlan::member`]'s error. The draws and values of [`ContactPlan::member`],
-    /// with nothing allocated.
-    pub fn member_into(
+    /// value a draw changes is written) from `rng` (member `index`'s stream), when they pass
+    /// [`ContactPlan::member`]'s checks but the last, a finite H(0, x0, p0, z0) (which the
+    /// fast engine evaluates over a block's lanes, see [`ContactMember::check_energy`]);
+    /// else [`ContactPlan::member`]'s error. The draws and values of
+    /// [`ContactPlan::member`], with nothing allocated.
+    pub fn draw_into(
         &self,
         index: usize,
         rng: &mut impl Rng,
         member: &mut ContactMember,
-    ) -> Result<f64> {
+    ) -> Result<()> {
         let Some(spec) = &self.ensemble else {
             *member = self.nominal.clone();
-            return Ok(member.initial_energy());
+            return Ok(());
         };
         draw(spec, rng, &self.nominal, member);
         // The checks with no field names (formatted only for an error); an error is
         // `member`'s own, with its names.
         let checked = member.system.check_drawn("").and_then(|()| {
-            ContactMember::check("", &member.system, &member.x0, &member.p0, member.z0)
+            ContactMember::check_state("", &member.system, &member.x0, &member.p0, member.z0)
         });
-        match checked {
-            Ok(energy) => Ok(energy),
-            Err(_) => {
-                *member = self.member(index)?;
-                Ok(member.initial_energy())
-            }
+        if checked.is_err() {
+            *member = self.member(index)?;
         }
+        Ok(())
     }
 
     /// Random words a member's draws take, but for the ziggurat's rejections: one normal

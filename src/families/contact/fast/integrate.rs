@@ -61,10 +61,13 @@ thread_local! {
     static WORKSPACE: Cell<Option<Box<Workspace>>> = const { Cell::new(None) };
 }
 
-/// Members laid out in groups of lanes, with their results' first sample (the state and
-/// H at t = 0 of each, its other values 0 until integrated).
+/// Members laid out in groups of lanes, with their results' first state (y0 of each, its
+/// other values 0 until integrated).
 #[derive(Debug, Clone)]
 pub struct LaneBlock {
+    /// The plan's index of the first member, where the members were drawn straight from
+    /// the plan (`None`: built by [`ContactPlan::member`], H(0) already checked finite).
+    pub first: Option<usize>,
     /// Members; lanes past them repeat the first member and are dropped.
     pub members: usize,
     pub system: LaneSystem,
@@ -80,10 +83,19 @@ fn chunk_groups(n: usize, groups: usize) -> usize {
     (CHUNK_BYTES / per_group).clamp(1, groups.max(1))
 }
 
-/// Integrates `block` through `grid` by `schedule` and returns its members' results: the
-/// state and H at each record point (row r of the trajectory and of the `hamiltonian`
-/// channel after the t = 0 sample), the final state, H at the start and at the last record
-/// point as totals, and the non-finite step.
+/// A member of a block whose H(0, x0, p0, z0) = `energy` is not finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NonfiniteStart {
+    /// Its place in the block.
+    pub member: usize,
+    pub energy: f64,
+}
+
+/// Integrates `block` through `grid` by `schedule` and returns its members' results: H at
+/// t = 0 (row 0 of the `hamiltonian` channel), the state and H at each record point (row r
+/// of the trajectory and of the `hamiltonian` channel), the final state, H at the start and
+/// at the last record point as totals, and the non-finite step; or the first member whose
+/// H at t = 0 is not finite, before any step.
 ///
 /// Steps go in tiles of `TILE_STEPS`: the time functions of a tile's steps (and of its
 /// record points) once for the block, then each chunk of groups through the tile's steps,
@@ -94,8 +106,9 @@ pub fn integrate<S: Simd, const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> ResultBlock {
+) -> Result<ResultBlock, NonfiniteStart> {
     let LaneBlock {
+        first: _,
         members,
         system,
         mut states,
@@ -140,7 +153,20 @@ pub fn integrate<S: Simd, const N: usize>(
     recording.resize(tile_steps, false);
     at_record.resize(tile_steps, TimeValues::default());
     let width = 2 * n + 1;
-    let mut last: Vec<f64> = (0..members).map(|i| results.channel(0, i)[0]).collect();
+    // H(0, y0), the `hamiltonian` channel's first value: the last of `ContactPlan::member`'s
+    // checks, that it be finite, made here over the lanes.
+    let mut start = TimeValues::default();
+    system.time.at(0.0, &mut start);
+    hamiltonian::<S, N>(simd, &system, 0..groups, &start, &states, work, energy);
+    let mut last: Vec<f64> = (0..members).map(|m| energy[m / LANES][m % LANES]).collect();
+    if let Some(member) = last.iter().position(|e| !e.is_finite()) {
+        let energy = last[member];
+        WORKSPACE.set(Some(space));
+        return Err(NonfiniteStart { member, energy });
+    }
+    for (m, &energy) in last.iter().enumerate() {
+        results.channel_mut(0, m)[0] = energy;
+    }
     let mut record_points = grid.record_points().into_iter().peekable();
     // Row of each of a tile's steps that records (1 for the first record point).
     let mut rows = vec![0; tile_steps];
@@ -211,7 +237,7 @@ pub fn integrate<S: Simd, const N: usize>(
         results.totals_mut(m).copy_from_slice(&[start, last]);
     }
     WORKSPACE.set(Some(space));
-    results
+    Ok(results)
 }
 
 /// Flags step k + 1 in `nonfinite` (one entry per member) for the members of `groups` (of

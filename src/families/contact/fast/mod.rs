@@ -56,13 +56,13 @@ use std::ops::Range;
 
 use super::model::ContactMember;
 use super::plan::ContactPlan;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels::family::{Family, FastEngine};
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
 use crate::kernels::lanes::{Portable, SimdLevel};
 use crate::plan::{ResultBlock, StepGrid};
-use integrate::{LaneBlock, integrate};
+use integrate::{LaneBlock, NonfiniteStart, integrate};
 pub use schedule::{BaseStep, Schedule};
 
 /// Consecutive members prepared for the fast engine.
@@ -95,8 +95,8 @@ impl ContactPlan {
         }
         let schedule = Schedule::of(self.method());
         let grid = self.grid();
-        let n = block.system.n;
-        Ok(match level {
+        let (n, first) = (block.system.n, block.first);
+        let integrated = match level {
             #[cfg(target_arch = "x86_64")]
             SimdLevel::Avx512 if Avx512::new().is_some() => {
                 let simd = Avx512::new().expect("checked just above");
@@ -128,6 +128,21 @@ impl ContactPlan {
                 }
             }
             _ => integrate::<_, 0>(Portable, block, &schedule, grid),
+        };
+        integrated.map_err(|start| self.nonfinite_start_error(first, start))
+    }
+
+    /// [`ContactPlan::member`]'s error for the block member whose H(0, x0, p0, z0) is not
+    /// finite, the block's first member being the plan's member `first` (`None` only for
+    /// members built by [`ContactPlan::member`], which checked it already).
+    fn nonfinite_start_error(&self, first: Option<usize>, start: NonfiniteStart) -> Error {
+        let checked = first.and_then(|first| self.member(first + start.member).err());
+        checked.unwrap_or_else(|| {
+            let prefix = format!("member {} of a block: system", start.member);
+            match ContactMember::check_energy(&prefix, start.energy) {
+                Err(error) => error,
+                Ok(()) => Error::invalid(prefix, "H(0, x0, p0, z0) is not finite"),
+            }
         })
     }
 }
@@ -142,7 +157,7 @@ fn integrate_avx512<const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> ResultBlock {
+) -> std::result::Result<ResultBlock, NonfiniteStart> {
     integrate::<_, N>(simd, block, schedule, grid)
 }
 
@@ -155,7 +170,7 @@ fn integrate_avx2<const N: usize>(
     block: LaneBlock,
     schedule: &Schedule,
     grid: &StepGrid,
-) -> ResultBlock {
+) -> std::result::Result<ResultBlock, NonfiniteStart> {
     integrate::<_, N>(simd, block, schedule, grid)
 }
 

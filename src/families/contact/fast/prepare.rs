@@ -1,12 +1,14 @@
 //! A block's members laid out for the fast engine: their systems' coefficients and initial
-//! states lane by lane ([`LaneSystem`], [`GroupStates`]) and their results' first sample,
-//! the state y0 = [x0; p0; z0] and H(0, y0), written in place in the block's results.
+//! states lane by lane ([`LaneSystem`], [`GroupStates`]) and their results' first state
+//! y0 = [x0; p0; z0], written in place in the block's results (H(0, y0), the first value
+//! of the `hamiltonian` channel, is the engine's first evaluation over the lanes).
 //!
 //! From members already built ([`ContactPlan::fast_block`]), or straight from the plan
 //! ([`ContactPlan::fast_block_range`]): each member drawn from its stream (the block's
 //! streams computed side by side, [`MemberStreams`]) into one member reused for the whole
-//! block, checked as [`ContactPlan::member`] checks it, and written to its lane, with nothing
-//! allocated per member. Both give the same block, bit for bit.
+//! block, checked as [`ContactPlan::member`] checks it but for a finite H(0, y0) (which the
+//! engine checks), and written to its lane, with nothing allocated per member. Both give
+//! the same block, bit for bit.
 
 use std::ops::Range;
 
@@ -52,11 +54,12 @@ impl ContactPlan {
                 let member = &members[if i < members.len() { i } else { 0 }];
                 states.set_lane(g, l, member.x0.as_slice(), member.p0.as_slice(), member.z0);
                 if i < members.len() {
-                    self.write_start(&mut results, i, member, member.initial_energy());
+                    self.write_start(&mut results, i, member);
                 }
             }
         }
         ContactBlock::Lanes(Box::new(LaneBlock {
+            first: None,
             members: members.len(),
             system,
             states,
@@ -65,9 +68,9 @@ impl ContactPlan {
     }
 
     /// The block of the plan's members `members` (consecutive), drawn and checked as
-    /// [`ContactPlan::member`] draws and checks them, without building each one: the block
-    /// [`ContactPlan::fast_block`] lays out from those members, bit for bit, or the first
-    /// member's error.
+    /// [`ContactPlan::member`] draws and checks them (a finite H(0) aside: the engine checks
+    /// it), without building each one: the block [`ContactPlan::fast_block`] lays out from
+    /// those members, bit for bit, or the first member's error.
     pub fn fast_block_range(&self, members: Range<usize>) -> Result<ContactBlock> {
         let count = members.len();
         let groups = count.div_ceil(LANES);
@@ -78,20 +81,21 @@ impl ContactPlan {
             let words = self.words_per_member() + REJECTION_WORDS;
             MemberStreams::new(spec.seed, members.clone(), words)
         });
+        // No ensemble: the one member is the nominal.
         let mut member = self.nominal.clone();
         let mut first = None;
-        for (i, index) in members.enumerate() {
-            let energy = match &streams {
-                Some(streams) => {
-                    self.member_into(index, &mut streams.stream(index), &mut member)?
-                }
-                // No ensemble: the one member is the nominal.
-                None => member.initial_energy(),
-            };
+        for (i, index) in members.clone().enumerate() {
+            if let Some(streams) = &streams
+                && let Err(error) = self.draw_into(index, &mut streams.stream(index), &mut member)
+            {
+                // An earlier member whose H(0) is not finite (not yet checked) fails first.
+                let earlier = (members.start..index).find_map(|j| self.member(j).err());
+                return Err(earlier.unwrap_or(error));
+            }
             let (g, l) = (i / LANES, i % LANES);
             system.set_lane(g, l, &member.system);
             states.set_lane(g, l, member.x0.as_slice(), member.p0.as_slice(), member.z0);
-            self.write_start(&mut results, i, &member, energy);
+            self.write_start(&mut results, i, &member);
             if i == 0 && !count.is_multiple_of(LANES) {
                 first = Some(member.clone());
             }
@@ -110,6 +114,7 @@ impl ContactPlan {
             }
         }
         Ok(ContactBlock::Lanes(Box::new(LaneBlock {
+            first: Some(members.start),
             members: count,
             system,
             states,
@@ -123,19 +128,12 @@ impl ContactPlan {
     }
 
     /// Member i's first sample in `results`: y0 = [x0; p0; z0] as its trajectory's first row
-    /// and `energy` = H(0, y0) as its `hamiltonian` channel's.
-    fn write_start(
-        &self,
-        results: &mut ResultBlock,
-        i: usize,
-        member: &ContactMember,
-        energy: f64,
-    ) {
+    /// (its H(0, y0) is the engine's first value, see [`super::integrate`]).
+    fn write_start(&self, results: &mut ResultBlock, i: usize, member: &ContactMember) {
         let n = self.dof();
         let sample = &mut results.trajectory_mut(i)[..2 * n + 1];
         sample[..n].copy_from_slice(member.x0.as_slice());
         sample[n..2 * n].copy_from_slice(member.p0.as_slice());
         sample[2 * n] = member.z0;
-        results.channel_mut(0, i)[0] = energy;
     }
 }
