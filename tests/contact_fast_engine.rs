@@ -480,7 +480,10 @@ amplitude = { kind = "perturb", sigma = 0.1 }
 /// A block drawn from the plan with members that fail their checks (a Kepler γ ≤ 0 drawn,
 /// an initial energy that overflows, both in one block) reports the first failing member's
 /// error, word for word as [`ContactPlan::member`] gives it, at every level (an overflowing
-/// H(0) is found by the engine's first evaluation), and blocks before it run.
+/// H(0) is found by the engine's first evaluation), also from a block that starts later in
+/// the plan; blocks before it run; and a block run after the failure on the same thread, of
+/// the same shape, equals the reference bit for bit (nothing of the failed block is
+/// reused).
 #[test]
 fn a_drawn_block_reports_its_first_failing_members_error() {
     let kepler_system = kepler_system("");
@@ -510,11 +513,13 @@ fn a_drawn_block_reports_its_first_failing_members_error() {
     ];
     let overflows = |error: &harbor::Error| error.to_string().contains("is not finite");
     for (system, draws, mixed) in cases {
-        // The first seed whose member 0 passes (a plan checks it) and another fails.
+        // The first seed whose members 0 and 1 pass (a plan checks member 0) and another
+        // fails, so that a block from member 1 on starts inside the plan.
         let plan = (1..1000)
             .filter_map(|seed| drawn_plan(system, seed, draws).ok())
+            .filter(|plan| plan.member(1).is_ok())
             .find(|plan| {
-                let errors: Vec<_> = (1..plan.member_count())
+                let errors: Vec<_> = (2..plan.member_count())
                     .filter_map(|i| plan.member(i).err())
                     .collect();
                 match (errors.first(), mixed) {
@@ -534,6 +539,8 @@ fn a_drawn_block_reports_its_first_failing_members_error() {
             expected.contains(&format!("ensemble member {first_bad}")),
             "{expected}"
         );
+        // Members of the same system with nothing out of range, as many as `plan`'s.
+        let good = drawn_plan(system, 1, r#"x0 = { kind = "perturb", sigma = 0.01 }"#).unwrap();
         for level in levels() {
             let run = |members: std::ops::Range<usize>| {
                 let block = plan.fast_block_range(members)?;
@@ -543,9 +550,21 @@ fn a_drawn_block_reports_its_first_failing_members_error() {
                 panic!("the block fails");
             };
             assert_eq!(error.to_string(), expected, "{level:?}");
-            if first_bad > 0 {
-                assert!(run(0..first_bad).is_ok());
-            }
+            assert_same_bits(
+                &format!("after a failed block, {level:?}"),
+                &fast(&good, level, count),
+                &reference(&good),
+            );
+            let Err(error) = run(first_bad / 2..count) else {
+                panic!("the later block fails");
+            };
+            assert_eq!(
+                error.to_string(),
+                expected,
+                "from {}, {level:?}",
+                first_bad / 2
+            );
+            assert!(run(0..first_bad).is_ok());
         }
         let error = Backend::Cpu(CpuPath::Fast).run(plan).err();
         let error = error.expect("the run fails").to_string();

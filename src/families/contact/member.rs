@@ -31,18 +31,17 @@ impl ContactMember {
     }
 
     /// The checks of [`ContactMember::new`], which returns what this one returns when it
-    /// fails; else H(0, x0, p0, z0).
+    /// fails: [`ContactMember::check_state`], then a finite H(0, x0, p0, z0).
     pub fn check(
         prefix: &str,
         system: &ContactSystem,
         x0: &DVector<f64>,
         p0: &DVector<f64>,
         z0: f64,
-    ) -> Result<f64> {
+    ) -> Result<()> {
         Self::check_state(prefix, system, x0, p0, z0)?;
         let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
-        Self::check_energy(prefix, energy)?;
-        Ok(energy)
+        Self::check_energy(prefix, energy)
     }
 
     /// The checks of [`ContactMember::check`] but the last, a finite H(0, x0, p0, z0):
@@ -111,12 +110,6 @@ impl ContactMember {
                 "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
             ),
         ))
-    }
-
-    /// H(0, x0, p0, z0).
-    pub fn initial_energy(&self) -> f64 {
-        let (x0, p0) = (self.x0.as_slice(), self.p0.as_slice());
-        self.system.hamiltonian(0.0, x0, p0, self.z0)
     }
 
     /// [x0; p0; z0].

@@ -65,8 +65,9 @@ thread_local! {
 /// other values 0 until integrated).
 #[derive(Debug, Clone)]
 pub struct LaneBlock {
-    /// The plan's index of the first member, where the members were drawn straight from
-    /// the plan (`None`: built by [`ContactPlan::member`], H(0) already checked finite).
+    /// The plan's index of the first member where the members were drawn straight from
+    /// the plan, for the error of a member whose H(0) is not finite (`None` for members
+    /// handed over built, which the error then names by their place in the block).
     pub first: Option<usize>,
     /// Members; lanes past them repeat the first member and are dropped.
     pub members: usize,
@@ -84,7 +85,7 @@ fn chunk_groups(n: usize, groups: usize) -> usize {
 }
 
 /// A member of a block whose H(0, x0, p0, z0) = `energy` is not finite.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct NonfiniteStart {
     /// Its place in the block.
     pub member: usize,
@@ -154,9 +155,11 @@ pub fn integrate<S: Simd, const N: usize>(
     at_record.resize(tile_steps, TimeValues::default());
     let width = 2 * n + 1;
     // H(0, y0), the `hamiltonian` channel's first value: the last of `ContactPlan::member`'s
-    // checks, that it be finite, made here over the lanes.
+    // checks, that it be finite, made here over the lanes. The potential held is another
+    // block's (the workspace is this thread's last block's): forgotten first.
     let mut start = TimeValues::default();
     system.time.at(0.0, &mut start);
+    work.forget_potential();
     hamiltonian::<S, N>(simd, &system, 0..groups, &start, &states, work, energy);
     let mut last: Vec<f64> = (0..members).map(|m| energy[m / LANES][m % LANES]).collect();
     if let Some(member) = last.iter().position(|e| !e.is_finite()) {

@@ -102,7 +102,8 @@ pub struct FlowScratch {
     wpw: LaneVec,
     potential: PotentialScratch,
     /// The bits of the time t at which `gradient` and `value` hold ∇B(t, x) and B(t, x) of
-    /// the chunk's current x; `None` once x has moved or another chunk is stepped.
+    /// the chunk's current x; `None` once x has moved, another chunk is stepped or another
+    /// block starts.
     potential_time: Option<u64>,
 }
 
@@ -126,7 +127,7 @@ impl FlowScratch {
     }
 
     /// Forgets the potential held: the next evaluation asked for is computed (a chunk of
-    /// other groups is about to be stepped).
+    /// other groups is about to be stepped, or another block).
     pub fn forget_potential(&mut self) {
         self.potential_time = None;
     }

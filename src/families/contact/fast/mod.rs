@@ -133,8 +133,8 @@ impl ContactPlan {
     }
 
     /// [`ContactPlan::member`]'s error for the block member whose H(0, x0, p0, z0) is not
-    /// finite, the block's first member being the plan's member `first` (`None` only for
-    /// members built by [`ContactPlan::member`], which checked it already).
+    /// finite, the block's first member being the plan's member `first` (`None` for members
+    /// handed over built: the error then names the member by its place in the block).
     fn nonfinite_start_error(&self, first: Option<usize>, start: NonfiniteStart) -> Error {
         let checked = first.and_then(|first| self.member(first + start.member).err());
         checked.unwrap_or_else(|| {

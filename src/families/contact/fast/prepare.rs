@@ -39,8 +39,9 @@ impl ContactPlan {
         LANES * (STATE_BYTES / per_group).clamp(1, MAX_GROUPS)
     }
 
-    /// Lays out `members` (any number) in groups of lanes and records their t = 0 sample,
-    /// or keeps them for the reference when they do not share a block's common parts.
+    /// Lays out `members` (any number) in groups of lanes and writes their initial states as
+    /// their results' first, or keeps them for the reference when they do not share a
+    /// block's common parts.
     pub fn fast_block(&self, members: Vec<ContactMember>) -> ContactBlock {
         let groups = members.len().div_ceil(LANES);
         let Some(system) = LaneSystem::new(&members, groups) else {
@@ -83,7 +84,7 @@ impl ContactPlan {
         });
         // No ensemble: the one member is the nominal.
         let mut member = self.nominal.clone();
-        let mut first = None;
+        let mut first_member = None;
         for (i, index) in members.clone().enumerate() {
             if let Some(streams) = &streams
                 && let Err(error) = self.draw_into(index, &mut streams.stream(index), &mut member)
@@ -97,11 +98,11 @@ impl ContactPlan {
             states.set_lane(g, l, member.x0.as_slice(), member.p0.as_slice(), member.z0);
             self.write_start(&mut results, i, &member);
             if i == 0 && !count.is_multiple_of(LANES) {
-                first = Some(member.clone());
+                first_member = Some(member.clone());
             }
         }
         // Lanes past the members repeat the first.
-        if let Some(first) = first {
+        if let Some(first) = first_member {
             for l in count % LANES..LANES {
                 system.set_lane(groups - 1, l, &first.system);
                 states.set_lane(
