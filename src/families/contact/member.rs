@@ -26,25 +26,13 @@ impl ContactMember {
         p0: DVector<f64>,
         z0: f64,
     ) -> Result<Self> {
-        Self::check(prefix, &system, &x0, &p0, z0)?;
+        Self::check_state(prefix, &system, &x0, &p0, z0)?;
+        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
+        Self::check_energy(prefix, energy)?;
         Ok(ContactMember { system, x0, p0, z0 })
     }
 
-    /// The checks of [`ContactMember::new`], which returns what this one returns when it
-    /// fails: [`ContactMember::check_state`], then a finite H(0, x0, p0, z0).
-    pub fn check(
-        prefix: &str,
-        system: &ContactSystem,
-        x0: &DVector<f64>,
-        p0: &DVector<f64>,
-        z0: f64,
-    ) -> Result<()> {
-        Self::check_state(prefix, system, x0, p0, z0)?;
-        let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
-        Self::check_energy(prefix, energy)
-    }
-
-    /// The checks of [`ContactMember::check`] but the last, a finite H(0, x0, p0, z0):
+    /// The checks of [`ContactMember::new`] but the last, a finite H(0, x0, p0, z0):
     /// lengths, finiteness and the domain of every term at the start.
     pub fn check_state(
         prefix: &str,
@@ -99,7 +87,7 @@ impl ContactMember {
         Ok(())
     }
 
-    /// The last check of [`ContactMember::check`]: H(0, x0, p0, z0) = `energy` is finite.
+    /// The last check of [`ContactMember::new`]: H(0, x0, p0, z0) = `energy` is finite.
     pub fn check_energy(prefix: &str, energy: f64) -> Result<()> {
         if energy.is_finite() {
             return Ok(());
