@@ -28,7 +28,9 @@ impl ContactMember {
     ) -> Result<Self> {
         Self::check_state(prefix, &system, &x0, &p0, z0)?;
         let energy = system.hamiltonian(0.0, x0.as_slice(), p0.as_slice(), z0);
-        Self::check_energy(prefix, energy)?;
+        if !energy.is_finite() {
+            return Err(Self::nonfinite_energy(prefix, energy));
+        }
         Ok(ContactMember { system, x0, p0, z0 })
     }
 
@@ -87,17 +89,15 @@ impl ContactMember {
         Ok(())
     }
 
-    /// The last check of [`ContactMember::new`]: H(0, x0, p0, z0) = `energy` is finite.
-    pub fn check_energy(prefix: &str, energy: f64) -> Result<()> {
-        if energy.is_finite() {
-            return Ok(());
-        }
-        Err(Error::invalid(
+    /// The error of the last check of [`ContactMember::new`]: H(0, x0, p0, z0) = `energy`
+    /// is not finite.
+    pub fn nonfinite_energy(prefix: &str, energy: f64) -> Error {
+        Error::invalid(
             format!("{prefix}.x0"),
             format!(
                 "H(0, x0, p0, z0) = {energy} is not finite: the initial state and the parameters overflow the energy before the first step"
             ),
-        ))
+        )
     }
 
     /// [x0; p0; z0].

@@ -557,7 +557,7 @@ impl ContactPlan {
     /// Member `index`'s draws, written into `member` (of the nominal's terms and n: every
     /// value a draw changes is written) from `rng` (member `index`'s stream), when they pass
     /// [`ContactPlan::member`]'s checks but the last, a finite H(0, x0, p0, z0) (which the
-    /// fast engine evaluates over a block's lanes, see [`ContactMember::check_energy`]);
+    /// fast engine evaluates over a block's lanes, see [`ContactMember::nonfinite_energy`]);
     /// else [`ContactPlan::member`]'s error. The draws and values of
     /// [`ContactPlan::member`], with nothing allocated.
     pub fn draw_into(

@@ -139,10 +139,7 @@ impl ContactPlan {
         let checked = first.and_then(|first| self.member(first + start.member).err());
         checked.unwrap_or_else(|| {
             let prefix = format!("member {} of a block: system", start.member);
-            match ContactMember::check_energy(&prefix, start.energy) {
-                Err(error) => error,
-                Ok(()) => Error::invalid(prefix, "H(0, x0, p0, z0) is not finite"),
-            }
+            ContactMember::nonfinite_energy(&prefix, start.energy)
         })
     }
 }
