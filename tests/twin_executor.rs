@@ -2,8 +2,9 @@
 //! runs): chunking, dispatch windows, the double-buffered record read-back and the decoding
 //! are tested here without an adapter. Every kernel's twin gives the same bits whatever the
 //! chunk and window sizes, and those of its family's other CPU paths where both compute
-//! the same sums in the same order (the adjoint's reference sweeps here; the linear-PH fast
-//! engine's portable level in tests/fast_engine.rs).
+//! the same sums in the same order (the adjoint's reference sweeps here, and its fast
+//! engine at every level in tests/adjoint_fast_engine.rs; the linear-PH fast engine's
+//! portable level in tests/fast_engine.rs).
 
 mod common;
 
@@ -288,7 +289,7 @@ fn the_cli_runs_the_twin_in_chunks_of_any_size() {
 }
 
 /// `harbor gradient --backend twin` (the adjoint kernel's twin, window by window) writes the
-/// gradients of `--backend cpu` (the reference sweeps), bit for bit.
+/// gradients of `--backend cpu` (the fast sweeps), bit for bit.
 #[test]
 fn the_cli_gradient_on_the_twin_equals_the_reference_sweeps() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,8 +16,7 @@ pub enum BackendArg {
     /// The GPU path; fails when no adapter is usable.
     Gpu,
     /// The fast f64 CPU engine (SIMD blocks of members) on all cores; families without
-    /// one (variational) run their f64 reference integrator there, and gradients the f64
-    /// reference sweeps of the adjoint.
+    /// one (variational) run their f64 reference integrator there.
     Cpu,
     /// The f64 reference integrator (the method as defined: stage equations solved every
     /// step) on all cores.

@@ -2,7 +2,8 @@
 //! (cost, checkpoints) and the backward sweep (λ_k, the cotangents Ḡ_Δ and Ḡ_C) of
 //! `shaders/linear_ph/adjoint_sweep.wgsl`, two passes of the one executor; its CPU twin is
 //! `linear_ph::adjoint_twin`, its reference the whole-member sweeps of
-//! `linear_ph::adjoint_reference`. A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
+//! `linear_ph::adjoint_reference`, its fast CPU engine the same sweeps on SIMD blocks of
+//! candidates (`linear_ph::adjoint_fast`). A member's result is raw: [cost, λ_0, Ḡ_Δ, Ḡ_C]
 //! (`linear_ph::gradient_plan::raw_width`); `identify` pulls it back to (J, R, Q, B, x0).
 //!
 //! Memory per member: the state x, λ, Ḡ_Δ (n·p), Ḡ_C (m·n), ⌈N / S⌉ checkpoints and one
@@ -16,7 +17,7 @@ use super::adjoint_twin::adjoint_sweep_twin;
 use super::kernel::initial_states;
 use super::shape::{MAX_STATES_PER_INVOCATION, PRIVATE_OPERATOR_ENTRIES};
 use crate::error::{Error, Result};
-use crate::kernels::family::{Absent, Direction, Family, GpuKernel, KernelChunk, KernelSource};
+use crate::kernels::family::{Direction, Family, GpuKernel, KernelChunk, KernelSource};
 use crate::kernels::layout::{Layout, MemberView};
 use crate::kernels::twin::TwinBindings;
 use crate::kernels::wgsl::WORKGROUP_SIZE;
@@ -157,7 +158,7 @@ pub fn sweep_kernel(shape: &SweepShape) -> Result<KernelSource> {
 impl Family for GradientPlan {
     type Member = LinearPhMember;
     type Kernel = Self;
-    type Fast = Absent<LinearPhMember>;
+    type Fast = Self;
 
     fn name(&self) -> &'static str {
         "gradient"
@@ -237,9 +238,10 @@ impl Family for GradientPlan {
         Some(self)
     }
 
-    /// The sweeps have no fast CPU engine: the CPU path runs the reference sweeps.
-    fn fast_engine(&self) -> Option<&Absent<LinearPhMember>> {
-        None
+    /// The reference sweeps on SIMD blocks of candidates (`linear_ph::adjoint_fast`), bit
+    /// for bit the same.
+    fn fast_engine(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 

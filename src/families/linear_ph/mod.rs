@@ -1,15 +1,17 @@
-//! The linear port-Hamiltonian wing: ẋ = (J − R) Q x + B u, y = Bᵀ Q x (and mechanical
-//! systems q̇ = P p, ṗ = −K q − D P p + G u in that form) under Gauss and Lobatto
-//! collocation, with its discrete adjoint. Everything the family owns lives here: the model
-//! ([`model`], [`mechanical`], [`chain`]), its `[system]` sections ([`spec`]) and how a config becomes its plan ([`config`]), the plan
-//! and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
-//! [`collocation_step`], the per-member [`step_operators`] and their pull-back
-//! [`step_pullback`]), the GPU kernels' host side ([`kernel`], [`shape`], WGSL in
-//! `shaders/linear_ph/`), their CPU twin ([`twin`]), the reference integrator ([`reference`](mod@reference)), the fast SIMD engine ([`fast`]), the
-//! adjoint sweep ([`adjoint`], its twin [`adjoint_twin`] and reference [`adjoint_reference`], planned by [`gradient_plan`]) and the
+//! The linear port-Hamiltonian wing: ẋ = (J − R) Q x + B u, y = Bᵀ Q x (and mechanical systems q̇ =
+//! P p, ṗ = −K q − D P p + G u in that form) under Gauss and Lobatto collocation, with its discrete
+//! adjoint. Everything the family owns lives here: the model ([`model`], [`mechanical`],
+//! [`chain`]), its `[system]` sections ([`spec`]) and how a config becomes its plan ([`config`]),
+//! the plan and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
+//! [`collocation_step`], the per-member [`step_operators`] and their pull-back [`step_pullback`]),
+//! the GPU kernels' host side ([`kernel`], [`shape`], WGSL in `shaders/linear_ph/`), their CPU twin
+//! ([`twin`]), the reference integrator ([`reference`](mod@reference)), the fast SIMD engine
+//! ([`fast`]), the adjoint sweep ([`adjoint`], its twin [`adjoint_twin`], reference
+//! [`adjoint_reference`] and fast engine [`adjoint_fast`], planned by [`gradient_plan`]) and the
 //! member export ([`export`]). Identification and the studies build on its public API.
 
 pub mod adjoint;
+pub mod adjoint_fast;
 pub mod adjoint_reference;
 pub mod adjoint_twin;
 pub mod chain;

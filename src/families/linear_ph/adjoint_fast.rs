@@ -1,0 +1,529 @@
+//! The fast CPU engine of the discrete adjoint: the reference sweeps of
+//! `linear_ph::adjoint_reference` (forward: cost and checkpoints; backward: each segment
+//! recomputed from its checkpoint, then λ_k, Ḡ_Δ and Ḡ_C) on blocks of candidates side by
+//! side, [`LANES`] to a SIMD group and a few groups stepped together so that their
+//! independent sums overlap.
+//!
+//! Every operation of a lane is the reference's operation on that candidate, in the same
+//! order, each product and sum rounded on its own (no multiply-add is fused), so the raw
+//! results are the reference's bit for bit at every [`SimdLevel`]. The candidates share
+//! the stream (U_k, d_k, ω_k): each step's values are read once per block.
+//!
+//! Non-finite values are absorbing in x, the cost and λ, so a candidate whose sweeps went
+//! bad is known from its results alone: its final state or cost after the forward sweep,
+//! or its raw result, is not finite. Only such a candidate is swept again by the reference,
+//! which names the step where it went bad.
+
+use super::adjoint_reference::{SweepOperators, SweepShape, adjoint_sweep};
+use crate::error::Result;
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::lanes::{Avx2, Avx512};
+use crate::kernels::lanes::{LANES, Lanes, Portable, Simd, SimdLevel, ZERO};
+use crate::kernels::{Family, FastEngine};
+use crate::linear_ph::{GradientPlan, LinearPhMember, OperatorWorkspace};
+use crate::plan::ResultBlock;
+
+/// Bytes of one block's sweep state (operators, cotangents, checkpoints, the segment) the
+/// block sizing aims to keep in L2.
+const BLOCK_STATE_BYTES: usize = 256 << 10;
+
+/// Most groups per block: enough independent sums to cover the add latency.
+const MAX_GROUPS: usize = 4;
+
+/// Candidates of a block of a run of `candidates`: [`LANES`] per group, as many groups (at
+/// most [`MAX_GROUPS`]) as keep the block's sweep state within [`BLOCK_STATE_BYTES`]; fewer
+/// where that spreads a small batch (an optimiser's trial points) over more cores, since a
+/// group takes as long for one candidate as for [`LANES`].
+pub fn block_members(shape: &SweepShape, candidates: usize) -> usize {
+    let (n, m, p) = (shape.states, shape.inputs, shape.width());
+    let lanes = 2 * (n * p + m * n) + (shape.checkpoints() + shape.segment + 5) * n + m + 1;
+    let group_bytes = lanes * std::mem::size_of::<Lanes>();
+    let groups = (BLOCK_STATE_BYTES / group_bytes.max(1)).clamp(1, MAX_GROUPS);
+    let per_thread = candidates.div_ceil(rayon::current_num_threads().max(1));
+    per_thread.clamp(1, LANES * groups)
+}
+
+/// Up to [`LANES`] candidates' operators and initial states, entry by entry side by side
+/// (lanes past the last candidate hold zeros).
+struct CandidateGroup {
+    /// Candidates held.
+    members: usize,
+    /// Δ (n × p), row-major.
+    delta: Vec<Lanes>,
+    /// C = Bᵀ Q (m × n), row-major.
+    output: Vec<Lanes>,
+    x0: Vec<Lanes>,
+}
+
+impl CandidateGroup {
+    /// Lane `lane`'s operators and initial state, as the reference takes them.
+    fn lane(&self, lane: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let column = |values: &[Lanes]| values.iter().map(|v| v[lane]).collect();
+        (column(&self.delta), column(&self.output), column(&self.x0))
+    }
+}
+
+/// Consecutive candidates of a [`GradientPlan`] prepared for the fast sweeps.
+pub struct SweepBlock {
+    members: usize,
+    groups: Vec<CandidateGroup>,
+}
+
+impl SweepBlock {
+    /// The operators Δ and C of `members` ([`GradientPlan::operators_in`], the reference's
+    /// own), laid out side by side; the first candidate's error where one has none.
+    pub fn new(plan: &GradientPlan, members: &[LinearPhMember]) -> Result<Self> {
+        let shape = plan.sweep_shape();
+        let (n, m, p) = (shape.states, shape.inputs, shape.width());
+        let mut work = OperatorWorkspace::default();
+        let mut groups = Vec::with_capacity(members.len().div_ceil(LANES));
+        for candidates in members.chunks(LANES) {
+            let mut group = CandidateGroup {
+                members: candidates.len(),
+                delta: vec![ZERO; n * p],
+                output: vec![ZERO; m * n],
+                x0: vec![ZERO; n],
+            };
+            for (lane, member) in candidates.iter().enumerate() {
+                let (delta, output) = plan.operators_in(member, &mut work)?;
+                for (entry, value) in group.delta.iter_mut().zip(&delta) {
+                    entry[lane] = *value;
+                }
+                for (entry, value) in group.output.iter_mut().zip(&output) {
+                    entry[lane] = *value;
+                }
+                for (entry, value) in group.x0.iter_mut().zip(member.x0.iter()) {
+                    entry[lane] = *value;
+                }
+            }
+            groups.push(group);
+        }
+        Ok(SweepBlock {
+            members: members.len(),
+            groups,
+        })
+    }
+
+    /// Both sweeps of every candidate of the block with `level`'s instructions: the raw
+    /// results ([cost, λ_0, Ḡ_Δ, Ḡ_C]) and, for a candidate that went bad, the step the
+    /// reference names.
+    pub fn run(self, plan: &GradientPlan, level: SimdLevel) -> ResultBlock {
+        let shape = plan.sweep_shape();
+        let stream = plan.stream().window(0, shape.steps);
+        let problem = Problem {
+            shape,
+            stream: &stream,
+            terminal: plan.terminal(),
+        };
+        let mut sweeps: Vec<GroupSweep> = self
+            .groups
+            .iter()
+            .map(|group| GroupSweep::new(&shape, group))
+            .collect();
+        sweep(level, &problem, &self.groups, &mut sweeps);
+        let mut results =
+            ResultBlock::zeroed(plan.record_spec(), plan.grid().records(), self.members);
+        for (g, (group, state)) in self.groups.iter().zip(&sweeps).enumerate() {
+            for lane in 0..group.members {
+                let member = g * LANES + lane;
+                let raw = results.final_state_mut(member);
+                state.raw_into(lane, raw);
+                if state.forward_finite[lane] && raw.iter().all(|v| v.is_finite()) {
+                    continue;
+                }
+                // The reference's raw result is the same; it also finds the step.
+                let (delta, output, x0) = group.lane(lane);
+                let ops = SweepOperators {
+                    delta: &delta,
+                    output: &output,
+                };
+                let swept = adjoint_sweep(&shape, &ops, &x0, plan.stream(), plan.terminal());
+                raw.copy_from_slice(&swept.raw);
+                results.nonfinite_step[member] = swept.nonfinite_step;
+            }
+        }
+        results
+    }
+}
+
+impl FastEngine for GradientPlan {
+    type Member = LinearPhMember;
+    type Block = SweepBlock;
+    type Shared = ();
+
+    fn block_members(&self) -> usize {
+        block_members(&self.sweep_shape(), self.member_count())
+    }
+
+    fn prepare(&self, members: Vec<LinearPhMember>) -> Result<SweepBlock> {
+        SweepBlock::new(self, &members)
+    }
+
+    fn run(&self, block: SweepBlock) -> Result<ResultBlock> {
+        Ok(block.run(self, SimdLevel::get()))
+    }
+}
+
+/// What every candidate of a run shares: the sizes, the stream (per step k < N: U_k, d_k,
+/// ω_k) and the terminal sample (d_N, ω_N).
+struct Problem<'a> {
+    shape: SweepShape,
+    stream: &'a [f64],
+    terminal: (&'a [f64], f64),
+}
+
+impl Problem<'_> {
+    /// (U_k, d_k, ω_k).
+    fn step(&self, k: usize) -> (&[f64], &[f64], f64) {
+        let (sm, m) = (self.shape.stages * self.shape.inputs, self.shape.inputs);
+        let width = self.shape.stream_width();
+        let values = &self.stream[k * width..(k + 1) * width];
+        (&values[..sm], &values[sm..sm + m], values[sm + m])
+    }
+}
+
+/// One group's sweeps in progress.
+struct GroupSweep {
+    x: Vec<Lanes>,
+    cost: Lanes,
+    /// x_k at k ≡ 0 mod S.
+    checkpoints: Vec<Lanes>,
+    /// The segment being swept backward, recomputed from its checkpoint.
+    segment: Vec<Lanes>,
+    /// Δ [x; u], before it is added to x.
+    increment: Vec<Lanes>,
+    /// r = C x − d.
+    r: Vec<Lanes>,
+    lambda: Vec<Lanes>,
+    /// λ_{k+1} while λ_k is formed.
+    previous: Vec<Lanes>,
+    g_delta: Vec<Lanes>,
+    g_output: Vec<Lanes>,
+    /// Per lane: x and the cost were finite after the forward sweep.
+    forward_finite: [bool; LANES],
+}
+
+impl GroupSweep {
+    fn new(shape: &SweepShape, group: &CandidateGroup) -> Self {
+        let (n, m, p) = (shape.states, shape.inputs, shape.width());
+        GroupSweep {
+            x: group.x0.clone(),
+            cost: ZERO,
+            checkpoints: vec![ZERO; shape.checkpoints() * n],
+            segment: vec![ZERO; shape.segment * n],
+            increment: vec![ZERO; n],
+            r: vec![ZERO; m],
+            lambda: vec![ZERO; n],
+            previous: vec![ZERO; n],
+            g_delta: vec![ZERO; n * p],
+            g_output: vec![ZERO; m * n],
+            forward_finite: [true; LANES],
+        }
+    }
+
+    /// Lane `lane`'s raw result: [cost, λ_0, Ḡ_Δ, Ḡ_C].
+    fn raw_into(&self, lane: usize, raw: &mut [f64]) {
+        let values = std::iter::once(&self.cost)
+            .chain(&self.lambda)
+            .chain(&self.g_delta)
+            .chain(&self.g_output);
+        for (out, value) in raw.iter_mut().zip(values) {
+            *out = value[lane];
+        }
+    }
+}
+
+/// Both sweeps of `groups` with `level`'s instructions.
+fn sweep(
+    level: SimdLevel,
+    problem: &Problem,
+    groups: &[CandidateGroup],
+    sweeps: &mut [GroupSweep],
+) {
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512 => {
+            let simd = Avx512::new().expect("SimdLevel::get found AVX-512");
+            // SAFETY: the token exists, so the CPU has the wrapper's features.
+            unsafe { sweep_avx512(simd, problem, groups, sweeps) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => {
+            let simd = Avx2::new().expect("SimdLevel::get found AVX2");
+            // SAFETY: as above.
+            unsafe { sweep_avx2(simd, problem, groups, sweeps) }
+        }
+        _ => sweep_in(Portable, problem, groups, sweeps),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+fn sweep_avx512(
+    simd: Avx512,
+    problem: &Problem,
+    groups: &[CandidateGroup],
+    sweeps: &mut [GroupSweep],
+) {
+    sweep_in(simd, problem, groups, sweeps);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sweep_avx2(simd: Avx2, problem: &Problem, groups: &[CandidateGroup], sweeps: &mut [GroupSweep]) {
+    sweep_in(simd, problem, groups, sweeps);
+}
+
+/// Calls [`sweep_with`] with n known at compile time where it is small (n ≤ 8), so that
+/// the loops over the state unroll; else with n at run time (`N` = 0).
+#[inline(always)]
+fn sweep_in<S: Simd>(
+    simd: S,
+    problem: &Problem,
+    groups: &[CandidateGroup],
+    sweeps: &mut [GroupSweep],
+) {
+    macro_rules! with_states {
+        ($($n:literal)*) => {
+            match problem.shape.states {
+                $($n => sweep_with::<S, $n>(simd, problem, groups, sweeps),)*
+                _ => sweep_with::<S, 0>(simd, problem, groups, sweeps),
+            }
+        };
+    }
+    with_states!(1 2 3 4 5 6 7 8)
+}
+
+/// The forward sweep, the terminal sample and the backward sweep of every group, the
+/// groups in step with one another.
+#[inline(always)]
+fn sweep_with<S: Simd, const N: usize>(
+    simd: S,
+    problem: &Problem,
+    groups: &[CandidateGroup],
+    sweeps: &mut [GroupSweep],
+) {
+    let shape = &problem.shape;
+    let (steps, segment) = (shape.steps, shape.segment);
+    let n = if N > 0 { N } else { shape.states };
+    // Forward: r_k = C x_k − d_k, cost += ½ ω_k |r_k|², x_{k+1} = x_k + Δ [x_k; U_k].
+    for k in 0..steps {
+        let (u, d, w) = problem.step(k);
+        let half_w = simd.splat(0.5 * w);
+        for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
+            if k % segment == 0 {
+                let at = (k / segment) * n;
+                state.checkpoints[at..at + n].copy_from_slice(&state.x);
+            }
+            let squares = residual(simd, n, &group.output, &state.x, d, &mut state.r);
+            let cost = simd.add(simd.load(&state.cost), simd.mul(half_w, squares));
+            simd.store(&mut state.cost, cost);
+            advance(simd, n, &group.delta, &mut state.x, u, &mut state.increment);
+        }
+    }
+    // The terminal sample: cost += ½ ω_N |r_N|², λ_N = ω_N Cᵀ r_N, Ḡ_C = ω_N r_N x_Nᵀ.
+    let (d_end, w_end) = problem.terminal;
+    for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
+        for lane in 0..LANES {
+            state.forward_finite[lane] =
+                state.cost[lane].is_finite() && state.x.iter().all(|x| x[lane].is_finite());
+        }
+        let squares = residual(simd, n, &group.output, &state.x, d_end, &mut state.r);
+        let cost = simd.add(
+            simd.load(&state.cost),
+            simd.mul(simd.splat(0.5 * w_end), squares),
+        );
+        simd.store(&mut state.cost, cost);
+        let GroupSweep {
+            x,
+            r,
+            lambda,
+            previous,
+            g_output,
+            ..
+        } = state;
+        adjoint_step(simd, n, group, lambda, previous, r, w_end);
+        accumulate_output(simd, n, g_output, r, x, w_end);
+    }
+    // Backward, segment by segment from the last.
+    for first in (0..steps).step_by(segment).rev() {
+        let end = (first + segment).min(steps);
+        let at = (first / segment) * n;
+        for state in sweeps.iter_mut() {
+            let (checkpoints, states) = (&state.checkpoints, &mut state.segment);
+            states[..n].copy_from_slice(&checkpoints[at..at + n]);
+        }
+        for k in first..end - 1 {
+            let (u, _, _) = problem.step(k);
+            let local = (k - first) * n;
+            for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
+                let (done, next) = state.segment.split_at_mut(local + n);
+                next[..n].copy_from_slice(&done[local..]);
+                advance(
+                    simd,
+                    n,
+                    &group.delta,
+                    &mut next[..n],
+                    u,
+                    &mut state.increment,
+                );
+            }
+        }
+        for k in (first..end).rev() {
+            let (u, d, w) = problem.step(k);
+            let local = (k - first) * n;
+            for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
+                let GroupSweep {
+                    segment,
+                    r,
+                    lambda,
+                    previous,
+                    g_delta,
+                    g_output,
+                    ..
+                } = state;
+                let xk = &segment[local..local + n];
+                residual(simd, n, &group.output, xk, d, r);
+                accumulate_delta(simd, n, g_delta, lambda, xk, u);
+                accumulate_output(simd, n, g_output, r, xk, w);
+                adjoint_step(simd, n, group, lambda, previous, r, w);
+            }
+        }
+    }
+}
+
+/// r = C x − d, each row's sum from 0 in column order; returns |r|² summed in row order.
+#[inline(always)]
+fn residual<S: Simd>(
+    simd: S,
+    n: usize,
+    output: &[Lanes],
+    x: &[Lanes],
+    d: &[f64],
+    r: &mut [Lanes],
+) -> S::V {
+    let x = &x[..n];
+    let mut squares = simd.zero();
+    for (row, (out, &d_row)) in r.iter_mut().zip(d).enumerate() {
+        let mut acc = simd.zero();
+        for (entry, x_c) in output[row * n..(row + 1) * n].iter().zip(x) {
+            acc = simd.add(acc, simd.mul(simd.load(entry), simd.load(x_c)));
+        }
+        let value = simd.sub(acc, simd.splat(d_row));
+        simd.store(out, value);
+        squares = simd.add(squares, simd.mul(value, value));
+    }
+    squares
+}
+
+/// x ← x + Δ [x; u]: every row of Δ [x; u] summed from 0 over x's columns, then u's,
+/// before x changes.
+#[inline(always)]
+fn advance<S: Simd>(
+    simd: S,
+    n: usize,
+    delta: &[Lanes],
+    x: &mut [Lanes],
+    u: &[f64],
+    increment: &mut [Lanes],
+) {
+    let (x, increment) = (&mut x[..n], &mut increment[..n]);
+    let p = n + u.len();
+    for (row, out) in increment.iter_mut().enumerate() {
+        let entries = &delta[row * p..(row + 1) * p];
+        let mut acc = simd.zero();
+        for (entry, x_c) in entries[..n].iter().zip(x.iter()) {
+            acc = simd.add(acc, simd.mul(simd.load(entry), simd.load(x_c)));
+        }
+        for (entry, &u_j) in entries[n..].iter().zip(u) {
+            acc = simd.add(acc, simd.mul(simd.load(entry), simd.splat(u_j)));
+        }
+        simd.store(out, acc);
+    }
+    for (x_r, step) in x.iter_mut().zip(increment.iter()) {
+        let value = simd.add(simd.load(x_r), simd.load(step));
+        simd.store(x_r, value);
+    }
+}
+
+/// λ ← λ + Δ_xᵀ λ + ω Cᵀ r: per column c, (λ_c + Σ_row Δ[row, c] λ_row) + ω Σ_row C[row, c]
+/// r_row, each sum from 0 in row order, from λ as it was (`previous`).
+#[inline(always)]
+fn adjoint_step<S: Simd>(
+    simd: S,
+    n: usize,
+    group: &CandidateGroup,
+    lambda: &mut [Lanes],
+    previous: &mut [Lanes],
+    r: &[Lanes],
+    w: f64,
+) {
+    let (lambda, previous) = (&mut lambda[..n], &mut previous[..n]);
+    let p = group.delta.len() / n;
+    previous.copy_from_slice(lambda);
+    let w = simd.splat(w);
+    for (c, out) in lambda.iter_mut().enumerate() {
+        let mut acc = simd.zero();
+        for (row, l) in previous.iter().enumerate() {
+            acc = simd.add(
+                acc,
+                simd.mul(simd.load(&group.delta[row * p + c]), simd.load(l)),
+            );
+        }
+        let mut forcing = simd.zero();
+        for (row, r_row) in r.iter().enumerate() {
+            let entry = &group.output[row * n + c];
+            forcing = simd.add(forcing, simd.mul(simd.load(entry), simd.load(r_row)));
+        }
+        let value = simd.add(simd.add(simd.load(&previous[c]), acc), simd.mul(w, forcing));
+        simd.store(out, value);
+    }
+}
+
+/// Ḡ_Δ += λ [x; u]ᵀ (λ before this step's update).
+#[inline(always)]
+fn accumulate_delta<S: Simd>(
+    simd: S,
+    n: usize,
+    g_delta: &mut [Lanes],
+    lambda: &[Lanes],
+    x: &[Lanes],
+    u: &[f64],
+) {
+    let (lambda, x) = (&lambda[..n], &x[..n]);
+    let p = n + u.len();
+    for (row, l) in lambda.iter().enumerate() {
+        let l = simd.load(l);
+        let entries = &mut g_delta[row * p..(row + 1) * p];
+        let (on_x, on_u) = entries.split_at_mut(n);
+        for (entry, x_c) in on_x.iter_mut().zip(x) {
+            let value = simd.add(simd.load(entry), simd.mul(l, simd.load(x_c)));
+            simd.store(entry, value);
+        }
+        for (entry, &u_j) in on_u.iter_mut().zip(u) {
+            let value = simd.add(simd.load(entry), simd.mul(l, simd.splat(u_j)));
+            simd.store(entry, value);
+        }
+    }
+}
+
+/// Ḡ_C += (ω r) xᵀ.
+#[inline(always)]
+fn accumulate_output<S: Simd>(
+    simd: S,
+    n: usize,
+    g_output: &mut [Lanes],
+    r: &[Lanes],
+    x: &[Lanes],
+    w: f64,
+) {
+    let x = &x[..n];
+    let w = simd.splat(w);
+    for (row, r_row) in r.iter().enumerate() {
+        let weighted = simd.mul(w, simd.load(r_row));
+        for (entry, x_c) in g_output[row * n..(row + 1) * n].iter_mut().zip(x) {
+            let value = simd.add(simd.load(entry), simd.mul(weighted, simd.load(x_c)));
+            simd.store(entry, value);
+        }
+    }
+}
