@@ -90,21 +90,23 @@ fn the_fast_sweeps_are_the_reference_sweeps_bit_for_bit() {
 }
 
 /// Candidates at rest (x0 = 0) whose input matrices B are scaled by 2^e, e = 240, 240 +
-/// 1/8, …, 264.875: the inputs drive x up from 0, so r = Bᵀ Q x − d grows along the run.
+/// 1/32, …, 265 (fine enough that every drawn system shows each outcome): the inputs drive x up from 0, so r = Bᵀ Q x − d grows along the run.
 /// From sweeps that stay finite, through cotangents that overflow while the cost does not
 /// (reported at step N), to residuals whose square overflows at a step part-way that moves
 /// earlier as B grows, down to the second; all in the same blocks, so that lanes go bad at
 /// their own steps beside lanes that do not.
 #[test]
 fn candidates_that_overflow_report_the_reference_step() {
-    let mut rng = common::fresh_rng("adjoint fast engine overflow");
-    let base = plan(&mut rng, 3, 2, 2, 80, 1, Some(9));
+    // One fixed system: which outcomes a scan of B shows depends on the system (for some,
+    // the cost overflows before any cotangent does), and the test must see all of them.
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(2026);
+    let base = plan(&mut rng, 3, 2, 2, 300, 1, Some(9));
     let nominal = base.member(0).unwrap();
-    let scaled: Vec<LinearPhMember> = (0..200)
+    let scaled: Vec<LinearPhMember> = (0..800)
         .map(|e| {
             let mut member = nominal.clone();
             member.x0.fill(0.0);
-            member.system.b *= 2f64.powf(240.0 + e as f64 / 8.0);
+            member.system.b *= 2f64.powf(240.0 + e as f64 / 32.0);
             member
         })
         .collect();

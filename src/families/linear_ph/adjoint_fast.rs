@@ -318,7 +318,7 @@ fn sweep_with<S: Simd, const N: usize>(
             let squares = residual(simd, n, &group.output, &state.x, d, &mut state.r);
             let cost = simd.add(simd.load(&state.cost), simd.mul(half_w, squares));
             simd.store(&mut state.cost, cost);
-            advance(simd, n, &group.delta, &mut state.x, u, &mut state.increment);
+            advance::<S, N>(simd, n, &group.delta, &mut state.x, u, &mut state.increment);
         }
     }
     // The terminal sample: cost += ½ ω_N |r_N|², λ_N = ω_N Cᵀ r_N, Ḡ_C = ω_N r_N x_Nᵀ.
@@ -342,7 +342,7 @@ fn sweep_with<S: Simd, const N: usize>(
             g_output,
             ..
         } = state;
-        adjoint_step(simd, n, group, lambda, previous, r, w_end);
+        adjoint_step::<S, N>(simd, n, group, lambda, previous, r, w_end);
         accumulate_output(simd, n, g_output, r, x, w_end);
     }
     // Backward, segment by segment from the last.
@@ -359,7 +359,7 @@ fn sweep_with<S: Simd, const N: usize>(
             for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
                 let (done, next) = state.segment.split_at_mut(local + n);
                 next[..n].copy_from_slice(&done[local..]);
-                advance(
+                advance::<S, N>(
                     simd,
                     n,
                     &group.delta,
@@ -386,7 +386,7 @@ fn sweep_with<S: Simd, const N: usize>(
                 residual(simd, n, &group.output, xk, d, r);
                 accumulate_delta(simd, n, g_delta, lambda, xk, u);
                 accumulate_output(simd, n, g_output, r, xk, w);
-                adjoint_step(simd, n, group, lambda, previous, r, w);
+                adjoint_step::<S, N>(simd, n, group, lambda, previous, r, w);
             }
         }
     }
@@ -417,9 +417,10 @@ fn residual<S: Simd>(
 }
 
 /// x ← x + Δ [x; u]: every row of Δ [x; u] summed from 0 over x's columns, then u's,
-/// before x changes.
+/// before x changes. With n fixed (`N` > 0) the rows' sums advance side by side, column by
+/// column, in registers (independent chains; each row's order is the same).
 #[inline(always)]
-fn advance<S: Simd>(
+fn advance<S: Simd, const N: usize>(
     simd: S,
     n: usize,
     delta: &[Lanes],
@@ -427,8 +428,28 @@ fn advance<S: Simd>(
     u: &[f64],
     increment: &mut [Lanes],
 ) {
-    let (x, increment) = (&mut x[..n], &mut increment[..n]);
     let p = n + u.len();
+    if N > 0 {
+        let x = &mut x[..N];
+        let state: [S::V; N] = std::array::from_fn(|c| simd.load(&x[c]));
+        let mut acc = [simd.zero(); N];
+        for (c, &x_c) in state.iter().enumerate() {
+            for (row, acc) in acc.iter_mut().enumerate() {
+                *acc = simd.add(*acc, simd.mul(simd.load(&delta[row * p + c]), x_c));
+            }
+        }
+        for (j, &u_j) in u.iter().enumerate() {
+            let u_j = simd.splat(u_j);
+            for (row, acc) in acc.iter_mut().enumerate() {
+                *acc = simd.add(*acc, simd.mul(simd.load(&delta[row * p + N + j]), u_j));
+            }
+        }
+        for ((x_r, &value), &acc) in x.iter_mut().zip(&state).zip(&acc) {
+            simd.store(x_r, simd.add(value, acc));
+        }
+        return;
+    }
+    let (x, increment) = (&mut x[..n], &mut increment[..n]);
     for (row, out) in increment.iter_mut().enumerate() {
         let entries = &delta[row * p..(row + 1) * p];
         let mut acc = simd.zero();
@@ -446,10 +467,11 @@ fn advance<S: Simd>(
     }
 }
 
-/// λ ← λ + Δ_xᵀ λ + ω Cᵀ r: per column c, (λ_c + Σ_row Δ[row, c] λ_row) + ω Σ_row C[row, c]
-/// r_row, each sum from 0 in row order, from λ as it was (`previous`).
+/// λ ← λ + Δ_xᵀ λ + ω Cᵀ r: per column c, (λ_c + Σ_row Δ[row, c] λ_row) + ω Σ_row
+/// C[row, c] r_row, each sum from 0 in row order, from λ as it was (`previous`). With n
+/// fixed (`N` > 0) the columns' sums advance side by side, row by row, in registers.
 #[inline(always)]
-fn adjoint_step<S: Simd>(
+fn adjoint_step<S: Simd, const N: usize>(
     simd: S,
     n: usize,
     group: &CandidateGroup,
@@ -458,10 +480,35 @@ fn adjoint_step<S: Simd>(
     r: &[Lanes],
     w: f64,
 ) {
-    let (lambda, previous) = (&mut lambda[..n], &mut previous[..n]);
     let p = group.delta.len() / n;
-    previous.copy_from_slice(lambda);
     let w = simd.splat(w);
+    if N > 0 {
+        let lambda = &mut lambda[..N];
+        let before: [S::V; N] = std::array::from_fn(|c| simd.load(&lambda[c]));
+        let mut acc = [simd.zero(); N];
+        for (row, &l) in before.iter().enumerate() {
+            for (c, acc) in acc.iter_mut().enumerate() {
+                *acc = simd.add(*acc, simd.mul(simd.load(&group.delta[row * p + c]), l));
+            }
+        }
+        let mut forcing = [simd.zero(); N];
+        for (row, r_row) in r.iter().enumerate() {
+            let r_row = simd.load(r_row);
+            for (c, forcing) in forcing.iter_mut().enumerate() {
+                let entry = simd.load(&group.output[row * N + c]);
+                *forcing = simd.add(*forcing, simd.mul(entry, r_row));
+            }
+        }
+        for (c, out) in lambda.iter_mut().enumerate() {
+            simd.store(
+                out,
+                simd.add(simd.add(before[c], acc[c]), simd.mul(w, forcing[c])),
+            );
+        }
+        return;
+    }
+    let (lambda, previous) = (&mut lambda[..n], &mut previous[..n]);
+    previous.copy_from_slice(lambda);
     for (c, out) in lambda.iter_mut().enumerate() {
         let mut acc = simd.zero();
         for (row, l) in previous.iter().enumerate() {
