@@ -90,8 +90,8 @@ fn the_fast_sweeps_are_the_reference_sweeps_bit_for_bit() {
 }
 
 /// Candidates at rest (x0 = 0) whose input matrices B are scaled by 2^e, e = 240, 240 +
-/// 1/32, …, 265 (fine enough that every drawn system shows each outcome): the inputs drive x up from 0, so r = Bᵀ Q x − d grows along the run.
-/// From sweeps that stay finite, through cotangents that overflow while the cost does not
+/// 1/32, …, 265: the inputs drive x up from 0, so r = Bᵀ Q x − d grows along the run. From
+/// sweeps that stay finite, through cotangents that overflow while the cost does not
 /// (reported at step N), to residuals whose square overflows at a step part-way that moves
 /// earlier as B grows, down to the second; all in the same blocks, so that lanes go bad at
 /// their own steps beside lanes that do not.
