@@ -4,17 +4,18 @@
 //! the sizes compiled in (n ≤ 8), several inputs and stages, every state stored (S = 1),
 //! checkpoint spacings that do and do not divide N, blocks that are not full, candidates
 //! that overflow in the forward sweep, in the cotangents only, or not at all within one
-//! block, a candidate whose operators cannot be built, and the CPU backend running the
-//! engine.
+//! block, a candidate whose operators cannot be built, a silent input, and the CPU backend
+//! running the engine.
 
 mod common;
 
-use common::gradient_batch::plan;
+use common::gradient_batch::{plan, plan_with_inputs};
 use harbor::backend::Backend;
 use harbor::kernels::lanes::SimdLevel;
 use harbor::kernels::{CpuPath, Family};
 use harbor::linear_ph::adjoint_fast::SweepBlock;
 use harbor::linear_ph::{GradientPlan, LinearPhMember};
+use harbor::model::Signal;
 use harbor::plan::MemberResult;
 
 /// Every level this CPU can run.
@@ -86,6 +87,32 @@ fn the_fast_sweeps_are_the_reference_sweeps_bit_for_bit() {
         // The CPU backend runs the engine, in its own blocks.
         let backend = Backend::Cpu(CpuPath::Fast).run(&plan).unwrap().members;
         common::assert_same_bits(&expected, &backend, &format!("n = {n}: the CPU backend"));
+    }
+}
+
+/// A silent input (u ≡ 0): the linear engine's stack set-up zeroes its columns of Δ, which
+/// the reference keeps, so the engine builds such candidates' operators as the reference
+/// does. The same bits, also for a candidate whose B is infinite in that input's column.
+#[test]
+fn a_silent_input_keeps_its_columns_of_the_operators() {
+    let mut rng = common::fresh_rng("adjoint fast engine silent input");
+    let mut inputs = common::gradient_batch::signals(2);
+    inputs.push(Signal::Harmonic {
+        amplitude: 0.0,
+        omega: 1.0,
+        phase: 0.0,
+        offset: 0.0,
+    });
+    let base = plan_with_inputs(&mut rng, 3, &inputs, 2, 40, 11, Some(6));
+    let mut members = candidates(&base);
+    // An infinite entry of B in the silent input's column: its columns of Δ are not
+    // finite, and the reference's step multiplies them by u = 0.
+    members[4].system.b[(0, 2)] = f64::INFINITY;
+    let plan = base.with_candidates(members).unwrap();
+    let expected = reference(&plan);
+    assert_eq!(expected[4].nonfinite_step, Some(1));
+    for level in levels() {
+        common::assert_same_bits(&expected, &fast(&plan, level, 16), level.name());
     }
 }
 

@@ -32,6 +32,28 @@ pub fn plan(
     members: usize,
     checkpoint_every: Option<usize>,
 ) -> GradientPlan {
+    plan_with_inputs(
+        rng,
+        n,
+        &signals(m),
+        stages,
+        steps,
+        members,
+        checkpoint_every,
+    )
+}
+
+/// [`plan`] driven by `inputs` (m = their number).
+pub fn plan_with_inputs(
+    rng: &mut rand_chacha::ChaCha8Rng,
+    n: usize,
+    inputs: &[Signal],
+    stages: usize,
+    steps: usize,
+    members: usize,
+    checkpoint_every: Option<usize>,
+) -> GradientPlan {
+    let m = inputs.len();
     let scheme = Scheme::new(SchemeFamily::Gauss, stages).unwrap();
     let h = 1.0 / steps as f64;
     let (system, x0) = super::random_linear_ph(rng, n, m, 1.0);
@@ -46,7 +68,7 @@ pub fn plan(
         x0: Draw::Perturb { sigma: 0.2 },
     };
     let ensemble = DrawnLinearPhEnsemble::new(nominal, spec, None).unwrap();
-    let model = LinearPhPlan::new(scheme, h, 1.0, ensemble, &signals(m), steps).unwrap();
+    let model = LinearPhPlan::new(scheme, h, 1.0, ensemble, inputs, steps).unwrap();
     let (reference, x_ref) = super::random_linear_ph(rng, n, m, 1.0);
     let data = simulate_outputs(
         &model,

@@ -78,10 +78,14 @@ impl GradientPlan {
         work: &mut OperatorWorkspace,
     ) -> Result<(Vec<f64>, Vec<f64>)> {
         let ops = StepOperators::recording_in(&self.model, member, Recording::FINAL_STATE, work)?;
+        Ok((ops.delta, self.output_operator(member)))
+    }
+
+    /// C = Bᵀ Q (m × n) of a candidate, row-major.
+    pub fn output_operator(&self, member: &LinearPhMember) -> Vec<f64> {
         let c = member.system.b.transpose() * &member.system.q;
         let (m, n) = c.shape();
-        let output = (0..m * n).map(|e| c[(e / n, e % n)]).collect();
-        Ok((ops.delta, output))
+        (0..m * n).map(|e| c[(e / n, e % n)]).collect()
     }
 
     fn kernel(&self) -> Result<KernelSource> {

@@ -15,6 +15,7 @@
 //! which names the step where it went bad.
 
 use super::adjoint_reference::{SweepOperators, SweepShape, adjoint_sweep};
+use super::fast::stack_deltas;
 use crate::error::Result;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
@@ -71,24 +72,37 @@ pub struct SweepBlock {
 
 impl SweepBlock {
     /// The operators Δ and C of `members` ([`GradientPlan::operators_in`], the reference's
-    /// own), laid out side by side; the first candidate's error where one has none.
+    /// own; Δ built on the stack where the linear engine's set-up builds it, the same bits),
+    /// laid out side by side; the first candidate's error where one has none.
     pub fn new(plan: &GradientPlan, members: &[LinearPhMember]) -> Result<Self> {
         let shape = plan.sweep_shape();
         let (n, m, p) = (shape.states, shape.inputs, shape.width());
+        let stacked = stack_deltas(&plan.model, members).transpose()?;
         let mut work = OperatorWorkspace::default();
         let mut groups = Vec::with_capacity(members.len().div_ceil(LANES));
-        for candidates in members.chunks(LANES) {
+        for (g, candidates) in members.chunks(LANES).enumerate() {
             let mut group = CandidateGroup {
                 members: candidates.len(),
                 delta: vec![ZERO; n * p],
                 output: vec![ZERO; m * n],
                 x0: vec![ZERO; n],
             };
+            if let Some(deltas) = &stacked {
+                group
+                    .delta
+                    .copy_from_slice(&deltas[g * n * p..(g + 1) * n * p]);
+            }
             for (lane, member) in candidates.iter().enumerate() {
-                let (delta, output) = plan.operators_in(member, &mut work)?;
-                for (entry, value) in group.delta.iter_mut().zip(&delta) {
-                    entry[lane] = *value;
-                }
+                let output = match stacked {
+                    Some(_) => plan.output_operator(member),
+                    None => {
+                        let (delta, output) = plan.operators_in(member, &mut work)?;
+                        for (entry, value) in group.delta.iter_mut().zip(&delta) {
+                            entry[lane] = *value;
+                        }
+                        output
+                    }
+                };
                 for (entry, value) in group.output.iter_mut().zip(&output) {
                     entry[lane] = *value;
                 }

@@ -123,6 +123,26 @@ pub fn block_members(plan: &LinearPhPlan) -> usize {
     LANES * shape.groups()
 }
 
+/// The one-step operators Δ (n × p, row-major) of `members` under `plan` (recording the
+/// final state only), built side by side on the stack, [`LANES`] to a group (lanes past
+/// the last member copy the first): `StepOperators::recording_in`'s Δ bit for bit, and its
+/// error for the first member without one. `None` where the stack set-up does not build
+/// `plan`'s members, or where it would zero the columns of silent inputs (which the
+/// general path keeps). The adjoint's fast engine lays out its candidates with it.
+pub(in crate::families::linear_ph) fn stack_deltas(
+    plan: &LinearPhPlan,
+    members: &[LinearPhMember],
+) -> Option<Result<Vec<Lanes>>> {
+    if !setup::fits(plan)
+        || plan.recording() != Recording::FINAL_STATE
+        || plan.silent_inputs().iter().any(|&silent| silent)
+        || members.is_empty()
+    {
+        return None;
+    }
+    Some(BlockOperators::of_members(plan, members).map(|mut block| block.take_entries()))
+}
+
 /// The compensated energy sums of one group (Neumaier), as the kernel keeps them.
 #[derive(Debug, Clone, Copy)]
 struct Sums {
