@@ -18,21 +18,6 @@ use harbor::linear_ph::{GradientPlan, LinearPhMember};
 use harbor::model::Signal;
 use harbor::plan::MemberResult;
 
-/// Every level this CPU can run.
-fn levels() -> Vec<SimdLevel> {
-    let mut levels = vec![SimdLevel::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if harbor::kernels::lanes::Avx2::new().is_some() {
-            levels.push(SimdLevel::Avx2);
-        }
-        if harbor::kernels::lanes::Avx512::new().is_some() {
-            levels.push(SimdLevel::Avx512);
-        }
-    }
-    levels
-}
-
 fn candidates(plan: &GradientPlan) -> Vec<LinearPhMember> {
     (0..plan.member_count())
         .map(|i| plan.member(i).unwrap())
@@ -74,7 +59,7 @@ fn the_fast_sweeps_are_the_reference_sweeps_bit_for_bit() {
     ] {
         let plan = plan(&mut rng, n, m, stages, steps, members, every);
         let expected = reference(&plan);
-        for level in levels() {
+        for level in common::simd_levels() {
             for block in [1, 8, 13, 32] {
                 let what = format!(
                     "n = {n}, m = {m}, s = {stages}, N = {steps}, S = {}, {}, blocks of {block}",
@@ -111,7 +96,7 @@ fn a_silent_input_keeps_its_columns_of_the_operators() {
     let plan = base.with_candidates(members).unwrap();
     let expected = reference(&plan);
     assert_eq!(expected[4].nonfinite_step, Some(1));
-    for level in levels() {
+    for level in common::simd_levels() {
         common::assert_same_bits(&expected, &fast(&plan, level, 16), level.name());
     }
 }
@@ -151,7 +136,7 @@ fn candidates_that_overflow_report_the_reference_step() {
         "{statuses:?}"
     );
     assert!(statuses.contains(&Some(2)), "{statuses:?}");
-    for level in levels() {
+    for level in common::simd_levels() {
         for block in [8, 32] {
             let what = format!("{}, blocks of {block}", level.name());
             let fast = fast(&plan, level, block);

@@ -85,21 +85,6 @@ fn example_plan(example: &str, overrides: &[&str]) -> ContactPlan {
         .unwrap()
 }
 
-/// Every level this CPU can run.
-fn levels() -> Vec<SimdLevel> {
-    let mut levels = vec![SimdLevel::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if harbor::kernels::lanes::Avx2::new().is_some() {
-            levels.push(SimdLevel::Avx2);
-        }
-        if harbor::kernels::lanes::Avx512::new().is_some() {
-            levels.push(SimdLevel::Avx512);
-        }
-    }
-    levels
-}
-
 fn reference(plan: &ContactPlan) -> Vec<MemberResult> {
     (0..plan.member_count())
         .map(|i| plan.reference(&plan.member(i).unwrap()).unwrap())
@@ -176,7 +161,7 @@ fn every_example_and_method_agrees_with_the_reference() {
         for method in methods() {
             let plan = with_method(&base, method, steps, 7, 11);
             let expected = reference(&plan);
-            for level in levels() {
+            for level in common::simd_levels() {
                 for block in [8, 5] {
                     let what = format!(
                         "{example} {} {} blocks of {block}",
@@ -219,7 +204,7 @@ fn the_bench_duffing_chains_agree_with_the_reference() {
             let plan = contact_chain_plan(19, dof, 300, composition).unwrap();
             let expected = reference(&plan);
             assert_ne!(expected[0].final_state, expected[1].final_state);
-            for level in levels() {
+            for level in common::simd_levels() {
                 let what = format!("Duffing n = {dof} {composition} {}", level.name());
                 worst = worst.max(max_deviation(&what, &fast(&plan, level, 8), &expected));
             }
@@ -238,7 +223,7 @@ fn full_blocks_of_duffing_chains_equal_the_reference_bit_for_bit() {
             let plan = contact_chain_plan(300, dof, 150, composition).unwrap();
             let plan = with_method(&plan, plan.method().clone(), 150, 25, 300);
             let expected = reference(&plan);
-            for level in levels() {
+            for level in common::simd_levels() {
                 let what = format!(
                     "Duffing n = {dof} {composition} {} full blocks",
                     level.name()
@@ -300,7 +285,7 @@ p0 = { kind = "uniform", low = -3.0, high = 3.0 }
             plan.method_label(),
             expected.len()
         );
-        for level in levels() {
+        for level in common::simd_levels() {
             let what = format!("{} {}", plan.method_label(), level.name());
             max_deviation(&what, &fast(&plan, level, 8), &expected);
         }
@@ -456,7 +441,7 @@ amplitude = { kind = "perturb", sigma = 0.1 }
             count > 1 || name.ends_with(".toml"),
             "{name}: drawn members"
         );
-        for level in levels() {
+        for level in common::simd_levels() {
             for block in [plan.fast_block_members(), 8, 5, 1] {
                 let what = format!("{name} {} blocks of {block}", level.name());
                 let mut drawn = Vec::new();
@@ -541,7 +526,7 @@ fn a_drawn_block_reports_its_first_failing_members_error() {
         );
         // Members of the same system with nothing out of range, as many as `plan`'s.
         let good = drawn_plan(system, 1, r#"x0 = { kind = "perturb", sigma = 0.01 }"#).unwrap();
-        for level in levels() {
+        for level in common::simd_levels() {
             let run = |members: std::ops::Range<usize>| {
                 let block = plan.fast_block_range(members)?;
                 plan.run_fast_block(block, level)

@@ -15,21 +15,6 @@ use harbor::model::Signal;
 use harbor::plan::{MemberResult, Recording};
 use harbor::tableau::{Scheme, SchemeFamily};
 
-/// Every level this CPU can run.
-fn levels() -> Vec<SimdLevel> {
-    let mut levels = vec![SimdLevel::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if harbor::kernels::lanes::Avx2::new().is_some() {
-            levels.push(SimdLevel::Avx2);
-        }
-        if harbor::kernels::lanes::Avx512::new().is_some() {
-            levels.push(SimdLevel::Avx512);
-        }
-    }
-    levels
-}
-
 /// `plan`'s members integrated by the fast engine at `level`, in blocks of `block`.
 fn fast(plan: &LinearPhPlan, level: SimdLevel, block: usize) -> Vec<MemberResult> {
     let members: Vec<LinearPhMember> = (0..plan.ensemble.len())
@@ -156,7 +141,7 @@ fn fast_engine_matches_the_reference_member_by_member() {
         ] {
             let plan = plan(n, inputs, every, recording);
             let reference = Backend::Cpu(CpuPath::Twin).run(&plan).unwrap().members;
-            for level in levels() {
+            for level in common::simd_levels() {
                 let what =
                     format!("n = {n}, m = {inputs}, every {every}, {recording:?}, {level:?}");
                 compare(&plan, &reference, &fast(&plan, level, 16), &what);
@@ -243,7 +228,7 @@ fn the_first_nonfinite_step_is_the_twins() {
                 .iter()
                 .filter(|r| r.nonfinite_step.is_some())
                 .count();
-            for level in levels() {
+            for level in common::simd_levels() {
                 let fast = fast(&plan, level, 8);
                 for (a, b) in reference.iter().zip(&fast) {
                     assert_eq!(

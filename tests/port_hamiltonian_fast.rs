@@ -104,21 +104,6 @@ fn plan(text: &str, overrides: &[&str]) -> PortHamiltonianPlan {
         .unwrap()
 }
 
-/// Every level this CPU can run.
-fn levels() -> Vec<SimdLevel> {
-    let mut levels = vec![SimdLevel::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if harbor::kernels::lanes::Avx2::new().is_some() {
-            levels.push(SimdLevel::Avx2);
-        }
-        if harbor::kernels::lanes::Avx512::new().is_some() {
-            levels.push(SimdLevel::Avx512);
-        }
-    }
-    levels
-}
-
 fn reference(plan: &PortHamiltonianPlan) -> Vec<MemberResult> {
     (0..plan.member_count())
         .map(|i| plan.reference(&plan.member(i).unwrap()).unwrap())
@@ -186,7 +171,7 @@ fn the_fast_engine_reproduces_the_reference_bit_for_bit() {
     );
     // Members differ: the draws reached the integration.
     assert_ne!(expected[0].final_state, expected[1].final_state);
-    for level in levels() {
+    for level in common::simd_levels() {
         for block in [37, 8, 5, 13] {
             let what = format!("{} in blocks of {block}", level.name());
             assert_members_same(&what, &fast(&plan, level, block), &expected);
@@ -247,7 +232,7 @@ fn a_failed_stage_solve_stays_in_its_lane() {
         .map(|&i| expected[i].nonfinite_step.unwrap())
         .collect();
     assert!(steps.len() > 1, "failures at one step only: {steps:?}");
-    for level in levels() {
+    for level in common::simd_levels() {
         for block in [29, 8] {
             let what = format!("{} in blocks of {block}", level.name());
             assert_members_same(&what, &fast(&plan, level, block), &expected);

@@ -220,3 +220,19 @@ pub fn pendulum_reference(t_end: f64) -> Vec<f64> {
     )
     .unwrap()
 }
+
+/// Every SIMD level of the fast engines this CPU can run, the portable one first.
+pub fn simd_levels() -> Vec<harbor::kernels::lanes::SimdLevel> {
+    use harbor::kernels::lanes::SimdLevel;
+    let mut levels = vec![SimdLevel::Portable];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if harbor::kernels::lanes::Avx2::new().is_some() {
+            levels.push(SimdLevel::Avx2);
+        }
+        if harbor::kernels::lanes::Avx512::new().is_some() {
+            levels.push(SimdLevel::Avx512);
+        }
+    }
+    levels
+}
