@@ -291,7 +291,7 @@ fn the_cli_runs_the_twin_in_chunks_of_any_size() {
 /// `harbor gradient --backend twin` (the adjoint kernel's twin, window by window) writes the
 /// gradients of `--backend cpu` (the fast sweeps), bit for bit.
 #[test]
-fn the_cli_gradient_on_the_twin_equals_the_reference_sweeps() {
+fn the_cli_gradient_on_the_twin_equals_the_fast_sweeps() {
     let dir = tempfile::tempdir().unwrap();
     let config = common::example_path("gradient_check.toml");
     let gradient = |backend: &str| {

@@ -26,10 +26,27 @@ use crate::plan::ResultBlock;
 
 /// Bytes of one block's sweep state (operators, cotangents, checkpoints, the segment) the
 /// block sizing aims to keep in L2.
-const BLOCK_STATE_BYTES: usize = 256 << 10;
+pub const BLOCK_STATE_BYTES: usize = 256 << 10;
 
 /// Most groups per block: enough independent sums to cover the add latency.
-const MAX_GROUPS: usize = 4;
+pub const MAX_GROUPS: usize = 4;
+
+/// Bytes of one group's stored states (checkpoints and the segment, [`LANES`] wide) above
+/// which the engine checkpoints every ⌈√N⌉-th state instead of the plan's S.
+pub const GROUP_STATES_BYTES: usize = 16 << 20;
+
+/// The sweeps the engine runs: the plan's, but with S = ⌈√N⌉ where the plan's S would keep
+/// more than [`GROUP_STATES_BYTES`] of states per group. The plan sizes S (1 keeps every
+/// state) for one candidate per member, while a group holds [`LANES`] lanes even for one
+/// candidate. Any S gives the same bits: a recomputed state is the forward sweep's own.
+pub fn engine_shape(plan: &GradientPlan) -> SweepShape {
+    let mut shape = plan.sweep_shape();
+    let stored = (shape.checkpoints() + shape.segment) * shape.states * size_of::<Lanes>();
+    if stored > GROUP_STATES_BYTES {
+        shape.segment = ((shape.steps as f64).sqrt().ceil() as usize).clamp(1, shape.steps.max(1));
+    }
+    shape
+}
 
 /// Candidates of a block of a run of `candidates`: [`LANES`] per group, as many groups (at
 /// most [`MAX_GROUPS`]) as keep the block's sweep state within [`BLOCK_STATE_BYTES`]; fewer
@@ -45,7 +62,8 @@ pub fn block_members(shape: &SweepShape, candidates: usize) -> usize {
 }
 
 /// Up to [`LANES`] candidates' operators and initial states, entry by entry side by side
-/// (lanes past the last candidate hold zeros).
+/// (lanes past the last candidate hold zeros, or in Δ from the stack set-up the first
+/// candidate's entries; no result is read from them).
 struct CandidateGroup {
     /// Candidates held.
     members: usize,
@@ -88,6 +106,7 @@ impl SweepBlock {
                 x0: vec![ZERO; n],
             };
             if let Some(deltas) = &stacked {
+                debug_assert_eq!(deltas.len(), members.len().div_ceil(LANES) * n * p);
                 group
                     .delta
                     .copy_from_slice(&deltas[g * n * p..(g + 1) * n * p]);
@@ -122,7 +141,7 @@ impl SweepBlock {
     /// results ([cost, λ_0, Ḡ_Δ, Ḡ_C]) and, for a candidate that went bad, the step the
     /// reference names.
     pub fn run(self, plan: &GradientPlan, level: SimdLevel) -> ResultBlock {
-        let shape = plan.sweep_shape();
+        let shape = engine_shape(plan);
         let stream = plan.stream().window(0, shape.steps);
         let problem = Problem {
             shape,
@@ -151,7 +170,8 @@ impl SweepBlock {
                     delta: &delta,
                     output: &output,
                 };
-                let swept = adjoint_sweep(&shape, &ops, &x0, plan.stream(), plan.terminal());
+                let (stream, terminal) = (plan.stream(), plan.terminal());
+                let swept = adjoint_sweep(&plan.sweep_shape(), &ops, &x0, stream, terminal);
                 raw.copy_from_slice(&swept.raw);
                 results.nonfinite_step[member] = swept.nonfinite_step;
             }
@@ -166,7 +186,7 @@ impl FastEngine for GradientPlan {
     type Shared = ();
 
     fn block_members(&self) -> usize {
-        block_members(&self.sweep_shape(), self.member_count())
+        block_members(&engine_shape(self), self.member_count())
     }
 
     fn prepare(&self, members: Vec<LinearPhMember>) -> Result<SweepBlock> {
