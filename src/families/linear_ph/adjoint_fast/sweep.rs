@@ -1,209 +1,20 @@
-//! The fast CPU engine of the discrete adjoint: the reference sweeps of
-//! `linear_ph::adjoint_reference` (forward: cost and checkpoints; backward: each segment
-//! recomputed from its checkpoint, then λ_k, Ḡ_Δ and Ḡ_C) on blocks of candidates side by
-//! side, [`LANES`] to a SIMD group and a few groups stepped together so that their
-//! independent sums overlap.
-//!
-//! Every operation of a lane is the reference's operation on that candidate, in the same
-//! order, each product and sum rounded on its own (no multiply-add is fused), so the raw
-//! results are the reference's bit for bit at every [`SimdLevel`]. The candidates share
-//! the stream (U_k, d_k, ω_k): each step's values are read once per block.
-//!
-//! Non-finite values are absorbing in x, the cost and λ, so a candidate whose sweeps went
-//! bad is known from its results alone: its final state or cost after the forward sweep,
-//! or its raw result, is not finite. Only such a candidate is swept again by the reference,
-//! which names the step where it went bad.
+//! The lanes' arithmetic of the adjoint's fast engine: both sweeps of a block's groups,
+//! stepped together, each operation the reference's (`linear_ph::adjoint_reference`) in
+//! the same order, products and sums rounded apart, compiled per instruction set and, for
+//! n ≤ 8, per state size.
 
-use super::adjoint_reference::{SweepOperators, SweepShape, adjoint_sweep};
-use super::fast::stack_deltas;
-use crate::error::Result;
+use super::CandidateGroup;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::lanes::{Avx2, Avx512};
-use crate::kernels::lanes::{LANES, Lanes, Portable, Simd, SimdLevel, ZERO};
-use crate::kernels::{Family, FastEngine};
-use crate::linear_ph::{GradientPlan, LinearPhMember, OperatorWorkspace};
-use crate::plan::ResultBlock;
-
-/// Bytes of one block's sweep state (operators, cotangents, checkpoints, the segment) the
-/// block sizing aims to keep in L2.
-pub const BLOCK_STATE_BYTES: usize = 256 << 10;
-
-/// Most groups per block: enough independent sums to cover the add latency.
-pub const MAX_GROUPS: usize = 4;
-
-/// Bytes of one group's stored states (checkpoints and the segment, [`LANES`] wide) above
-/// which the engine checkpoints every ⌈√N⌉-th state instead of the plan's S.
-pub const GROUP_STATES_BYTES: usize = 16 << 20;
-
-/// The sweeps the engine runs: the plan's, but with S = ⌈√N⌉ where the plan's S would keep
-/// more than [`GROUP_STATES_BYTES`] of states per group. The plan sizes S (1 keeps every
-/// state) for one candidate per member, while a group holds [`LANES`] lanes even for one
-/// candidate. Any S gives the same bits: a recomputed state is the forward sweep's own.
-pub fn engine_shape(plan: &GradientPlan) -> SweepShape {
-    let mut shape = plan.sweep_shape();
-    let stored = (shape.checkpoints() + shape.segment) * shape.states * size_of::<Lanes>();
-    if stored > GROUP_STATES_BYTES {
-        shape.segment = ((shape.steps as f64).sqrt().ceil() as usize).clamp(1, shape.steps.max(1));
-    }
-    shape
-}
-
-/// Candidates of a block of a run of `candidates`: [`LANES`] per group, as many groups (at
-/// most [`MAX_GROUPS`]) as keep the block's sweep state within [`BLOCK_STATE_BYTES`]; fewer
-/// where that spreads a small batch (an optimiser's trial points) over more cores, since a
-/// group takes as long for one candidate as for [`LANES`].
-pub fn block_members(shape: &SweepShape, candidates: usize) -> usize {
-    let (n, m, p) = (shape.states, shape.inputs, shape.width());
-    let lanes = 2 * (n * p + m * n) + (shape.checkpoints() + shape.segment + 5) * n + m + 1;
-    let group_bytes = lanes * std::mem::size_of::<Lanes>();
-    let groups = (BLOCK_STATE_BYTES / group_bytes.max(1)).clamp(1, MAX_GROUPS);
-    let per_thread = candidates.div_ceil(rayon::current_num_threads().max(1));
-    per_thread.clamp(1, LANES * groups)
-}
-
-/// Up to [`LANES`] candidates' operators and initial states, entry by entry side by side
-/// (lanes past the last candidate hold zeros, or in Δ from the stack set-up the first
-/// candidate's entries; no result is read from them).
-struct CandidateGroup {
-    /// Candidates held.
-    members: usize,
-    /// Δ (n × p), row-major.
-    delta: Vec<Lanes>,
-    /// C = Bᵀ Q (m × n), row-major.
-    output: Vec<Lanes>,
-    x0: Vec<Lanes>,
-}
-
-impl CandidateGroup {
-    /// Lane `lane`'s operators and initial state, as the reference takes them.
-    fn lane(&self, lane: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let column = |values: &[Lanes]| values.iter().map(|v| v[lane]).collect();
-        (column(&self.delta), column(&self.output), column(&self.x0))
-    }
-}
-
-/// Consecutive candidates of a [`GradientPlan`] prepared for the fast sweeps.
-pub struct SweepBlock {
-    members: usize,
-    groups: Vec<CandidateGroup>,
-}
-
-impl SweepBlock {
-    /// The operators Δ and C of `members` ([`GradientPlan::operators_in`], the reference's
-    /// own; Δ built on the stack where the linear engine's set-up builds it, the same bits),
-    /// laid out side by side; the first candidate's error where one has none.
-    pub fn new(plan: &GradientPlan, members: &[LinearPhMember]) -> Result<Self> {
-        let shape = plan.sweep_shape();
-        let (n, m, p) = (shape.states, shape.inputs, shape.width());
-        let stacked = stack_deltas(&plan.model, members).transpose()?;
-        let mut work = OperatorWorkspace::default();
-        let mut groups = Vec::with_capacity(members.len().div_ceil(LANES));
-        for (g, candidates) in members.chunks(LANES).enumerate() {
-            let mut group = CandidateGroup {
-                members: candidates.len(),
-                delta: vec![ZERO; n * p],
-                output: vec![ZERO; m * n],
-                x0: vec![ZERO; n],
-            };
-            if let Some(deltas) = &stacked {
-                debug_assert_eq!(deltas.len(), members.len().div_ceil(LANES) * n * p);
-                group
-                    .delta
-                    .copy_from_slice(&deltas[g * n * p..(g + 1) * n * p]);
-            }
-            for (lane, member) in candidates.iter().enumerate() {
-                let output = match stacked {
-                    Some(_) => plan.output_operator(member),
-                    None => {
-                        let (delta, output) = plan.operators_in(member, &mut work)?;
-                        for (entry, value) in group.delta.iter_mut().zip(&delta) {
-                            entry[lane] = *value;
-                        }
-                        output
-                    }
-                };
-                for (entry, value) in group.output.iter_mut().zip(&output) {
-                    entry[lane] = *value;
-                }
-                for (entry, value) in group.x0.iter_mut().zip(member.x0.iter()) {
-                    entry[lane] = *value;
-                }
-            }
-            groups.push(group);
-        }
-        Ok(SweepBlock {
-            members: members.len(),
-            groups,
-        })
-    }
-
-    /// Both sweeps of every candidate of the block with `level`'s instructions: the raw
-    /// results ([cost, λ_0, Ḡ_Δ, Ḡ_C]) and, for a candidate that went bad, the step the
-    /// reference names.
-    pub fn run(self, plan: &GradientPlan, level: SimdLevel) -> ResultBlock {
-        let shape = engine_shape(plan);
-        let stream = plan.stream().window(0, shape.steps);
-        let problem = Problem {
-            shape,
-            stream: &stream,
-            terminal: plan.terminal(),
-        };
-        let mut sweeps: Vec<GroupSweep> = self
-            .groups
-            .iter()
-            .map(|group| GroupSweep::new(&shape, group))
-            .collect();
-        sweep(level, &problem, &self.groups, &mut sweeps);
-        let mut results =
-            ResultBlock::zeroed(plan.record_spec(), plan.grid().records(), self.members);
-        for (g, (group, state)) in self.groups.iter().zip(&sweeps).enumerate() {
-            for lane in 0..group.members {
-                let member = g * LANES + lane;
-                let raw = results.final_state_mut(member);
-                state.raw_into(lane, raw);
-                if state.forward_finite[lane] && raw.iter().all(|v| v.is_finite()) {
-                    continue;
-                }
-                // The reference's raw result is the same; it also finds the step.
-                let (delta, output, x0) = group.lane(lane);
-                let ops = SweepOperators {
-                    delta: &delta,
-                    output: &output,
-                };
-                let (stream, terminal) = (plan.stream(), plan.terminal());
-                let swept = adjoint_sweep(&plan.sweep_shape(), &ops, &x0, stream, terminal);
-                raw.copy_from_slice(&swept.raw);
-                results.nonfinite_step[member] = swept.nonfinite_step;
-            }
-        }
-        results
-    }
-}
-
-impl FastEngine for GradientPlan {
-    type Member = LinearPhMember;
-    type Block = SweepBlock;
-    type Shared = ();
-
-    fn block_members(&self) -> usize {
-        block_members(&engine_shape(self), self.member_count())
-    }
-
-    fn prepare(&self, members: Vec<LinearPhMember>) -> Result<SweepBlock> {
-        SweepBlock::new(self, &members)
-    }
-
-    fn run(&self, block: SweepBlock) -> Result<ResultBlock> {
-        Ok(block.run(self, SimdLevel::get()))
-    }
-}
+use crate::kernels::lanes::{Lanes, Portable, Simd, SimdLevel, ZERO};
+use crate::linear_ph::adjoint_reference::SweepShape;
 
 /// What every candidate of a run shares: the sizes, the stream (per step k < N: U_k, d_k,
 /// ω_k) and the terminal sample (d_N, ω_N).
-struct Problem<'a> {
-    shape: SweepShape,
-    stream: &'a [f64],
-    terminal: (&'a [f64], f64),
+pub(super) struct Problem<'a> {
+    pub shape: SweepShape,
+    pub stream: &'a [f64],
+    pub terminal: (&'a [f64], f64),
 }
 
 impl Problem<'_> {
@@ -217,7 +28,7 @@ impl Problem<'_> {
 }
 
 /// One group's sweeps in progress.
-struct GroupSweep {
+pub(super) struct GroupSweep {
     x: Vec<Lanes>,
     cost: Lanes,
     /// x_k at k ≡ 0 mod S.
@@ -233,12 +44,10 @@ struct GroupSweep {
     previous: Vec<Lanes>,
     g_delta: Vec<Lanes>,
     g_output: Vec<Lanes>,
-    /// Per lane: x and the cost were finite after the forward sweep.
-    forward_finite: [bool; LANES],
 }
 
 impl GroupSweep {
-    fn new(shape: &SweepShape, group: &CandidateGroup) -> Self {
+    pub fn new(shape: &SweepShape, group: &CandidateGroup) -> Self {
         let (n, m, p) = (shape.states, shape.inputs, shape.width());
         GroupSweep {
             x: group.x0.clone(),
@@ -251,12 +60,11 @@ impl GroupSweep {
             previous: vec![ZERO; n],
             g_delta: vec![ZERO; n * p],
             g_output: vec![ZERO; m * n],
-            forward_finite: [true; LANES],
         }
     }
 
     /// Lane `lane`'s raw result: [cost, λ_0, Ḡ_Δ, Ḡ_C].
-    fn raw_into(&self, lane: usize, raw: &mut [f64]) {
+    pub fn raw_into(&self, lane: usize, raw: &mut [f64]) {
         let values = std::iter::once(&self.cost)
             .chain(&self.lambda)
             .chain(&self.g_delta)
@@ -268,7 +76,7 @@ impl GroupSweep {
 }
 
 /// Both sweeps of `groups` with `level`'s instructions.
-fn sweep(
+pub(super) fn sweep(
     level: SimdLevel,
     problem: &Problem,
     groups: &[CandidateGroup],
@@ -344,9 +152,9 @@ fn sweep_with<S: Simd, const N: usize>(
     for k in 0..steps {
         let (u, d, w) = problem.step(k);
         let half_w = simd.splat(0.5 * w);
+        let checkpoint = (k % segment == 0).then_some((k / segment) * n);
         for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
-            if k % segment == 0 {
-                let at = (k / segment) * n;
+            if let Some(at) = checkpoint {
                 state.checkpoints[at..at + n].copy_from_slice(&state.x);
             }
             let squares = residual(simd, n, &group.output, &state.x, d, &mut state.r);
@@ -358,10 +166,6 @@ fn sweep_with<S: Simd, const N: usize>(
     // The terminal sample: cost += ½ ω_N |r_N|², λ_N = ω_N Cᵀ r_N, Ḡ_C = ω_N r_N x_Nᵀ.
     let (d_end, w_end) = problem.terminal;
     for (group, state) in groups.iter().zip(sweeps.iter_mut()) {
-        for lane in 0..LANES {
-            state.forward_finite[lane] =
-                state.cost[lane].is_finite() && state.x.iter().all(|x| x[lane].is_finite());
-        }
         let squares = residual(simd, n, &group.output, &state.x, d_end, &mut state.r);
         let cost = simd.add(
             simd.load(&state.cost),
