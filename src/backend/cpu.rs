@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::executor::ExecutorOptions;
-use super::ordered_blocks::run_in_order;
+use super::ordered_blocks::{run_in_order, run_in_order_on_pool};
 use crate::error::Result;
 use crate::kernels::family::prepare_block;
 use crate::kernels::{CpuPath, Family, FastEngine};
@@ -29,6 +29,20 @@ const SPAN_MEMBER_STEPS: usize = 1 << 22;
 /// work.
 fn span_members(block: usize, steps: usize) -> usize {
     SPAN_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(block) * block
+}
+
+/// Blocks in flight per thread where a span holds that many: the caller's thread wakes once
+/// per half window to take the results, so a wide window means few wake-ups.
+const BLOCKS_IN_FLIGHT_PER_THREAD: usize = 8;
+
+/// Most blocks spawned and not yet taken, of spans of `span_blocks` blocks:
+/// [`BLOCKS_IN_FLIGHT_PER_THREAD`] per thread, but no more than a span holds (so that the
+/// blocks in flight hold at most a span's results), and at least two per thread.
+fn blocks_in_flight(span_blocks: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    (BLOCKS_IN_FLIGHT_PER_THREAD * threads)
+        .min(span_blocks)
+        .max(2 * threads)
 }
 
 /// Most members of a block of the reference integrator: a few, so that the cost of a
@@ -116,25 +130,30 @@ pub fn run_into_within<F: Family>(
         results.complete_status(grid, spec);
         Ok(results)
     };
-    // The blocks run on all cores with no barrier between them and are taken here in
-    // member order (so that a failing run names the same member whatever the thread
-    // count); a span goes to the sink as soon as its last block is taken, while the next
-    // blocks run, and progress is reported after every block (a stop then waits only for
-    // the blocks in flight).
+    // The blocks run on all cores with no barrier between them and are taken in member
+    // order (so that a failing run names the same member whatever the thread count); a
+    // span goes to the sink as soon as its last block is taken, while the next blocks run,
+    // and progress is reported after every block (a stop then waits only for the blocks in
+    // flight).
     let mut first = 0;
     let mut span_results = ResultBlock::with_capacity(spec, records, span.min(total));
-    run_in_order(
-        blocks.len(),
-        |b| run_block(blocks[b].clone()),
-        |results| {
-            span_results.append(results);
-            let taken = first + span_results.len();
-            if taken == total || taken.is_multiple_of(span) {
-                let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
-                sink.accept(first, std::mem::replace(&mut span_results, next))?;
-                first = taken;
-            }
-            sink.progress((taken * grid.steps) as u64)
-        },
-    )
+    let mut take = |results: ResultBlock, sink: &mut dyn ResultSink| -> Result<()> {
+        span_results.append(results);
+        let taken = first + span_results.len();
+        if taken == total || taken.is_multiple_of(span) {
+            let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
+            sink.accept(first, std::mem::replace(&mut span_results, next))?;
+            first = taken;
+        }
+        sink.progress((taken * grid.steps) as u64)
+    };
+    let window = blocks_in_flight(span.div_ceil(block));
+    let run = |b: usize| run_block(blocks[b].clone());
+    match sink.as_send() {
+        // Taken on a pool thread: no thread beside the pool's takes a core to take them.
+        Some(sink) => {
+            run_in_order_on_pool(blocks.len(), window, run, |results| take(results, sink))
+        }
+        None => run_in_order(blocks.len(), window, run, |results| take(results, sink)),
+    }
 }

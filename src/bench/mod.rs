@@ -110,6 +110,10 @@ impl ResultSink for Discard {
     fn accept(&mut self, _first: usize, _members: ResultBlock) -> Result<()> {
         Ok(())
     }
+
+    fn as_send(&mut self) -> Option<&mut (dyn ResultSink + Send)> {
+        Some(self)
+    }
 }
 
 /// Times the CPU path on members `0..count` of `plan`: the blocks' set-up (what they

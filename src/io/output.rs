@@ -326,6 +326,10 @@ impl ResultSink for SimulationWriter {
         }
         Ok(())
     }
+
+    fn as_send(&mut self) -> Option<&mut (dyn ResultSink + Send)> {
+        Some(self)
+    }
 }
 
 /// A member's entry of `nonfinite_step.npy` from its status: 0 while finite, else the

@@ -232,6 +232,16 @@ pub trait ResultSink {
     fn progress(&mut self, _member_steps_done: u64) -> Result<()> {
         Ok(())
     }
+
+    /// This sink as one that may be used from another thread, where it is one. The CPU
+    /// path then takes the results on a thread of the pool rather than the caller's: no
+    /// thread beside the pool's wakes to take them, and none takes a core from a block.
+    /// `None`, the default, keeps every call on the caller's thread — needed where progress
+    /// must be reported there (Python runs its signal handlers, Ctrl-C's included, only
+    /// on its main thread).
+    fn as_send(&mut self) -> Option<&mut (dyn ResultSink + Send)> {
+        None
+    }
 }
 
 impl ResultSink for Vec<MemberResult> {
@@ -239,6 +249,10 @@ impl ResultSink for Vec<MemberResult> {
         debug_assert_eq!(first, self.len());
         self.extend(members.into_members());
         Ok(())
+    }
+
+    fn as_send(&mut self) -> Option<&mut (dyn ResultSink + Send)> {
+        Some(self)
     }
 }
 
