@@ -280,22 +280,32 @@ mod tests {
     /// The window of the tests' runs.
     const WINDOW: usize = 8;
 
+    /// Block i of 64, later blocks faster: they end out of order.
+    fn later_blocks_faster(i: usize) -> Result<usize> {
+        std::thread::sleep(std::time::Duration::from_micros(((64 - i) * 30) as u64));
+        Ok(i)
+    }
+
+    /// Block i of 40: block 30 fails first in time, block 17 first in order.
+    fn block_17_fails_first_in_order(i: usize) -> Result<usize> {
+        match i {
+            30 => Err(Error::invalid("block", "30 fails first in time")),
+            17 => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Err(Error::invalid("block", "17 fails first in order"))
+            }
+            _ => Ok(i),
+        }
+    }
+
     /// Blocks that end out of order (later ones faster) are taken in order.
     #[test]
     fn results_are_taken_in_block_order() {
         let mut taken = Vec::new();
-        run_in_order(
-            64,
-            WINDOW,
-            |i| {
-                std::thread::sleep(std::time::Duration::from_micros(((64 - i) * 30) as u64));
-                Ok(i)
-            },
-            |i| {
-                taken.push(i);
-                Ok(())
-            },
-        )
+        run_in_order(64, WINDOW, later_blocks_faster, |i| {
+            taken.push(i);
+            Ok(())
+        })
         .unwrap();
         assert_eq!(taken, (0..64).collect::<Vec<_>>());
     }
@@ -305,24 +315,10 @@ mod tests {
     #[test]
     fn the_first_error_in_order_is_returned() {
         let mut taken = Vec::new();
-        let error = run_in_order(
-            40,
-            WINDOW,
-            |i| {
-                if i == 30 {
-                    return Err(Error::invalid("block", "30 fails first in time"));
-                }
-                if i == 17 {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    return Err(Error::invalid("block", "17 fails first in order"));
-                }
-                Ok(i)
-            },
-            |i| {
-                taken.push(i);
-                Ok(())
-            },
-        )
+        let error = run_in_order(40, WINDOW, block_17_fails_first_in_order, |i| {
+            taken.push(i);
+            Ok(())
+        })
         .unwrap_err();
         assert!(
             error.to_string().contains("17 fails first in order"),
@@ -368,28 +364,15 @@ mod tests {
             (0..3)
                 .into_par_iter()
                 .map(|k| {
-                    let mut sum = 0;
-                    run_in_order(
-                        9,
-                        WINDOW,
-                        |i| Ok(i * k),
-                        |v| {
-                            sum += v;
-                            Ok(())
-                        },
-                    )
-                    .unwrap();
-                    run_in_order_on_pool(
-                        9,
-                        WINDOW,
-                        |i| Ok(i * k),
-                        |v| {
-                            sum += v;
-                            Ok(())
-                        },
-                    )
-                    .unwrap();
-                    sum
+                    let (mut on_caller, mut on_pool) = (0, 0);
+                    let add = |sum: &mut usize, v| {
+                        *sum += v;
+                        Ok(())
+                    };
+                    run_in_order(9, WINDOW, |i| Ok(i * k), |v| add(&mut on_caller, v)).unwrap();
+                    run_in_order_on_pool(9, WINDOW, |i| Ok(i * k), |v| add(&mut on_pool, v))
+                        .unwrap();
+                    on_caller + on_pool
                 })
                 .collect()
         });
@@ -453,37 +436,17 @@ mod tests {
     #[test]
     fn the_pool_takes_in_order_on_its_threads() {
         let mut taken = Vec::new();
-        run_in_order_on_pool(
-            64,
-            WINDOW,
-            |i| {
-                std::thread::sleep(std::time::Duration::from_micros(((64 - i) * 30) as u64));
-                Ok(i)
-            },
-            |i| {
-                taken.push((i, rayon::current_thread_index().is_some()));
-                Ok(())
-            },
-        )
+        run_in_order_on_pool(64, WINDOW, later_blocks_faster, |i| {
+            taken.push((i, rayon::current_thread_index().is_some()));
+            Ok(())
+        })
         .unwrap();
         assert_eq!(taken, (0..64).map(|i| (i, true)).collect::<Vec<_>>());
         let mut taken = Vec::new();
-        let error = run_in_order_on_pool(
-            40,
-            WINDOW,
-            |i| match i {
-                30 => Err(Error::invalid("block", "30 fails first in time")),
-                17 => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    Err(Error::invalid("block", "17 fails first in order"))
-                }
-                _ => Ok(i),
-            },
-            |i| {
-                taken.push(i);
-                Ok(())
-            },
-        )
+        let error = run_in_order_on_pool(40, WINDOW, block_17_fails_first_in_order, |i| {
+            taken.push(i);
+            Ok(())
+        })
         .unwrap_err();
         assert!(error.to_string().contains("17 fails first"), "{error}");
         assert_eq!(taken, (0..17).collect::<Vec<_>>());
