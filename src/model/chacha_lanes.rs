@@ -629,6 +629,21 @@ impl<'a> PrefetchedStream<'a> {
         }
     }
 
+    /// The next u64 that [`RngCore::next_u64`] would return, where it lies in the prefetched
+    /// words; the stream does not move.
+    #[inline]
+    pub fn peek_u64(&self) -> Option<u64> {
+        let pair = self.words.get(self.next..self.next + 2)?;
+        Some((u64::from(pair[1]) << 32) | u64::from(pair[0]))
+    }
+
+    /// Moves past the u64 of [`PrefetchedStream::peek_u64`] (which returned one).
+    #[inline]
+    pub fn skip_u64(&mut self) {
+        debug_assert!(self.next + 2 <= self.words.len());
+        self.next += 2;
+    }
+
     /// The generator at word `words.len()`: built at the first call.
     #[cold]
     fn beyond(&mut self) -> &mut ChaCha8Rng {

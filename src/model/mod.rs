@@ -6,6 +6,7 @@ pub mod input;
 pub mod member_streams;
 pub mod sampled;
 pub mod validate;
+pub mod ziggurat_normals;
 
 pub use draw::Draw;
 pub use input::{Signal, SignalSpec};

@@ -21,6 +21,7 @@
 use nalgebra::{DMatrix, Dim, Matrix, RawStorage};
 
 use crate::error::Result;
+use crate::kernels::lanes::{LANES, Lanes};
 use crate::model::validate::{STRUCTURE_TOLERANCE, check_pd, check_psd, check_skew};
 
 /// Largest n the Cholesky test decides for.
@@ -114,6 +115,90 @@ pub fn check_drawn_pd<D: Dim, S: RawStorage<f64, D, D>>(
     check_pd(&field(), &heap(q))
 }
 
+/// The lanes of a group of members side by side (n = `N` ≤ [`MAX_CERTIFIED_STATES`],
+/// `NN` = n², column-major, lane l member l's) in which the cheap tests of
+/// [`check_drawn_skew`], [`check_drawn_psd`] and [`check_drawn_pd`] all pass, with the same
+/// operations as those tests: for them the three checks pass. A lane not certified goes to
+/// the member's own checks, which decide and word the error.
+pub fn certified_lanes<const N: usize, const NN: usize>(
+    j: &[Lanes],
+    r: &[Lanes],
+    q: &[Lanes],
+) -> [bool; LANES] {
+    debug_assert!(N <= MAX_CERTIFIED_STATES && NN == N * N);
+    let (j, r, q) = (&j[..NN], &r[..NN], &q[..NN]);
+    let skew: [bool; LANES] = {
+        let mut defect = [0.0_f64; LANES];
+        let mut finite = [true; LANES];
+        for i in 0..N {
+            for k in 0..N {
+                let (ik, ki) = (&j[k * N + i], &j[i * N + k]);
+                for l in 0..LANES {
+                    defect[l] = defect[l].max((ik[l] + ki[l]).abs());
+                    finite[l] &= ik[l].is_finite();
+                }
+            }
+        }
+        let scale = lanes_scale(j);
+        std::array::from_fn(|l| finite[l] && defect[l] <= STRUCTURE_TOLERANCE * scale[l])
+    };
+    let psd = certified_cholesky::<N, NN>(r, 0.5 * STRUCTURE_TOLERANCE);
+    let pd = certified_cholesky::<N, NN>(q, -2.0 * STRUCTURE_TOLERANCE);
+    std::array::from_fn(|l| skew[l] && psd[l] && pd[l])
+}
+
+/// max(1, max |a_ij|) of each lane, as [`scale`] takes it.
+fn lanes_scale(a: &[Lanes]) -> Lanes {
+    let mut scale = [1.0_f64; LANES];
+    for v in a {
+        for l in 0..LANES {
+            scale[l] = scale[l].max(v[l].abs());
+        }
+    }
+    scale
+}
+
+/// The lanes in which `a` is [`certifiable`] and A + `tolerance` · scale(A) I factors as
+/// [`cholesky_succeeds`] factors it (the same operations in each lane).
+fn certified_cholesky<const N: usize, const NN: usize>(
+    a: &[Lanes],
+    tolerance: f64,
+) -> [bool; LANES] {
+    let scale = lanes_scale(a);
+    let mut ok = [true; LANES];
+    for i in 0..N {
+        for k in 0..N {
+            let (ik, ki) = (&a[k * N + i], &a[i * N + k]);
+            for l in 0..LANES {
+                ok[l] &= ik[l].abs() <= MAX_CERTIFIED_ENTRY && (k >= i || ik[l] == ki[l]);
+            }
+        }
+    }
+    let shift: Lanes = std::array::from_fn(|l| tolerance * scale[l]);
+    // L row by row as `cholesky_succeeds` holds it: l[i·N + k].
+    let mut factor = [[0.0_f64; LANES]; NN];
+    for j in 0..N {
+        let diagonal: Lanes = std::array::from_fn(|l| {
+            let squares = (0..j).fold(-0.0, |acc, k| {
+                acc + factor[j * N + k][l] * factor[j * N + k][l]
+            });
+            let pivot = a[j * N + j][l] + shift[l] - squares;
+            ok[l] &= pivot > 0.0;
+            pivot.sqrt()
+        });
+        factor[j * N + j] = diagonal;
+        for i in j + 1..N {
+            factor[i * N + j] = std::array::from_fn(|l| {
+                let dot = (0..j).fold(-0.0, |acc, k| {
+                    acc + factor[i * N + k][l] * factor[j * N + k][l]
+                });
+                (a[j * N + i][l] - dot) / diagonal[l]
+            });
+        }
+    }
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +237,80 @@ mod tests {
         // Both sides of the boundary occur: near-singular matrices the cheap test settles,
         // and matrices the checks refuse.
         assert!(decided[0] > 100 && decided[1] > 100, "{decided:?}");
+    }
+
+    /// The lanes certified are those whose matrices pass the cheap tests one by one, on
+    /// the same boundary cases (Gram matrices shifted around the thresholds, J skew or
+    /// nearly so, non-finite and huge entries, asymmetric ones), for n ≤ 5.
+    #[test]
+    fn lanes_decide_as_the_cheap_tests() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+        let mut certified = [0usize; 2];
+        for case in 0..600 {
+            match 1 + case % 5 {
+                1 => lanes_case::<1, 1>(&mut rng, &mut certified),
+                2 => lanes_case::<2, 4>(&mut rng, &mut certified),
+                3 => lanes_case::<3, 9>(&mut rng, &mut certified),
+                4 => lanes_case::<4, 16>(&mut rng, &mut certified),
+                _ => lanes_case::<5, 25>(&mut rng, &mut certified),
+            }
+        }
+        assert!(certified[0] > 500 && certified[1] > 500, "{certified:?}");
+    }
+
+    /// One group of [`LANES`] random members: each lane's certificate against the scalar
+    /// cheap tests; counts lanes certified and not.
+    fn lanes_case<const N: usize, const NN: usize>(rng: &mut impl Rng, certified: &mut [usize; 2]) {
+        let near_boundary = |rng: &mut dyn rand::RngCore| {
+            let rank = rng.random_range(0..=N);
+            let c = DMatrix::from_fn(N, rank, |_, _| rng.random_range(-1.0..1.0));
+            let gram = &c * c.transpose();
+            let gram = (&gram + gram.transpose()) * 0.5;
+            let shift = rng.random_range(-4.0..4.0) * STRUCTURE_TOLERANCE * scale(&gram);
+            let mut a = gram + DMatrix::identity(N, N) * shift;
+            match rng.random_range(0..12) {
+                0 => a[(N - 1, 0)] = f64::NAN,
+                1 => a[(0, 0)] = 2e150,
+                2 if N > 1 => a[(1, 0)] += 1e-9,
+                _ => {}
+            }
+            a
+        };
+        let (mut js, mut rs, mut qs) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..LANES {
+            let a = DMatrix::from_fn(N, N, |_, _| rng.random_range(-1.0..1.0));
+            let mut j = (&a - a.transpose()) * rng.random_range(0.1..1e3);
+            match rng.random_range(0..12) {
+                0 => j[(0, N - 1)] += 1e-6,
+                1 => j[(0, 0)] = f64::INFINITY,
+                _ => {}
+            }
+            js.push(j);
+            rs.push(near_boundary(rng));
+            let q = near_boundary(rng);
+            qs.push(if rng.random_bool(0.5) {
+                q.clone() + DMatrix::identity(N, N)
+            } else {
+                q
+            });
+        }
+        let lanes = |ms: &[DMatrix<f64>]| -> Vec<Lanes> {
+            (0..NN)
+                .map(|e| std::array::from_fn(|l| ms[l].as_slice()[e]))
+                .collect()
+        };
+        let got = certified_lanes::<N, NN>(&lanes(&js), &lanes(&rs), &lanes(&qs));
+        for l in 0..LANES {
+            let (j, r, q) = (&js[l], &rs[l], &qs[l]);
+            let skew = j.iter().all(|v| v.is_finite())
+                && (0..N)
+                    .flat_map(|i| (0..N).map(move |k| (i, k)))
+                    .all(|(i, k)| (j[(i, k)] + j[(k, i)]).abs() <= STRUCTURE_TOLERANCE * scale(j));
+            let psd = certifiable(r) && cholesky_succeeds(r, 0.5 * STRUCTURE_TOLERANCE * scale(r));
+            let pd = certifiable(q) && cholesky_succeeds(q, -2.0 * STRUCTURE_TOLERANCE * scale(q));
+            assert_eq!(got[l], skew && psd && pd, "lane {l}: J {j} R {r} Q {q}");
+            certified[usize::from(got[l])] += 1;
+        }
     }
 
     #[test]

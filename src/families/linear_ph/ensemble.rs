@@ -27,7 +27,9 @@ use super::drawn_checks::{check_drawn_pd, check_drawn_psd, check_drawn_skew};
 use super::plan::LinearPhMember;
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
+use crate::model::chacha_lanes::PrefetchedStream;
 use crate::model::member_streams::{MemberStreams, REJECTION_WORDS};
+use crate::model::ziggurat_normals::standard_normal;
 
 /// How one parameter varies across members.
 #[derive(
@@ -81,9 +83,6 @@ pub struct LinearPhEnsembleSpec {
 /// Most inputs m of a [`StackMember`].
 pub const MAX_STACK_INPUTS: usize = 4;
 
-/// Most standard normals a [`StackMember`] draws: J, R and Q of 5 × 5, B of 5 × 4, x0.
-const MAX_STACK_NORMALS: usize = 3 * 5 * 5 + 5 * MAX_STACK_INPUTS + 5;
-
 /// A drawn member on the stack (n = `N` ≤ 5): what [`LinearPhMember`] holds, without a heap
 /// allocation.
 #[derive(Debug, Clone, Copy)]
@@ -97,7 +96,7 @@ pub struct StackMember<const N: usize> {
 }
 
 impl<const N: usize> StackMember<N> {
-    /// All entries zero (a buffer for [`DrawnLinearPhEnsemble::draw_stack`]).
+    /// All entries zero.
     pub fn zeroed() -> Self {
         StackMember {
             j: nalgebra::SMatrix::zeros(),
@@ -260,7 +259,7 @@ impl DrawnLinearPhEnsemble {
         rng
     }
 
-    /// The streams of the members `members`, for [`DrawnLinearPhEnsemble::draw_stack`] and
+    /// The streams of the members `members`, for the fast engine's group draws and
     /// [`DrawnLinearPhEnsemble::draw_initial_state`].
     pub fn streams(&self, members: Range<usize>) -> MemberStreams {
         // Two words per normal, and room for a few of the ziggurat's rejections (past
@@ -271,7 +270,7 @@ impl DrawnLinearPhEnsemble {
 
     /// The standard normals a member draws, but for the ziggurat's rejections: n² for each
     /// of J, R and Q drawn, n·m for B, n for x0.
-    fn normals_per_member(&self) -> usize {
+    pub fn normals_per_member(&self) -> usize {
         let system = &self.nominal.system;
         let (n, m) = (system.states(), system.inputs());
         let spec = &self.spec;
@@ -315,34 +314,18 @@ impl DrawnLinearPhEnsemble {
         Ok(member)
     }
 
-    /// Member `index` on the stack (n = `N` ≤ 5, m ≤ [`MAX_STACK_INPUTS`]) into `member`:
-    /// the values of [`DrawnLinearPhEnsemble::draw`], bit for bit, with nothing allocated;
-    /// `rng` is member `index`'s stream ([`MemberStreams::stream`]).
-    pub fn draw_stack<const N: usize>(
+    /// The checks of [`DrawnLinearPhEnsemble::draw`] on member `index` drawn on the stack
+    /// (n = `N` ≤ 5, m ≤ [`MAX_STACK_INPUTS`]): the same decisions and errors.
+    pub fn check_stack_member<const N: usize>(
         &self,
-        rng: &mut impl Rng,
         index: usize,
-        member: &mut StackMember<N>,
+        member: &StackMember<N>,
     ) -> Result<()> {
         let system = &self.nominal.system;
         let (n, m) = (system.states(), system.inputs());
         assert!(
             n == N && N <= 5 && m <= MAX_STACK_INPUTS,
-            "a stack draw of n = {n}, m = {m} as n = {N}"
-        );
-        // The member's normals drawn first, in the order the draw takes them.
-        let count = self.normals_per_member();
-        let mut normals = [0.0; MAX_STACK_NORMALS];
-        for value in &mut normals[..count] {
-            *value = StandardNormal.sample(rng);
-        }
-        let mut taken = normals[..count].iter();
-        let mut normal = || *taken.next().expect("the draw takes the normals counted");
-        [member.j, member.r, member.q] = self.draw_square_in(Const::<N>, &mut normal);
-        self.draw_b_x0(&mut normal, &mut member.b[..n * m], &mut member.x0);
-        debug_assert!(
-            taken.next().is_none(),
-            "the draw takes every normal counted"
+            "a stack member of n = {n}, m = {m} as n = {N}"
         );
         self.check_draw(index, &member.j, &member.r, &member.q, &member.x0)?;
         let x0 = nalgebra::SVector::<f64, N>::from_column_slice(&member.x0);
@@ -376,12 +359,12 @@ impl DrawnLinearPhEnsemble {
     /// ([`MemberStreams::stream`]).
     pub fn draw_initial_state(
         &self,
-        rng: &mut impl Rng,
+        rng: &mut PrefetchedStream<'_>,
         index: usize,
         x0: &mut [f64],
     ) -> Result<()> {
         debug_assert!(self.only_x0_drawn());
-        self.draw_b_x0(&mut || StandardNormal.sample(rng), &mut [], x0);
+        self.draw_b_x0(&mut || standard_normal(rng), &mut [], x0);
         check_drawn_x0(index, x0)?;
         if !initial_energy(&self.nominal.system.q, x0).is_finite() {
             let member = LinearPhMember {

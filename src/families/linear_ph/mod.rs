@@ -17,7 +17,7 @@ pub mod adjoint_twin;
 pub mod chain;
 pub mod collocation_step;
 pub mod config;
-mod drawn_checks;
+pub(crate) mod drawn_checks;
 pub mod energy_order;
 pub mod ensemble;
 pub mod export;

@@ -5,10 +5,11 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::group_draw::{GroupDraw, MAX_GROUP_DRAW_STATES};
 use super::setup::{self, EntryLayout, MemberParts, SetupScratch};
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, ZERO};
-use crate::linear_ph::ensemble::{MAX_STACK_INPUTS, StackMember};
+use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
 use crate::linear_ph::{DrawnLinearPhEnsemble, LinearPhEnsemble, OperatorWorkspace, StepOperators};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 
@@ -97,7 +98,7 @@ impl BlockOperators {
                 let parts = std::array::from_fn(|lane| {
                     MemberParts::of(group.get(lane).unwrap_or(&group[0]))
                 });
-                block.push_group(&mut scratch, &parts, group.len())?;
+                block.push_group(group.len(), |out| scratch.build(&parts, out))?;
             }
         } else {
             let mut work = OperatorWorkspace::default();
@@ -111,7 +112,7 @@ impl BlockOperators {
     }
 
     /// The operators of `plan`'s members `range`, given what the run's blocks `shared`:
-    /// drawn on the stack and built there for a drawn ensemble of n ≤ 5 (and m ≤
+    /// drawn group by group in lanes and built there for a drawn ensemble of n ≤ 5 (and m ≤
     /// [`MAX_STACK_INPUTS`]), else from the members ([`BlockOperators::of_members`]). A
     /// group that fails to build stops the building but not the drawing, so that the error
     /// reported is the general path's: the first draw error in member order, else the
@@ -129,7 +130,7 @@ impl BlockOperators {
         let drawn = match &plan.ensemble {
             LinearPhEnsemble::Drawn(drawn)
                 if setup::fits(plan)
-                    && plan.states() <= 5
+                    && plan.states() <= MAX_GROUP_DRAW_STATES
                     && plan.inputs_count() <= MAX_STACK_INPUTS =>
             {
                 drawn
@@ -140,7 +141,7 @@ impl BlockOperators {
         let layout = EntryLayout::new(plan, recording);
         let mut block = BlockOperators::with_capacity(layout, range.len());
         let mut scratch = SetupScratch::new(plan, recording)?;
-        let m = layout.inputs;
+        let mut draw = GroupDraw::new(drawn);
         let streams = drawn.streams(range.clone());
         // Each group is built as soon as it is drawn; after a build error the rest are
         // only drawn, so that a draw error of a later member still comes first.
@@ -149,33 +150,30 @@ impl BlockOperators {
             ($($n:literal),*) => {
                 match layout.states {
                     $($n => {
-                        let mut group = [StackMember::<$n>::zeroed(); LANES];
                         for first in range.clone().step_by(LANES) {
                             let members = (range.end - first).min(LANES);
-                            for (lane, member) in group[..members].iter_mut().enumerate() {
-                                let index = first + lane;
-                                drawn.draw_stack(&mut streams.stream(index), index, member)?;
-                                block.initial.extend_from_slice(&member.x0);
+                            draw.draw::<$n, { $n * $n }>(
+                                drawn,
+                                &streams,
+                                first,
+                                members,
+                                scratch.matrices_mut(),
+                            )?;
+                            for lane in 0..members {
+                                block.initial.extend_from_slice(&draw.x0::<$n>(lane));
                             }
                             if build_error.is_some() {
                                 continue;
                             }
-                            let parts = std::array::from_fn(|lane| {
-                                let member = &group[if lane < members { lane } else { 0 }];
-                                MemberParts {
-                                    j: member.j.as_slice(),
-                                    r: member.r.as_slice(),
-                                    q: member.q.as_slice(),
-                                    b: &member.b[..$n * m],
-                                }
+                            let built = block.push_group(members, |out| {
+                                scratch.build_in_place(out)
                             });
-                            if let Err(error) = block.push_group(&mut scratch, &parts, members)
-                            {
+                            if let Err(error) = built {
                                 build_error = Some(error);
                             }
                         }
                     })*
-                    n => unreachable!("stack draws are of n ≤ 5, not {n}"),
+                    n => unreachable!("group draws are of n ≤ 5, not {n}"),
                 }
             };
         }
@@ -232,17 +230,16 @@ impl BlockOperators {
         Ok(BlockOperators { initial, ..nominal })
     }
 
-    /// Appends a group built on the stack, of which the first `members` lanes are
-    /// members of the block.
+    /// Appends a group built on the stack by `build` (which writes its entries and returns
+    /// the ranks), of which the first `members` lanes are members of the block.
     fn push_group(
         &mut self,
-        scratch: &mut SetupScratch,
-        parts: &[MemberParts; LANES],
         members: usize,
+        build: impl FnOnce(&mut [Lanes]) -> Result<[usize; LANES]>,
     ) -> Result<()> {
         let start = self.entries.len();
         self.entries.resize(start + self.layout.len(), ZERO);
-        let ranks = scratch.build(parts, &mut self.entries[start..])?;
+        let ranks = build(&mut self.entries[start..])?;
         self.ranks.extend_from_slice(&ranks[..members]);
         Ok(())
     }

@@ -31,6 +31,7 @@
 
 mod block_operators;
 mod chunk_operators;
+mod group_draw;
 mod records;
 mod setup;
 mod snapshots;

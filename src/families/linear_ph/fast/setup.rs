@@ -24,7 +24,7 @@ use nalgebra::DMatrix;
 
 use super::super::collocation_step::fill_stage_coefficients;
 use super::super::step_operators::dissipation_factor;
-use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored};
+use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored, sub};
 use crate::error::{Error, Result};
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
@@ -135,7 +135,7 @@ pub(super) fn fits(plan: &LinearPhPlan) -> bool {
 const MAX_SETUP_STAGES: usize = 4;
 
 /// [`SetupScratch::build_sized`] for n states and s stages.
-type BuildFn = fn(&mut SetupScratch, &[MemberParts; LANES], &mut [Lanes]) -> Result<[usize; LANES]>;
+type BuildFn = fn(&mut SetupScratch, &mut [Lanes]) -> Result<[usize; LANES]>;
 
 /// The builder of n states and s stages, both compile-time constants in it, compiled for
 /// the instruction set the fast engines run with (wider registers for the lanes; Rust
@@ -166,48 +166,43 @@ fn builder(n: usize, s: usize) -> BuildFn {
 /// [`SetupScratch::build_sized`] for any x86-64 (or other) CPU.
 fn build_portable<const N: usize, const S: usize>(
     scratch: &mut SetupScratch,
-    parts: &[MemberParts; LANES],
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
-    scratch.build_sized::<N, S>(parts, out)
+    scratch.build_sized::<N, S>(out)
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX2.
 #[cfg(target_arch = "x86_64")]
 fn build_avx2<const N: usize, const S: usize>(
     scratch: &mut SetupScratch,
-    parts: &[MemberParts; LANES],
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2")]
     fn with_avx2<const N: usize, const S: usize>(
         scratch: &mut SetupScratch,
-        parts: &[MemberParts; LANES],
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S>(parts, out)
+        scratch.build_sized::<N, S>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX2.
-    unsafe { with_avx2::<N, S>(scratch, parts, out) }
+    unsafe { with_avx2::<N, S>(scratch, out) }
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX-512 (one register per [`Lanes`]).
 #[cfg(target_arch = "x86_64")]
 fn build_avx512<const N: usize, const S: usize>(
     scratch: &mut SetupScratch,
-    parts: &[MemberParts; LANES],
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
     fn with_avx512<const N: usize, const S: usize>(
         scratch: &mut SetupScratch,
-        parts: &[MemberParts; LANES],
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S>(parts, out)
+        scratch.build_sized::<N, S>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX-512 (F, DQ, VL).
-    unsafe { with_avx512::<N, S>(scratch, parts, out) }
+    unsafe { with_avx512::<N, S>(scratch, out) }
 }
 
 /// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
@@ -231,19 +226,70 @@ pub(super) struct SetupScratch {
     r: DMatrix<f64>,
     /// The group's factored stage matrices.
     factors: StageFactors,
+    matrices: GroupMatrices,
     work: GroupWork,
     build: BuildFn,
 }
 
-/// The group's matrices in lanes and the per-lane values of one column v = e_col (kept
+/// A group's matrices side by side, lane l member l's, column-major: J, R, Q (n × n) and
+/// B (n × m), what the set-up builds from. The fast engine's group draw writes them in
+/// place; [`SetupScratch::build`] copies members' in.
+pub(super) struct GroupMatrices {
+    pub j: Vec<Lanes>,
+    pub r: Vec<Lanes>,
+    pub q: Vec<Lanes>,
+    pub b: Vec<Lanes>,
+    /// The lanes that hold a copy of lane 0's member (a group padded past its last member,
+    /// or one member in every lane): their per-member work is lane 0's, copied.
+    pub copies: [bool; LANES],
+}
+
+impl GroupMatrices {
+    /// Room for members of `layout`.
+    fn new(layout: EntryLayout) -> Self {
+        let n = layout.states;
+        GroupMatrices {
+            j: vec![ZERO; n * n],
+            r: vec![ZERO; n * n],
+            q: vec![ZERO; n * n],
+            b: vec![ZERO; n * layout.inputs],
+            copies: [false; LANES],
+        }
+    }
+
+    /// The members of `parts` in their lanes.
+    fn load(&mut self, parts: &[MemberParts; LANES]) {
+        for (lane, part) in parts.iter().enumerate() {
+            let matrices = [
+                (&mut self.j, part.j),
+                (&mut self.r, part.r),
+                (&mut self.q, part.q),
+                (&mut self.b, part.b),
+            ];
+            for (lanes, values) in matrices {
+                for (entry, &value) in lanes.iter_mut().zip(values) {
+                    entry[lane] = value;
+                }
+            }
+            self.copies[lane] = lane > 0 && part.is(&parts[0]);
+        }
+    }
+
+    /// Lane `lane` of the n × n matrix `lanes` into `values` (column-major).
+    fn lane_of(lanes: &[Lanes], lane: usize, values: &mut [f64]) {
+        for (value, entry) in values.iter_mut().zip(lanes) {
+            *value = entry[lane];
+        }
+    }
+}
+
+/// The group's work in lanes and the per-lane values of one column v = e_col (kept
 /// between groups, so that nothing is allocated or cleared per group).
 struct GroupWork {
-    /// J − R, L, Q, F (n × n, column-major, F zero beyond a member's rank) and B (n × m).
+    /// J − R, L, F (n × n, column-major, F zero beyond a member's rank).
     j_minus_r: Vec<Lanes>,
     l: Vec<Lanes>,
-    q: Vec<Lanes>,
     factor: Vec<Lanes>,
-    b: Vec<Lanes>,
     /// n values.
     drift0: Vec<Lanes>,
     /// The column's v = e_col (p values).
@@ -290,6 +336,7 @@ impl SetupScratch {
             l: DMatrix::zeros(n, n),
             r: DMatrix::zeros(n, n),
             factors: StageFactors::new(n * s),
+            matrices: GroupMatrices::new(layout),
             work: GroupWork::new(layout),
             build: builder(n, s),
         })
@@ -309,46 +356,56 @@ impl SetupScratch {
         parts: &[MemberParts; LANES],
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        (self.build)(self, parts, out)
+        self.matrices.load(parts);
+        (self.build)(self, out)
+    }
+
+    /// The group's matrices, for a caller that writes them in place before
+    /// [`SetupScratch::build_in_place`].
+    pub fn matrices_mut(&mut self) -> &mut GroupMatrices {
+        &mut self.matrices
+    }
+
+    /// [`SetupScratch::build`] of the members in [`SetupScratch::matrices_mut`].
+    pub fn build_in_place(&mut self, out: &mut [Lanes]) -> Result<[usize; LANES]> {
+        (self.build)(self, out)
     }
 
     /// L = (J − R) Q of every lane into the group's work, as `CollocationStepper::rebuild`
     /// forms it with nalgebra's gemm: column by column, L[r, c] = Σ_k (J − R)[r, k] Q[k, c]
     /// summed from the first product on, up to n = 5; by nalgebra itself beyond.
     #[inline(always)]
-    fn form_l<const N: usize>(&mut self, parts: &[MemberParts; LANES]) {
+    fn form_l<const N: usize>(&mut self) {
         let n = N;
-        let work = &mut self.work;
+        let (work, group) = (&mut self.work, &self.matrices);
         if N <= MAX_COLUMN_GEMM_STATES {
             let j_minus_r = &mut work.j_minus_r[..n * n];
-            for (lane, part) in parts.iter().enumerate() {
-                for ((entry, j), r) in j_minus_r.iter_mut().zip(part.j).zip(part.r) {
-                    entry[lane] = j - r;
-                }
+            for ((entry, j), r) in j_minus_r.iter_mut().zip(&group.j).zip(&group.r) {
+                *entry = sub(j, r);
             }
             for c in 0..n {
                 for r in 0..n {
-                    let mut acc = mul(&j_minus_r[r], &work.q[c * n]);
+                    let mut acc = mul(&j_minus_r[r], &group.q[c * n]);
                     for k in 1..n {
-                        acc = add(&mul(&j_minus_r[k * n + r], &work.q[c * n + k]), &acc);
+                        acc = add(&mul(&j_minus_r[k * n + r], &group.q[c * n + k]), &acc);
                     }
                     work.l[c * n + r] = acc;
                 }
             }
             return;
         }
-        for (lane, part) in parts.iter().enumerate() {
-            if lane > 0 && part.is(&parts[0]) {
+        for lane in 0..LANES {
+            if group.copies[lane] {
                 for l in &mut work.l[..n * n] {
                     l[lane] = l[0];
                 }
                 continue;
             }
-            self.j_minus_r.as_mut_slice().copy_from_slice(part.j);
-            for (a, &r) in self.j_minus_r.as_mut_slice().iter_mut().zip(part.r) {
-                *a -= r;
+            let j_minus_r = self.j_minus_r.as_mut_slice();
+            for ((a, j), r) in j_minus_r.iter_mut().zip(&group.j).zip(&group.r) {
+                *a = j[lane] - r[lane];
             }
-            self.q.as_mut_slice().copy_from_slice(part.q);
+            GroupMatrices::lane_of(&group.q, lane, self.q.as_mut_slice());
             self.l.gemm(1.0, &self.j_minus_r, &self.q, 0.0);
             for (l, &value) in work.l.iter_mut().zip(self.l.as_slice()) {
                 l[lane] = value;
@@ -360,7 +417,6 @@ impl SetupScratch {
     #[inline(always)]
     fn build_sized<const N: usize, const S: usize>(
         &mut self,
-        parts: &[MemberParts; LANES],
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
         let layout = self.layout;
@@ -369,40 +425,32 @@ impl SetupScratch {
         let (n, s, m, h) = (N, S, layout.inputs, self.h);
         let (size, sm) = (n * s, s * m);
         let p = n + sm;
-        {
-            let work = &mut self.work;
-            for (lane, part) in parts.iter().enumerate() {
-                for (entry, q) in work.q[..n * n].iter_mut().zip(part.q) {
-                    entry[lane] = *q;
-                }
-                for (entry, b) in work.b[..n * m].iter_mut().zip(part.b) {
-                    entry[lane] = *b;
-                }
-            }
-        }
-        self.form_l::<N>(parts);
+        self.form_l::<N>();
         factor_stage_matrix::<N, S>(
             &mut self.factors,
             &self.work.l[..n * n],
             &self.stage_coef,
             h,
         )?;
+        let copies = self.matrices.copies;
         // F with R = F Fᵀ (energies only), column-major n × rank in each lane.
         let mut ranks = [0; LANES];
         if layout.energy {
-            for (lane, part) in parts.iter().enumerate() {
-                if lane > 0 && part.is(&parts[0]) {
+            for (lane, &copy) in copies.iter().enumerate() {
+                if copy {
                     ranks[lane] = ranks[0];
                     for entry in &mut self.work.factor[..n * n] {
                         entry[lane] = entry[0];
                     }
                     continue;
                 }
+                let mut r = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
+                GroupMatrices::lane_of(&self.matrices.r, lane, &mut r[..n * n]);
                 let mut factor = [0.0; MAX_SETUP_STATES * MAX_SETUP_STATES];
-                ranks[lane] = match stack_dissipation_factor(n, part.r, &mut factor) {
+                ranks[lane] = match stack_dissipation_factor(n, &r[..n * n], &mut factor) {
                     Some(rank) => rank,
                     None => {
-                        self.r.as_mut_slice().copy_from_slice(part.r);
+                        self.r.as_mut_slice().copy_from_slice(&r[..n * n]);
                         let heap = dissipation_factor(&self.r);
                         factor[..heap.len()].copy_from_slice(heap.as_slice());
                         heap.ncols()
@@ -415,13 +463,13 @@ impl SetupScratch {
         }
         let largest_rank = ranks.iter().copied().max().unwrap_or(0);
         let (stage_coef, weights, mass) = (&self.stage_coef[..], &self.weights[..], &self.mass[..]);
-        let (lu, w) = (&self.factors, &mut self.work);
+        let (lu, w, group) = (&self.factors, &mut self.work, &self.matrices);
         let efforts_needed = layout.outputs || layout.energy;
         let (output_at, dissipation_at) = (layout.output_at(), layout.dissipation_at());
         // The columns v = e_col: one at a time in every lane, or, where every lane holds
         // the same member (a block whose members share the nominal's operators), column
         // first + l in lane l, each column with the same operations either way.
-        let one_member = parts.iter().all(|part| part.is(&parts[0]));
+        let one_member = copies[1..].iter().all(|&copy| copy);
         for first in (0..p).step_by(if one_member { LANES } else { 1 }) {
             for (index, unit) in w.units[..p].iter_mut().enumerate() {
                 for (lane, value) in unit.iter_mut().enumerate() {
@@ -447,7 +495,7 @@ impl SetupScratch {
                 for r in 0..n {
                     let mut acc = ZERO;
                     for j in 0..s {
-                        let forcing = sum(m, |c| mul(&w.b[c * n + r], unit(n + j * m + c)));
+                        let forcing = sum(m, |c| mul(&group.b[c * n + r], unit(n + j * m + c)));
                         let coef = stage_coef[(r * s + i) * s + j];
                         let term = times(coef, &add(&w.drift0[r], &forcing));
                         acc = add(&acc, &term);
@@ -463,10 +511,10 @@ impl SetupScratch {
                 let xi = &w.stage_states[i * n..(i + 1) * n];
                 for r in 0..n {
                     let drift = sum(n, |c| mul(&w.l[c * n + r], &xi[c]));
-                    let forcing = sum(m, |c| mul(&w.b[c * n + r], unit(n + i * m + c)));
+                    let forcing = sum(m, |c| mul(&group.b[c * n + r], unit(n + i * m + c)));
                     w.stage_rates[i * n + r] = add(&drift, &forcing);
                     if efforts_needed {
-                        w.efforts[i * n + r] = sum(n, |c| mul(&w.q[c * n + r], &xi[c]));
+                        w.efforts[i * n + r] = sum(n, |c| mul(&group.q[c * n + r], &xi[c]));
                     }
                 }
             }
@@ -483,7 +531,7 @@ impl SetupScratch {
                 }
                 for i in 0..s {
                     for c in 0..m {
-                        let y = sum(n, |r| mul(&w.b[c * n + r], &w.weighted[i * n + r]));
+                        let y = sum(n, |r| mul(&group.b[c * n + r], &w.weighted[i * n + r]));
                         store(output_at / p + i * m + c, y);
                     }
                 }
@@ -525,7 +573,7 @@ impl SetupScratch {
             let q_at = layout.q_at();
             for row in 0..n {
                 for c in 0..n {
-                    out[q_at + row * n + c] = w.q[c * n + row];
+                    out[q_at + row * n + c] = group.q[c * n + row];
                 }
             }
         }
@@ -540,9 +588,7 @@ impl GroupWork {
         GroupWork {
             j_minus_r: vec![ZERO; n * n],
             l: vec![ZERO; n * n],
-            q: vec![ZERO; n * n],
             factor: vec![ZERO; n * n],
-            b: vec![ZERO; n * layout.inputs],
             drift0: vec![ZERO; n],
             units: vec![ZERO; layout.width()],
             rhs: vec![ZERO; size],

@@ -177,6 +177,16 @@ pub(super) fn add(u: &Lanes, v: &Lanes) -> Lanes {
     out
 }
 
+/// u − v, lane by lane.
+#[inline(always)]
+pub(super) fn sub(u: &Lanes, v: &Lanes) -> Lanes {
+    let mut out = [0.0; LANES];
+    for ((out, u), v) in out.iter_mut().zip(u).zip(v) {
+        *out = u - v;
+    }
+    out
+}
+
 /// −v, lane by lane.
 #[inline(always)]
 fn neg(v: &Lanes) -> Lanes {
