@@ -120,6 +120,7 @@ pub fn check_drawn_pd<D: Dim, S: RawStorage<f64, D, D>>(
 /// [`check_drawn_skew`], [`check_drawn_psd`] and [`check_drawn_pd`] all pass, with the same
 /// operations as those tests: for them the three checks pass. A lane not certified goes to
 /// the member's own checks, which decide and word the error.
+#[inline(always)]
 pub fn certified_lanes<const N: usize, const NN: usize>(
     j: &[Lanes],
     r: &[Lanes],
@@ -140,14 +141,23 @@ pub fn certified_lanes<const N: usize, const NN: usize>(
             }
         }
         let scale = lanes_scale(j);
-        std::array::from_fn(|l| finite[l] && defect[l] <= STRUCTURE_TOLERANCE * scale[l])
+        let mut skew = [false; LANES];
+        for l in 0..LANES {
+            skew[l] = finite[l] && defect[l] <= STRUCTURE_TOLERANCE * scale[l];
+        }
+        skew
     };
     let psd = certified_cholesky::<N, NN>(r, 0.5 * STRUCTURE_TOLERANCE);
     let pd = certified_cholesky::<N, NN>(q, -2.0 * STRUCTURE_TOLERANCE);
-    std::array::from_fn(|l| skew[l] && psd[l] && pd[l])
+    let mut certified = [false; LANES];
+    for l in 0..LANES {
+        certified[l] = skew[l] && psd[l] && pd[l];
+    }
+    certified
 }
 
 /// max(1, max |a_ij|) of each lane, as [`scale`] takes it.
+#[inline(always)]
 fn lanes_scale(a: &[Lanes]) -> Lanes {
     let mut scale = [1.0_f64; LANES];
     for v in a {
@@ -159,7 +169,9 @@ fn lanes_scale(a: &[Lanes]) -> Lanes {
 }
 
 /// The lanes in which `a` is [`certifiable`] and A + `tolerance` · scale(A) I factors as
-/// [`cholesky_succeeds`] factors it (the same operations in each lane).
+/// [`cholesky_succeeds`] factors it (the same operations in each lane; a sum of no terms
+/// is −0, as `Iterator::sum` starts).
+#[inline(always)]
 fn certified_cholesky<const N: usize, const NN: usize>(
     a: &[Lanes],
     tolerance: f64,
@@ -174,26 +186,42 @@ fn certified_cholesky<const N: usize, const NN: usize>(
             }
         }
     }
-    let shift: Lanes = std::array::from_fn(|l| tolerance * scale[l]);
-    // L row by row as `cholesky_succeeds` holds it: l[i·N + k].
+    // L row by row as `cholesky_succeeds` holds it: l[i·N + k]. Each operation runs over
+    // the lanes (which vectorises); a lane that fails goes on with meaningless values.
     let mut factor = [[0.0_f64; LANES]; NN];
+    let mut pivot = [0.0_f64; LANES];
     for j in 0..N {
-        let diagonal: Lanes = std::array::from_fn(|l| {
-            let squares = (0..j).fold(-0.0, |acc, k| {
-                acc + factor[j * N + k][l] * factor[j * N + k][l]
-            });
-            let pivot = a[j * N + j][l] + shift[l] - squares;
-            ok[l] &= pivot > 0.0;
-            pivot.sqrt()
-        });
+        let mut squares = [-0.0_f64; LANES];
+        for k in 0..j {
+            let l_jk = factor[j * N + k];
+            for l in 0..LANES {
+                squares[l] += l_jk[l] * l_jk[l];
+            }
+        }
+        let a_jj = &a[j * N + j];
+        for l in 0..LANES {
+            pivot[l] = a_jj[l] + tolerance * scale[l] - squares[l];
+        }
+        for l in 0..LANES {
+            ok[l] &= pivot[l] > 0.0;
+        }
+        let mut diagonal = [0.0_f64; LANES];
+        for l in 0..LANES {
+            diagonal[l] = pivot[l].sqrt();
+        }
         factor[j * N + j] = diagonal;
         for i in j + 1..N {
-            factor[i * N + j] = std::array::from_fn(|l| {
-                let dot = (0..j).fold(-0.0, |acc, k| {
-                    acc + factor[i * N + k][l] * factor[j * N + k][l]
-                });
-                (a[j * N + i][l] - dot) / diagonal[l]
-            });
+            let mut dot = [-0.0_f64; LANES];
+            for k in 0..j {
+                let (l_ik, l_jk) = (factor[i * N + k], factor[j * N + k]);
+                for l in 0..LANES {
+                    dot[l] += l_ik[l] * l_jk[l];
+                }
+            }
+            let a_ij = &a[j * N + i];
+            for l in 0..LANES {
+                factor[i * N + j][l] = (a_ij[l] - dot[l]) / diagonal[l];
+            }
         }
     }
     ok

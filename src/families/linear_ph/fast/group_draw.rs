@@ -18,7 +18,7 @@
 use super::setup::GroupMatrices;
 use super::stage_lu::{add, mul, sub};
 use crate::error::Result;
-use crate::kernels::lanes::{LANES, Lanes, ZERO};
+use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::DrawnLinearPhEnsemble;
 use crate::linear_ph::drawn_checks::certified_lanes;
 use crate::linear_ph::ensemble::{Draw, StackMember};
@@ -57,6 +57,44 @@ impl GroupDraw {
     /// [`DrawnLinearPhEnsemble::draw`] does: the first member refused, in member order,
     /// is the error. `streams` holds the members' streams.
     pub fn draw<const N: usize, const NN: usize>(
+        &mut self,
+        drawn: &DrawnLinearPhEnsemble,
+        streams: &MemberStreams,
+        first: usize,
+        members: usize,
+        group: &mut GroupMatrices,
+    ) -> Result<()> {
+        /// [`GroupDraw::draw_sized`] compiled with the instruction set `$feature`.
+        macro_rules! with_feature {
+            ($feature:literal) => {{
+                #[target_feature(enable = $feature)]
+                fn compiled<const N: usize, const NN: usize>(
+                    draw: &mut GroupDraw,
+                    drawn: &DrawnLinearPhEnsemble,
+                    streams: &MemberStreams,
+                    first: usize,
+                    members: usize,
+                    group: &mut GroupMatrices,
+                ) -> Result<()> {
+                    draw.draw_sized::<N, NN>(drawn, streams, first, members, group)
+                }
+                // SAFETY: chosen only where `SimdLevel::get` found the instruction set.
+                unsafe { compiled::<N, NN>(self, drawn, streams, first, members, group) }
+            }};
+        }
+        #[cfg(target_arch = "x86_64")]
+        match SimdLevel::get() {
+            SimdLevel::Avx512 => return with_feature!("avx2,avx512f,avx512dq,avx512vl"),
+            SimdLevel::Avx2 => return with_feature!("avx2"),
+            SimdLevel::Portable => {}
+        }
+        self.draw_sized::<N, NN>(drawn, streams, first, members, group)
+    }
+
+    /// [`GroupDraw::draw`], inlined into a build for each instruction set (Rust contracts
+    /// no multiply-add, so the bits are the portable build's).
+    #[inline(always)]
+    fn draw_sized<const N: usize, const NN: usize>(
         &mut self,
         drawn: &DrawnLinearPhEnsemble,
         streams: &MemberStreams,
@@ -104,7 +142,11 @@ impl GroupDraw {
 
     /// Lane `lane`'s x0 of the last draw.
     pub fn x0<const N: usize>(&self, lane: usize) -> [f64; N] {
-        std::array::from_fn(|r| self.x0[r][lane])
+        let mut x0 = [0.0; N];
+        for (x0, entry) in x0.iter_mut().zip(&self.x0) {
+            *x0 = entry[lane];
+        }
+        x0
     }
 
     /// Lane `lane`'s member of the last draw.
@@ -167,7 +209,10 @@ fn draw_square<const N: usize, const NN: usize>(
         Draw::Random { scale } => {
             let d = square::<NN>(normal);
             let gram = product::<N, NN>(&d, &transpose::<N, NN>(&d));
-            let over_n: Square<NN> = std::array::from_fn(|e| lanewise(&gram[e], |v| v / nf));
+            let mut over_n = [ZERO; NN];
+            for (out, v) in over_n.iter_mut().zip(&gram) {
+                *out = lanewise(v, |v| v / nf);
+            }
             let shifted = entrywise(&identity::<N, NN>(), &over_n, add);
             mask::<N, NN>(split, scaled(&shifted, scale))
         }
@@ -180,20 +225,32 @@ fn draw_square<const N: usize, const NN: usize>(
 /// The group's next n² normals as a matrix, column by column (`from_fn_generic`'s order).
 #[inline(always)]
 fn square<const NN: usize>(normal: &mut impl FnMut() -> Lanes) -> Square<NN> {
-    std::array::from_fn(|_| normal())
+    let mut a = [ZERO; NN];
+    for entry in &mut a {
+        *entry = normal();
+    }
+    a
 }
 
 /// The nominal matrix `a` in every lane.
 #[inline(always)]
 fn nominal<const NN: usize>(a: &nalgebra::DMatrix<f64>) -> Square<NN> {
     let values = a.as_slice();
-    std::array::from_fn(|e| [values[e]; LANES])
+    let mut out = [ZERO; NN];
+    for (out, &value) in out.iter_mut().zip(values) {
+        *out = [value; LANES];
+    }
+    out
 }
 
 /// I.
 #[inline(always)]
 fn identity<const N: usize, const NN: usize>() -> Square<NN> {
-    std::array::from_fn(|e| if e % (N + 1) == 0 { [1.0; LANES] } else { ZERO })
+    let mut out = [ZERO; NN];
+    for i in 0..N {
+        out[i * N + i] = [1.0; LANES];
+    }
+    out
 }
 
 /// `a` with the entries between the Lobatto pair's blocks zeroed, where the draw is split
@@ -264,7 +321,11 @@ fn lanewise(v: &Lanes, f: impl Fn(f64) -> f64) -> Lanes {
 /// A c, entry by entry.
 #[inline(always)]
 fn scaled<const NN: usize>(a: &Square<NN>, c: f64) -> Square<NN> {
-    std::array::from_fn(|e| lanewise(&a[e], |v| v * c))
+    let mut out = [ZERO; NN];
+    for (out, v) in out.iter_mut().zip(a) {
+        *out = lanewise(v, |v| v * c);
+    }
+    out
 }
 
 /// op(A_e, B_e) for every entry e.
@@ -274,7 +335,11 @@ fn entrywise<const NN: usize>(
     b: &Square<NN>,
     op: impl Fn(&Lanes, &Lanes) -> Lanes,
 ) -> Square<NN> {
-    std::array::from_fn(|e| op(&a[e], &b[e]))
+    let mut out = [ZERO; NN];
+    for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
+        *out = op(a, b);
+    }
+    out
 }
 
 /// Aᵀ.

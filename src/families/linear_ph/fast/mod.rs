@@ -41,6 +41,8 @@ mod step;
 use std::ops::Range;
 use std::sync::Arc;
 
+use smallvec::{SmallVec, smallvec};
+
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
@@ -183,15 +185,22 @@ impl GroupOps {
     }
 }
 
+/// A group's per-lane vector (x, its compensation, y): held in the group itself up to
+/// [`INLINE_LANES`] entries, so that a small member's group allocates nothing.
+type GroupVector = SmallVec<[Lanes; INLINE_LANES]>;
+
+/// Entries of a [`GroupVector`] held without an allocation (n, and s·m, up to 8).
+const INLINE_LANES: usize = 8;
+
 /// One group's state and work buffers.
 #[derive(Debug, Clone)]
 struct Group {
     ops: GroupOps,
-    x: Vec<Lanes>,
-    carry: Vec<Lanes>,
+    x: GroupVector,
+    carry: GroupVector,
     sums: Sums,
     /// y of the last step that formed it.
-    y: Vec<Lanes>,
+    y: GroupVector,
     /// The record points of the window that runs ([`StepShape::record_width`] values each),
     /// written out to the block's results at its end (`records.rs`); a buffer this thread
     /// reuses from block to block while the block runs.
@@ -283,9 +292,9 @@ impl FastBlock {
                 Group {
                     ops,
                     x,
-                    carry: vec![ZERO; n],
+                    carry: smallvec![ZERO; n],
                     sums: Sums::default(),
-                    y: vec![ZERO; stages * m],
+                    y: smallvec![ZERO; stages * m],
                     records: Vec::new(),
                     status: [0; LANES],
                     checking: false,

@@ -472,9 +472,12 @@ impl SetupScratch {
         let one_member = copies[1..].iter().all(|&copy| copy);
         for first in (0..p).step_by(if one_member { LANES } else { 1 }) {
             for (index, unit) in w.units[..p].iter_mut().enumerate() {
-                for (lane, value) in unit.iter_mut().enumerate() {
-                    let col = if one_member { first + lane } else { first };
-                    *value = if index == col { 1.0 } else { 0.0 };
+                if one_member {
+                    for (lane, value) in unit.iter_mut().enumerate() {
+                        *value = if index == first + lane { 1.0 } else { 0.0 };
+                    }
+                } else {
+                    *unit = if index == first { [1.0; LANES] } else { ZERO };
                 }
             }
             let units = &w.units;

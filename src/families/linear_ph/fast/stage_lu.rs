@@ -13,6 +13,9 @@ use crate::kernels::lanes::{LANES, Lanes};
 pub(super) struct StageFactors {
     pub(super) matrix: Vec<Lanes>,
     pub(super) pivots: Vec<[usize; LANES]>,
+    /// Whether step i swapped rows in any lane (usually none: the stage matrix is close to
+    /// I for small h), so that a solve looks at each lane's pivot only then.
+    pub(super) swapped: Vec<bool>,
 }
 
 /// P (I − h (a^{(r)}_ij L[r, c])) = L_u U for every lane, step for step as
@@ -56,12 +59,15 @@ pub(super) fn factor_stage_matrix<const N: usize, const S: usize>(
             }
         }
         lu.pivots[i] = pivot;
+        lu.swapped[i] = pivot.iter().any(|&row| row != i);
         // Rows i and the pivot's exchanged in every column, in the lanes whose pivot is
         // not on the diagonal (few: the stage matrix is close to I for small h).
-        for (lane, &row) in pivot.iter().enumerate() {
-            if row != i {
-                for col in 0..size {
-                    swap_in_lane(a, col * size + i, col * size + row, lane);
+        if lu.swapped[i] {
+            for (lane, &row) in pivot.iter().enumerate() {
+                if row != i {
+                    for col in 0..size {
+                        swap_in_lane(a, col * size + i, col * size + row, lane);
+                    }
                 }
             }
         }
@@ -121,6 +127,9 @@ pub(super) fn solve_factored<const N: usize, const S: usize>(lu: &StageFactors, 
     let size = N * S;
     let (matrix, rhs) = (&lu.matrix[..size * size], &mut rhs[..size]);
     for (i, pivot) in lu.pivots[..size].iter().enumerate() {
+        if !lu.swapped[i] {
+            continue;
+        }
         for (lane, &row) in pivot.iter().enumerate() {
             if row != i {
                 swap_in_lane(rhs, i, row, lane);
@@ -204,6 +213,7 @@ impl StageFactors {
         StageFactors {
             matrix: vec![[0.0; LANES]; size * size],
             pivots: vec![[0; LANES]; size],
+            swapped: vec![false; size],
         }
     }
 }
