@@ -196,8 +196,7 @@ fn draw_square<const N: usize, const NN: usize>(
             congruence::<N, NN>(split, &nominal(&system.r), sigma, square(normal))
         }
         Draw::Random { scale } => {
-            let c = square::<NN>(normal);
-            let gram = product::<N, NN>(&c, &transpose::<N, NN>(&c));
+            let gram = gram::<N, NN>(&square(normal));
             mask::<N, NN>(split, scaled(&gram, scale / nf))
         }
     };
@@ -207,8 +206,7 @@ fn draw_square<const N: usize, const NN: usize>(
             congruence::<N, NN>(split, &nominal(&system.q), sigma, square(normal))
         }
         Draw::Random { scale } => {
-            let d = square::<NN>(normal);
-            let gram = product::<N, NN>(&d, &transpose::<N, NN>(&d));
+            let gram = gram::<N, NN>(&square(normal));
             let mut over_n = [ZERO; NN];
             for (out, v) in over_n.iter_mut().zip(&gram) {
                 *out = lanewise(v, |v| v / nf);
@@ -360,6 +358,12 @@ fn minus_transpose<const N: usize, const NN: usize>(a: &Square<NN>) -> Square<NN
     entrywise(a, &transpose::<N, NN>(a), sub)
 }
 
+/// C Cᵀ (a product with the transpose, as the draw forms it).
+#[inline(always)]
+fn gram<const N: usize, const NN: usize>(c: &Square<NN>) -> Square<NN> {
+    product::<N, NN>(c, &transpose::<N, NN>(c))
+}
+
 /// A B as nalgebra's gemm forms it for n ≤ 5: P[r, c] = A[r, 0] B[0, c], then
 /// P[r, c] ← A[r, k] B[k, c] + P[r, c] for k = 1 … n − 1.
 #[inline(always)]
@@ -425,31 +429,16 @@ mod tests {
             let lane_of = |lanes: &[Lanes]| lanes.iter().map(|e| e[lane]).collect::<Vec<_>>();
             let system = &want.system;
             let what = format!("n = {N}, m = {m}, {:?}, lane {lane}", drawn.spec);
-            assert_eq!(
-                bits(&lane_of(&group.j)),
-                bits(system.j.as_slice()),
-                "J {what}"
-            );
-            assert_eq!(
-                bits(&lane_of(&group.r)),
-                bits(system.r.as_slice()),
-                "R {what}"
-            );
-            assert_eq!(
-                bits(&lane_of(&group.q)),
-                bits(system.q.as_slice()),
-                "Q {what}"
-            );
-            assert_eq!(
-                bits(&lane_of(&group.b)),
-                bits(system.b.as_slice()),
-                "B {what}"
-            );
-            assert_eq!(
-                bits(&draw.x0::<N>(lane)),
-                bits(want.x0.as_slice()),
-                "x0 {what}"
-            );
+            let drawn_lanes = [
+                ("J", lane_of(&group.j), system.j.as_slice()),
+                ("R", lane_of(&group.r), system.r.as_slice()),
+                ("Q", lane_of(&group.q), system.q.as_slice()),
+                ("B", lane_of(&group.b), system.b.as_slice()),
+                ("x0", draw.x0::<N>(lane).to_vec(), want.x0.as_slice()),
+            ];
+            for (name, got, want) in drawn_lanes {
+                assert_eq!(bits(&got), bits(want), "{name} {what}");
+            }
             assert_eq!(group.copies[lane], lane >= members);
         }
     }

@@ -189,8 +189,8 @@ impl GroupOps {
 /// [`INLINE_LANES`] entries, so that a small member's group allocates nothing.
 type GroupVector = SmallVec<[Lanes; INLINE_LANES]>;
 
-/// Entries of a [`GroupVector`] held without an allocation (n, and s·m, up to 8).
-const INLINE_LANES: usize = 8;
+/// Entries of a [`GroupVector`] held without an allocation (n, and s·m, up to 4).
+const INLINE_LANES: usize = 4;
 
 /// One group's state and work buffers.
 #[derive(Debug, Clone)]
@@ -274,38 +274,37 @@ impl FastBlock {
                 results.trajectory(i, operators.x0(i).iter().copied());
             }
         }
-        let groups = (0..groups)
-            .map(|g| {
-                // Lane l of group g is member g·LANES + l, or a copy of the block's first.
-                let lane = |l: usize| {
-                    let i = g * LANES + l;
-                    if i < count { i } else { 0 }
-                };
-                let ops = GroupOps {
+        let mut block_groups = Vec::with_capacity(groups);
+        for g in 0..groups {
+            // Lane l of group g is member g·LANES + l, or a copy of the block's first.
+            let mut x: GroupVector = smallvec![ZERO; n];
+            for l in 0..LANES {
+                let i = g * LANES + l;
+                let x0 = operators.x0(if i < count { i } else { 0 });
+                for (x, &value) in x.iter_mut().zip(x0) {
+                    x[l] = value;
+                }
+            }
+            block_groups.push(Group {
+                ops: GroupOps {
                     buffer: buffer.clone(),
                     at: g * stride,
                     len: sources.len(),
-                };
-                let x = (0..n)
-                    .map(|r| std::array::from_fn(|l| operators.x0(lane(l))[r]))
-                    .collect();
-                Group {
-                    ops,
-                    x,
-                    carry: smallvec![ZERO; n],
-                    sums: Sums::default(),
-                    y: smallvec![ZERO; stages * m],
-                    records: Vec::new(),
-                    status: [0; LANES],
-                    checking: false,
-                }
-            })
-            .collect();
+                },
+                x,
+                carry: smallvec![ZERO; n],
+                sums: Sums::default(),
+                y: smallvec![ZERO; stages * m],
+                records: Vec::new(),
+                status: [0; LANES],
+                checking: false,
+            });
+        }
         FastBlock {
             shape,
             members: count,
             recorded: 0,
-            groups,
+            groups: block_groups,
             results,
         }
     }

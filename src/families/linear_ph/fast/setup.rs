@@ -24,7 +24,7 @@ use nalgebra::DMatrix;
 
 use super::super::collocation_step::fill_stage_coefficients;
 use super::super::step_operators::dissipation_factor;
-use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored, sub};
+use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored_columns, sub};
 use crate::error::{Error, Result};
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
@@ -294,8 +294,9 @@ struct GroupWork {
     drift0: Vec<Lanes>,
     /// The column's v = e_col (p values).
     units: Vec<Lanes>,
-    /// n·s values each.
+    /// The stage right-hand sides (n·s values) of every column, then their solutions.
     rhs: Vec<Lanes>,
+    /// n·s values each.
     stage_states: Vec<Lanes>,
     stage_rates: Vec<Lanes>,
     efforts: Vec<Lanes>,
@@ -470,30 +471,20 @@ impl SetupScratch {
         // the same member (a block whose members share the nominal's operators), column
         // first + l in lane l, each column with the same operations either way.
         let one_member = copies[1..].iter().all(|&copy| copy);
-        for first in (0..p).step_by(if one_member { LANES } else { 1 }) {
-            for (index, unit) in w.units[..p].iter_mut().enumerate() {
-                if one_member {
-                    for (lane, value) in unit.iter_mut().enumerate() {
-                        *value = if index == first + lane { 1.0 } else { 0.0 };
-                    }
-                } else {
-                    *unit = if index == first { [1.0; LANES] } else { ZERO };
-                }
-            }
+        // Each column's stage equations set up, then solved side by side (independent
+        // chains of divisions that overlap), then each column's operators formed; the
+        // operations of each column are those of one column alone.
+        let batch_width = if one_member { LANES } else { 1 };
+        let batches = p.div_ceil(batch_width);
+        for batch in 0..batches {
+            let first = batch * batch_width;
+            set_units(&mut w.units[..p], first, one_member);
             let units = &w.units;
             let unit = |index: usize| &units[index];
-            let mut store = |row: usize, values: Lanes| {
-                if one_member {
-                    for (lane, &value) in values.iter().enumerate().take(p - first) {
-                        out[row * p + first + lane] = [value; LANES];
-                    }
-                } else {
-                    out[row * p + first] = values;
-                }
-            };
             for r in 0..n {
                 w.drift0[r] = sum(n, |c| mul(&w.l[c * n + r], unit(c)));
             }
+            let rhs = &mut w.rhs[batch * size..(batch + 1) * size];
             for i in 0..s {
                 for r in 0..n {
                     let mut acc = ZERO;
@@ -503,13 +494,29 @@ impl SetupScratch {
                         let term = times(coef, &add(&w.drift0[r], &forcing));
                         acc = add(&acc, &term);
                     }
-                    w.rhs[i * n + r] = times(h, &acc);
+                    rhs[i * n + r] = times(h, &acc);
                 }
             }
-            solve_factored::<N, S>(lu, &mut w.rhs[..size]);
+        }
+        solve_factored_columns::<N, S>(lu, &mut w.rhs[..batches * size], batches);
+        for batch in 0..batches {
+            let first = batch * batch_width;
+            set_units(&mut w.units[..p], first, one_member);
+            let units = &w.units;
+            let unit = |index: usize| &units[index];
+            let rhs = &w.rhs[batch * size..(batch + 1) * size];
+            let mut store = |row: usize, values: Lanes| {
+                if one_member {
+                    for (lane, &value) in values.iter().enumerate().take(p - first) {
+                        out[row * p + first + lane] = [value; LANES];
+                    }
+                } else {
+                    out[row * p + first] = values;
+                }
+            };
             for i in 0..s {
                 for r in 0..n {
-                    w.stage_states[i * n + r] = add(unit(r), &w.rhs[i * n + r]);
+                    w.stage_states[i * n + r] = add(unit(r), &rhs[i * n + r]);
                 }
                 let xi = &w.stage_states[i * n..(i + 1) * n];
                 for r in 0..n {
@@ -594,11 +601,26 @@ impl GroupWork {
             factor: vec![ZERO; n * n],
             drift0: vec![ZERO; n],
             units: vec![ZERO; layout.width()],
-            rhs: vec![ZERO; size],
+            rhs: vec![ZERO; size * layout.width()],
             stage_states: vec![ZERO; size],
             stage_rates: vec![ZERO; size],
             efforts: vec![ZERO; size],
             weighted: vec![ZERO; size],
+        }
+    }
+}
+
+/// The unit vectors v = e_col of a batch of columns: column `first` in every lane, or
+/// (`one_member`, every lane the same member) column first + l in lane l.
+#[inline(always)]
+fn set_units(units: &mut [Lanes], first: usize, one_member: bool) {
+    for (index, unit) in units.iter_mut().enumerate() {
+        if one_member {
+            for (lane, value) in unit.iter_mut().enumerate() {
+                *value = if index == first + lane { 1.0 } else { 0.0 };
+            }
+        } else {
+            *unit = if index == first { [1.0; LANES] } else { ZERO };
         }
     }
 }

@@ -121,35 +121,48 @@ fn abs(v: &Lanes) -> Lanes {
 /// Solves P A z = rhs in place in every lane with the factors of [`factor_stage_matrix`],
 /// as nalgebra's `solve_lower_triangular_with_diag_mut` (unit diagonal) and
 /// `solve_upper_triangular_mut` do: z_r ← (−z_i) a_ri + z_r below, then z_i ← z_i / a_ii
-/// and z_r ← (−z_i) a_ri + z_r above.
+/// and z_r ← (−z_i) a_ri + z_r above; for `columns` right-hand sides of n·s entries one
+/// after the other in `rhs`, each step taken for every column before the next (the
+/// columns' chains of divisions overlap; each column's operations are its own).
 #[inline(always)]
-pub(super) fn solve_factored<const N: usize, const S: usize>(lu: &StageFactors, rhs: &mut [Lanes]) {
+pub(super) fn solve_factored_columns<const N: usize, const S: usize>(
+    lu: &StageFactors,
+    rhs: &mut [Lanes],
+    columns: usize,
+) {
     let size = N * S;
-    let (matrix, rhs) = (&lu.matrix[..size * size], &mut rhs[..size]);
+    let matrix = &lu.matrix[..size * size];
+    let rhs = &mut rhs[..columns * size];
     for (i, pivot) in lu.pivots[..size].iter().enumerate() {
         if !lu.swapped[i] {
             continue;
         }
-        for (lane, &row) in pivot.iter().enumerate() {
-            if row != i {
-                swap_in_lane(rhs, i, row, lane);
+        for z in rhs.chunks_exact_mut(size) {
+            for (lane, &row) in pivot.iter().enumerate() {
+                if row != i {
+                    swap_in_lane(z, i, row, lane);
+                }
             }
         }
     }
     for i in 0..size.saturating_sub(1) {
-        let mut coeff = [0.0; LANES];
-        for (coeff, z) in coeff.iter_mut().zip(&rhs[i]) {
-            *coeff = -(z / 1.0);
-        }
-        for row in i + 1..size {
-            rhs[row] = add(&rhs[row], &mul(&coeff, &matrix[i * size + row]));
+        for z in rhs.chunks_exact_mut(size) {
+            let mut coeff = [0.0; LANES];
+            for (coeff, z) in coeff.iter_mut().zip(&z[i]) {
+                *coeff = -(z / 1.0);
+            }
+            for row in i + 1..size {
+                z[row] = add(&z[row], &mul(&coeff, &matrix[i * size + row]));
+            }
         }
     }
     for i in (0..size).rev() {
-        rhs[i] = div(&rhs[i], &matrix[i * size + i]);
-        let minus_coeff = neg(&rhs[i]);
-        for row in 0..i {
-            rhs[row] = add(&rhs[row], &mul(&minus_coeff, &matrix[i * size + row]));
+        for z in rhs.chunks_exact_mut(size) {
+            z[i] = div(&z[i], &matrix[i * size + i]);
+            let minus_coeff = neg(&z[i]);
+            for row in 0..i {
+                z[row] = add(&z[row], &mul(&minus_coeff, &matrix[i * size + row]));
+            }
         }
     }
 }
