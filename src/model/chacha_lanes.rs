@@ -630,7 +630,8 @@ impl<'a> PrefetchedStream<'a> {
     }
 
     /// The next u64 that [`RngCore::next_u64`] would return, where it lies in the prefetched
-    /// words; the stream does not move.
+    /// words (`None` where fewer than two are left: `next_u64` then goes on into the
+    /// generator); the stream does not move.
     #[inline]
     pub fn peek_u64(&self) -> Option<u64> {
         let pair = self.words.get(self.next..self.next + 2)?;

@@ -2,7 +2,7 @@
 //! the ziggurat's fast path: `rand_distr::StandardNormal`'s values, bit for bit.
 //!
 //! `StandardNormal` (`rand_distr` 0.5) is Marsaglia and Tsang's ziggurat with 256 layers of
-//! right edges x₀ > x₁ > … > x₂₅₆ = 0 ([`LAYER_EDGES`]). Each try takes one u64 b:
+//! right edges x₀ > x₁ > … > x₂₅₆ = 0 (`LAYER_EDGES`). Each try takes one u64 b:
 //!
 //! ```text
 //!   i = b mod 256,   u = 2 (1 + ⌊b / 2¹²⌋ 2⁻⁵²) − 3  ∈ [−1, 1),   x = u xᵢ

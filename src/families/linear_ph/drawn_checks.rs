@@ -118,8 +118,16 @@ pub fn check_drawn_pd<D: Dim, S: RawStorage<f64, D, D>>(
 /// The lanes of a group of members side by side (n = `N` ≤ [`MAX_CERTIFIED_STATES`],
 /// `NN` = n², column-major, lane l member l's) in which the cheap tests of
 /// [`check_drawn_skew`], [`check_drawn_psd`] and [`check_drawn_pd`] all pass, with the same
-/// operations as those tests: for them the three checks pass. A lane not certified goes to
-/// the member's own checks, which decide and word the error.
+/// operations as those tests (τ = `STRUCTURE_TOLERANCE`, s(A) = max(1, max |a_ij|)):
+///
+/// ```text
+///   J finite and max |J_ik + J_ki| ≤ τ s(J)
+///   R, Q exactly symmetric with |entries| ≤ 10¹⁵⁰
+///   R + ½ τ s(R) I = L Lᵀ and Q − 2 τ s(Q) I = L Lᵀ with every pivot > 0
+/// ```
+///
+/// For those lanes the three checks pass. A lane not certified goes to the member's own
+/// checks, which decide and word the error.
 #[inline(always)]
 pub fn certified_lanes<const N: usize, const NN: usize>(
     j: &[Lanes],

@@ -5,13 +5,16 @@
 //! J, R, Q, B and x0 is the draw's, operation for operation, in every lane at once:
 //!
 //! ```text
-//!   J + σ s_J (A − Aᵀ)/√2     (A − Aᵀ) scale/√(2n)                   J
-//!   S X Sᵀ symmetrised, S = I + σ E/√n    C Cᵀ scale/n    (I + D Dᵀ/n) scale   R, Q
-//!   B_ij (1 + σ ξ)   ξ scale                                          B
-//!   x0 + ξ σ         ξ scale                                          x0
+//!          perturb (σ)                              random (scale)
+//!   J      J + σ s_J (A − Aᵀ)/√2                    (A − Aᵀ) scale/√(2n)
+//!   R      ½ (Y + Yᵀ), Y = S R Sᵀ, S = I + σ E/√n    C Cᵀ scale/n
+//!   Q      ½ (Y + Yᵀ), Y = S Q Sᵀ, S = I + σ E/√n    (I + D Dᵀ/n) scale
+//!   B      B_ij (1 + σ ξ_ij)                         ξ_ij scale
+//!   x0     x0 + ξ σ                                  ξ scale
 //! ```
 //!
-//! with the n × n products formed as nalgebra's gemm forms them for n ≤ 5: column by
+//! with A, C, D, E, ξ the member's standard normals, s_J = max(1, max |J_ij|), and, for
+//! the Lobatto pair, E, R and Q masked block-diagonal; the n × n products formed as nalgebra's gemm forms them for n ≤ 5: column by
 //! column, P[r, c] = Σ_k A[r, k] B[k, c] summed from the first product on. So lane l holds
 //! member l's values bit for bit (`group_draws_equal_member_draws`).
 
@@ -29,8 +32,9 @@ use crate::model::ziggurat_normals::standard_normal;
 pub(super) const MAX_GROUP_DRAW_STATES: usize = 5;
 
 /// Entries of x0 and Q up to this size give a finite H(x0) = ½ x0ᵀ Q x0 for n ≤ 5
-/// (|x0ᵀ Q x0| ≤ n² 10²⁰⁰ ≤ 2.5 · 10³⁰¹): such a member passes the energy check, and
-/// x0's finiteness check, without them.
+/// (|(Q x0)_i| ≤ n 10²⁰⁰ and |x0ᵀ Q x0| ≤ n² 10³⁰⁰ ≤ 2.5 · 10³⁰¹, in any order of
+/// summation): such a member passes the energy check, and x0's finiteness check, without
+/// them.
 const MAX_ENERGY_ENTRY: f64 = 1e100;
 
 /// An n × n matrix in lanes, column-major (`NN` = n²).
@@ -65,6 +69,7 @@ impl GroupDraw {
         group: &mut GroupMatrices,
     ) -> Result<()> {
         /// [`GroupDraw::draw_sized`] compiled with the instruction set `$feature`.
+        #[cfg(target_arch = "x86_64")]
         macro_rules! with_feature {
             ($feature:literal) => {{
                 #[target_feature(enable = $feature)]
@@ -102,7 +107,8 @@ impl GroupDraw {
         members: usize,
         group: &mut GroupMatrices,
     ) -> Result<()> {
-        debug_assert!(N <= MAX_GROUP_DRAW_STATES && NN == N * N && (1..=LANES).contains(&members));
+        const { assert!(N <= MAX_GROUP_DRAW_STATES && NN == N * N) };
+        debug_assert!((1..=LANES).contains(&members));
         for lane in 0..LANES {
             if lane < members {
                 let mut stream = streams.stream(first + lane);
@@ -484,39 +490,43 @@ mod tests {
 
     /// A group's error is its first refused member's, in member order, with the words of
     /// that member's own draw: x0 drawn so wide that H(x0) overflows for about one member
-    /// in 16.
+    /// in 16 (groups refused and groups accepted), and so wide that x0 itself, or H(x0),
+    /// overflows for most members.
     #[test]
     fn a_group_refuses_its_first_refused_member() {
-        let spec = LinearPhEnsembleSpec {
-            members: 64,
-            seed: 5,
-            j: Draw::Fixed,
-            r: Draw::Fixed,
-            q: Draw::Perturb { sigma: 0.3 },
-            b: Draw::Fixed,
-            x0: Draw::Perturb { sigma: 4e153 },
-        };
-        let drawn = DrawnLinearPhEnsemble::new(nominal(2, 1), spec, None).unwrap();
-        let mut group = group_matrices(2, 1);
-        let mut draw = GroupDraw::new(&drawn);
-        let streams = drawn.streams(0..64);
-        let (mut refused, mut accepted) = (0, 0);
-        for first in (0..64).step_by(LANES) {
-            let got = draw.draw::<2, 4>(&drawn, &streams, first, LANES, &mut group);
-            let want = (first..first + LANES).find_map(|i| drawn.draw(i).err());
-            match (got, want) {
-                (Ok(()), None) => accepted += 1,
-                (Err(got), Some(want)) => {
-                    assert_eq!(got.to_string(), want.to_string());
-                    assert!(got.to_string().contains("H(x0)"), "{got}");
-                    refused += 1;
+        for (sigma, words) in [(4e153, "H(x0)"), (f64::MAX, "x0")] {
+            let spec = LinearPhEnsembleSpec {
+                members: 64,
+                seed: 5,
+                j: Draw::Fixed,
+                r: Draw::Fixed,
+                q: Draw::Perturb { sigma: 0.3 },
+                b: Draw::Fixed,
+                x0: Draw::Perturb { sigma },
+            };
+            let drawn = DrawnLinearPhEnsemble::new(nominal(2, 1), spec, None).unwrap();
+            let mut group = group_matrices(2, 1);
+            let mut draw = GroupDraw::new(&drawn);
+            let streams = drawn.streams(0..64);
+            let (mut refused, mut accepted) = (0, 0);
+            for first in (0..64).step_by(LANES) {
+                let got = draw.draw::<2, 4>(&drawn, &streams, first, LANES, &mut group);
+                let want = (first..first + LANES).find_map(|i| drawn.draw(i).err());
+                match (got, want) {
+                    (Ok(()), None) => accepted += 1,
+                    (Err(got), Some(want)) => {
+                        assert_eq!(got.to_string(), want.to_string());
+                        assert!(got.to_string().contains(words), "{got}");
+                        refused += 1;
+                    }
+                    (got, want) => panic!("group {first}: {got:?} against {want:?}"),
                 }
-                (got, want) => panic!("group {first}: {got:?} against {want:?}"),
             }
+            assert!(refused > 0, "σ = {sigma}: no group refused");
+            assert!(
+                sigma == f64::MAX || accepted > 0,
+                "σ = {sigma}: every group refused"
+            );
         }
-        assert!(
-            refused > 0 && accepted > 0,
-            "{refused} refused, {accepted} accepted"
-        );
     }
 }

@@ -281,8 +281,8 @@ impl FastBlock {
             for l in 0..LANES {
                 let i = g * LANES + l;
                 let x0 = operators.x0(if i < count { i } else { 0 });
-                for (x, &value) in x.iter_mut().zip(x0) {
-                    x[l] = value;
+                for (entry, &value) in x.iter_mut().zip(x0) {
+                    entry[l] = value;
                 }
             }
             block_groups.push(Group {
