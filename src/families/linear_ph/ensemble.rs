@@ -95,19 +95,6 @@ pub struct StackMember<const N: usize> {
     pub x0: [f64; N],
 }
 
-impl<const N: usize> StackMember<N> {
-    /// All entries zero.
-    pub fn zeroed() -> Self {
-        StackMember {
-            j: nalgebra::SMatrix::zeros(),
-            r: nalgebra::SMatrix::zeros(),
-            q: nalgebra::SMatrix::zeros(),
-            b: [0.0; 5 * MAX_STACK_INPUTS],
-            x0: [0.0; N],
-        }
-    }
-}
-
 /// Members drawn around a nominal one.
 #[derive(Debug, Clone)]
 pub struct DrawnLinearPhEnsemble {

@@ -18,8 +18,11 @@
 //! column, P[r, c] = Σ_k A[r, k] B[k, c] summed from the first product on. So lane l holds
 //! member l's values bit for bit (`group_draws_equal_member_draws`).
 
+use super::lane_square::{
+    Square, entrywise, gram, identity, lanewise, minus_transpose, product, scaled, transpose,
+};
 use super::setup::GroupMatrices;
-use super::stage_lu::{add, mul, sub};
+use super::stage_lu::add;
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::DrawnLinearPhEnsemble;
@@ -36,9 +39,6 @@ pub(super) const MAX_GROUP_DRAW_STATES: usize = 5;
 /// summation): such a member passes the energy check, and x0's finiteness check, without
 /// them.
 const MAX_ENERGY_ENTRY: f64 = 1e100;
-
-/// An n × n matrix in lanes, column-major (`NN` = n²).
-type Square<const NN: usize> = [Lanes; NN];
 
 /// The work of a block's group draws, reused from group to group.
 pub(super) struct GroupDraw {
@@ -247,16 +247,6 @@ fn nominal<const NN: usize>(a: &nalgebra::DMatrix<f64>) -> Square<NN> {
     out
 }
 
-/// I.
-#[inline(always)]
-fn identity<const N: usize, const NN: usize>() -> Square<NN> {
-    let mut out = [ZERO; NN];
-    for i in 0..N {
-        out[i * N + i] = [1.0; LANES];
-    }
-    out
-}
-
 /// `a` with the entries between the Lobatto pair's blocks zeroed, where the draw is split
 /// at `split`.
 #[inline(always)]
@@ -310,81 +300,6 @@ fn draw_b_x0<const N: usize>(
             Draw::Random { scale } => lanewise(&normal(), |xi| xi * scale),
         };
     }
-}
-
-/// f of each lane of `v`.
-#[inline(always)]
-fn lanewise(v: &Lanes, f: impl Fn(f64) -> f64) -> Lanes {
-    let mut out = ZERO;
-    for (out, &v) in out.iter_mut().zip(v) {
-        *out = f(v);
-    }
-    out
-}
-
-/// A c, entry by entry.
-#[inline(always)]
-fn scaled<const NN: usize>(a: &Square<NN>, c: f64) -> Square<NN> {
-    let mut out = [ZERO; NN];
-    for (out, v) in out.iter_mut().zip(a) {
-        *out = lanewise(v, |v| v * c);
-    }
-    out
-}
-
-/// op(A_e, B_e) for every entry e.
-#[inline(always)]
-fn entrywise<const NN: usize>(
-    a: &Square<NN>,
-    b: &Square<NN>,
-    op: impl Fn(&Lanes, &Lanes) -> Lanes,
-) -> Square<NN> {
-    let mut out = [ZERO; NN];
-    for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
-        *out = op(a, b);
-    }
-    out
-}
-
-/// Aᵀ.
-#[inline(always)]
-fn transpose<const N: usize, const NN: usize>(a: &Square<NN>) -> Square<NN> {
-    let mut out = [ZERO; NN];
-    for r in 0..N {
-        for c in 0..N {
-            out[c * N + r] = a[r * N + c];
-        }
-    }
-    out
-}
-
-/// A − Aᵀ.
-#[inline(always)]
-fn minus_transpose<const N: usize, const NN: usize>(a: &Square<NN>) -> Square<NN> {
-    entrywise(a, &transpose::<N, NN>(a), sub)
-}
-
-/// C Cᵀ (a product with the transpose, as the draw forms it).
-#[inline(always)]
-fn gram<const N: usize, const NN: usize>(c: &Square<NN>) -> Square<NN> {
-    product::<N, NN>(c, &transpose::<N, NN>(c))
-}
-
-/// A B as nalgebra's gemm forms it for n ≤ 5: P[r, c] = A[r, 0] B[0, c], then
-/// P[r, c] ← A[r, k] B[k, c] + P[r, c] for k = 1 … n − 1.
-#[inline(always)]
-fn product<const N: usize, const NN: usize>(a: &Square<NN>, b: &Square<NN>) -> Square<NN> {
-    let mut out = [ZERO; NN];
-    for c in 0..N {
-        for r in 0..N {
-            let mut acc = mul(&a[r], &b[c * N]);
-            for k in 1..N {
-                acc = add(&mul(&a[k * N + r], &b[c * N + k]), &acc);
-            }
-            out[c * N + r] = acc;
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@
 mod block_operators;
 mod chunk_operators;
 mod group_draw;
+mod lane_square;
 mod records;
 mod setup;
 mod snapshots;
