@@ -199,7 +199,9 @@ struct Group {
     ops: GroupOps,
     x: GroupVector,
     carry: GroupVector,
-    sums: Sums,
+    /// The energy sums, held only by the groups of a block that records energies (a
+    /// kilobyte that a final-state block neither fills nor moves).
+    sums: Option<Box<Sums>>,
     /// y of the last step that formed it.
     y: GroupVector,
     /// The record points of the window that runs ([`StepShape::record_width`] values each),
@@ -210,6 +212,22 @@ struct Group {
     status: [u64; LANES],
     /// Checks every step (a member's sums overflowed while its steps stayed finite).
     checking: bool,
+}
+
+impl Group {
+    /// The energy sums of a group of a block that records energies.
+    fn sums(&self) -> &Sums {
+        self.sums
+            .as_deref()
+            .expect("the groups of a block recording energies hold sums")
+    }
+
+    /// [`Group::sums`], to update.
+    fn sums_mut(&mut self) -> &mut Sums {
+        self.sums
+            .as_deref_mut()
+            .expect("the groups of a block recording energies hold sums")
+    }
 }
 
 /// A block of members prepared for the fast engine.
@@ -294,7 +312,7 @@ impl FastBlock {
                 },
                 x,
                 carry: smallvec![ZERO; n],
-                sums: Sums::default(),
+                sums: recording.energy.then(Box::default),
                 y: smallvec![ZERO; stages * m],
                 records: Vec::new(),
                 status: [0; LANES],
@@ -318,7 +336,7 @@ impl FastBlock {
         let window_records = self.shape.window_records();
         records::lend_buffers(&mut self.groups, window_records * self.shape.record_width());
         // Each window's start, for groups that may have to replay it (buffers reused).
-        let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states);
+        let mut snapshots = Snapshots::new(self.groups.len(), self.shape.states, energy);
         let mut k = 0;
         while k < grid.steps {
             // At most CHECK_WINDOW steps, ending at the latest at the record point that
@@ -379,7 +397,7 @@ impl FastBlock {
             let (group, l) = (&self.groups[i / LANES], i % LANES);
             results.final_state(i, group.x.iter().map(|x| x[l]));
             if energy {
-                let sums = &group.sums;
+                let sums = group.sums();
                 let totals = (0..4).map(|c| sums.totals[c][l] + sums.totals_comp[c][l]);
                 results.totals(i, totals.chain([sums.max_residual[l]]));
             }
@@ -437,8 +455,8 @@ fn step_entries(operators: &BlockOperators, sources: &[usize], groups: Range<usi
 /// Lanes still marked finite whose state or energy sums are not: they went bad in the
 /// window (or their sums overflowed).
 fn suspects(group: &Group, recording: Recording) -> [bool; LANES] {
-    let sums = &group.sums;
     let sum_values = || {
+        let sums = group.sums();
         sums.totals
             .iter()
             .chain(&sums.totals_comp)

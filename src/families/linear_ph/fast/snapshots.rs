@@ -5,8 +5,8 @@ use super::{Group, Sums};
 use crate::kernels::lanes::{Lanes, ZERO};
 
 /// What a window restores when a group replays it: each group's x and carry at the
-/// window's start (2n values, group g's from 2n·g) and its sums, for the whole block in two
-/// buffers.
+/// window's start (2n values, group g's from 2n·g) and, where the block records energies,
+/// its sums, for the whole block in two buffers.
 #[derive(Debug, Clone)]
 pub(super) struct Snapshots {
     states: Vec<Lanes>,
@@ -14,11 +14,11 @@ pub(super) struct Snapshots {
 }
 
 impl Snapshots {
-    /// Room for `groups` groups of n states.
-    pub(super) fn new(groups: usize, n: usize) -> Self {
+    /// Room for `groups` groups of n states, with their sums where `energy`.
+    pub(super) fn new(groups: usize, n: usize, energy: bool) -> Self {
         Snapshots {
             states: vec![ZERO; 2 * n * groups],
-            sums: vec![Sums::default(); groups],
+            sums: vec![Sums::default(); if energy { groups } else { 0 }],
         }
     }
 
@@ -29,7 +29,7 @@ impl Snapshots {
         x.copy_from_slice(&group.x);
         carry.copy_from_slice(&group.carry);
         if energy {
-            self.sums[g] = group.sums;
+            self.sums[g] = *group.sums();
         }
     }
 
@@ -40,7 +40,7 @@ impl Snapshots {
         group.x.copy_from_slice(x);
         group.carry.copy_from_slice(carry);
         if energy {
-            group.sums = self.sums[g];
+            *group.sums_mut() = self.sums[g];
         }
     }
 }

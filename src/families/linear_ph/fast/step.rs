@@ -209,7 +209,11 @@ impl<D: Dims> Work<D> {
             carry: dims.states(),
             delta: dims.states(),
             mid: dims.states(),
-            sums: if ENERGY { group.sums } else { Sums::default() },
+            sums: if ENERGY {
+                *group.sums()
+            } else {
+                Sums::default()
+            },
             last: [ZERO; 3],
         };
         work.x.lanes_mut().copy_from_slice(&group.x);
@@ -223,7 +227,7 @@ impl<D: Dims> Work<D> {
         group.x.copy_from_slice(self.x.lanes());
         group.carry.copy_from_slice(self.carry.lanes());
         if ENERGY {
-            group.sums = self.sums;
+            *group.sums_mut() = self.sums;
         }
     }
 }
