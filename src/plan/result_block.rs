@@ -234,8 +234,17 @@ impl ResultBlock {
     }
 
     /// Completes every member's status with what is observed only at record points
-    /// ([`MemberResult::complete_status`]).
+    /// ([`MemberResult::complete_status`]). Where every recorded value of the block is
+    /// finite, no member's status changes, and one pass over the arrays tells so.
     pub fn complete_status(&mut self, grid: &StepGrid, spec: &RecordSpec) {
+        let recorded = [&self.final_state, &self.trajectory, &self.totals];
+        if recorded
+            .into_iter()
+            .chain(&self.channels)
+            .all(|values| super::record::all_finite(values))
+        {
+            return;
+        }
         for i in 0..self.members {
             if self.nonfinite_step[i].is_some() {
                 continue;
