@@ -434,6 +434,9 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(&e),
     };
     notices::print_library_notices();
+    // The thread pool's threads start here, while the configuration and the plan are read,
+    // rather than in the first run's first block.
+    let _ = rayon::current_num_threads();
     let runtime_dir = runtime_dir::quiet_wayland_probe();
     if let Err(e) = install_interrupt_cleanup() {
         eprintln!("error: cannot install the interrupt handler: {e}");
