@@ -31,6 +31,7 @@
 
 mod block_operators;
 mod chunk_operators;
+mod group;
 mod group_draw;
 mod lane_square;
 mod records;
@@ -42,8 +43,6 @@ mod step;
 use std::ops::Range;
 use std::sync::Arc;
 
-use smallvec::{SmallVec, smallvec};
-
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan};
@@ -51,6 +50,7 @@ use crate::plan::{Recording, ResultBlock, ResultWriter};
 use block_operators::BlockOperators;
 pub use block_operators::SharedOperators;
 pub use chunk_operators::ChunkOperators;
+use group::{Group, GroupOps, Sums};
 use setup::EntryLayout;
 use snapshots::Snapshots;
 use step::{Window, advance};
@@ -147,89 +147,6 @@ pub(in crate::families::linear_ph) fn stack_deltas(
     Some(BlockOperators::of_members(plan, members).map(|mut block| block.take_entries()))
 }
 
-/// The compensated energy sums of one group (Neumaier), as the kernel keeps them.
-#[derive(Debug, Clone, Copy)]
-struct Sums {
-    totals: [Lanes; 4],
-    totals_comp: [Lanes; 4],
-    window: [Lanes; 4],
-    window_comp: [Lanes; 4],
-    max_residual: Lanes,
-}
-
-impl Default for Sums {
-    fn default() -> Self {
-        Sums {
-            totals: [ZERO; 4],
-            totals_comp: [ZERO; 4],
-            window: [ZERO; 4],
-            window_comp: [ZERO; 4],
-            max_residual: ZERO,
-        }
-    }
-}
-
-/// A group's step entries: Δ | Y | W | Q, row-major, one [`Lanes`] per entry, the `len`
-/// entries from `at` of a buffer that the block's groups share (that every block's groups
-/// share, where the members share the nominal's operators).
-#[derive(Debug, Clone)]
-struct GroupOps {
-    buffer: Arc<Vec<Lanes>>,
-    at: usize,
-    len: usize,
-}
-
-impl GroupOps {
-    /// The group's entries.
-    fn entries(&self) -> &[Lanes] {
-        &self.buffer[self.at..self.at + self.len]
-    }
-}
-
-/// A group's per-lane vector (x, its compensation, y): held in the group itself up to
-/// [`INLINE_LANES`] entries, so that a small member's group allocates nothing.
-type GroupVector = SmallVec<[Lanes; INLINE_LANES]>;
-
-/// Entries of a [`GroupVector`] held without an allocation (n, and s·m, up to 4).
-const INLINE_LANES: usize = 4;
-
-/// One group's state and work buffers.
-#[derive(Debug, Clone)]
-struct Group {
-    ops: GroupOps,
-    x: GroupVector,
-    carry: GroupVector,
-    /// The energy sums, held only by the groups of a block that records energies (a
-    /// kilobyte that a final-state block neither fills nor moves).
-    sums: Option<Box<Sums>>,
-    /// y of the last step that formed it.
-    y: GroupVector,
-    /// The record points of the window that runs ([`StepShape::record_width`] values each),
-    /// written out to the block's results at its end (`records.rs`); a buffer this thread
-    /// reuses from block to block while the block runs.
-    records: Vec<Lanes>,
-    /// 0 while finite, else the first step after which the member was not.
-    status: [u64; LANES],
-    /// Checks every step (a member's sums overflowed while its steps stayed finite).
-    checking: bool,
-}
-
-impl Group {
-    /// The energy sums of a group of a block that records energies.
-    fn sums(&self) -> &Sums {
-        self.sums
-            .as_deref()
-            .expect("the groups of a block recording energies hold sums")
-    }
-
-    /// [`Group::sums`], to update.
-    fn sums_mut(&mut self) -> &mut Sums {
-        self.sums
-            .as_deref_mut()
-            .expect("the groups of a block recording energies hold sums")
-    }
-}
-
 /// A block of members prepared for the fast engine.
 #[derive(Debug, Clone)]
 pub struct FastBlock {
@@ -293,10 +210,22 @@ impl FastBlock {
                 results.trajectory(i, operators.x0(i).iter().copied());
             }
         }
-        let mut block_groups = Vec::with_capacity(groups);
+        let sm = stages * m;
+        let mut block_groups = group::spare_groups();
+        block_groups.truncate(groups);
         for g in 0..groups {
+            let ops = GroupOps {
+                buffer: buffer.clone(),
+                at: g * stride,
+                len: sources.len(),
+            };
+            if g < block_groups.len() {
+                block_groups[g].restart(ops, n, sm, recording.energy);
+            } else {
+                block_groups.push(Group::new(ops, n, sm, recording.energy));
+            }
             // Lane l of group g is member g·LANES + l, or a copy of the block's first.
-            let mut x: GroupVector = smallvec![ZERO; n];
+            let x = &mut block_groups[g].x;
             for l in 0..LANES {
                 let i = g * LANES + l;
                 let x0 = operators.x0(if i < count { i } else { 0 });
@@ -304,20 +233,6 @@ impl FastBlock {
                     entry[l] = value;
                 }
             }
-            block_groups.push(Group {
-                ops: GroupOps {
-                    buffer: buffer.clone(),
-                    at: g * stride,
-                    len: sources.len(),
-                },
-                x,
-                carry: smallvec![ZERO; n],
-                sums: recording.energy.then(Box::default),
-                y: smallvec![ZERO; stages * m],
-                records: Vec::new(),
-                status: [0; LANES],
-                checking: false,
-            });
         }
         FastBlock {
             shape,
@@ -404,6 +319,7 @@ impl FastBlock {
             results.nonfinite_step[i] = (group.status[l] != 0).then_some(group.status[l]);
         }
         debug_assert_eq!(self.results.len(), self.members);
+        group::keep_spare_groups(std::mem::take(&mut self.groups));
         self.results.finish()
     }
 }
