@@ -158,6 +158,30 @@ impl Column {
         }
     }
 
+    /// Feeds `values` to pass `pass` in order: what [`Column::observe`] of each gives. The
+    /// first pass counts every finite value's top digit in the one bin of all keys, which
+    /// is done here without looking for the bin.
+    fn observe_all(&mut self, pass: usize, values: impl Iterator<Item = f64>) {
+        match (pass, &mut self.work[..]) {
+            (0, [(Bin::ALL, Work::Count(counts))]) => {
+                let (mut finite, mut nonfinite) = (self.finite, self.nonfinite);
+                let (mut min, mut max) = (self.min, self.max);
+                for v in values {
+                    if v.is_finite() {
+                        finite += 1;
+                        min = min.min(v);
+                        max = max.max(v);
+                        counts[Bin::ALL.digit(key(v))] += 1;
+                    } else {
+                        nonfinite += 1;
+                    }
+                }
+                (self.finite, self.nonfinite, self.min, self.max) = (finite, nonfinite, min, max);
+            }
+            _ => values.for_each(|v| self.observe(pass, v)),
+        }
+    }
+
     /// The bin of this pass that holds key `k`, with its work, if any. The bins of a pass
     /// are disjoint and of one depth (each a child of a counted bin of the last pass, all
     /// of which had one depth), and `work` is kept sorted, so a binary search on the
@@ -337,9 +361,7 @@ impl ColumnStatistics {
         }
         let pass = self.pass;
         let feed = |(c, column): (usize, &mut Column)| {
-            for row in rows.chunks_exact(width) {
-                column.observe(pass, row[c]);
-            }
+            column.observe_all(pass, rows.chunks_exact(width).map(|row| row[c]));
         };
         if rows.len() / width >= PARALLEL_ROWS && self.columns.len() > 1 {
             self.columns.par_iter_mut().enumerate().for_each(feed);
@@ -437,8 +459,9 @@ mod tests {
     }
 
     /// Rows fed in batches (small ones, serial, and large ones, whose columns run in
-    /// parallel) give the summaries of rows fed one by one, bit for bit, over every pass;
-    /// the batch's rows are wider than the columns fed.
+    /// parallel) give the summaries of rows fed one by one, bit for bit, over every pass
+    /// (the first pass's batches count without looking for bins); the batch's rows are wider
+    /// than the columns fed, and hold NaN, −∞ and both zeros.
     #[test]
     fn batches_of_rows_give_the_summaries_of_single_rows() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
@@ -447,6 +470,9 @@ mod tests {
             .map(|i| match i % 7 {
                 0 => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)),
                 1 if i % 1001 == 1 => f64::NAN,
+                2 if i % 997 == 2 => f64::NEG_INFINITY,
+                3 if i % 13 == 3 => -0.0,
+                4 if i % 11 == 4 => 0.0,
                 _ => 1.0 + rng.random_range(0.0..1e-9),
             })
             .collect();
