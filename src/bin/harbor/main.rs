@@ -434,9 +434,6 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(&e),
     };
     notices::print_library_notices();
-    // The thread pool's threads start here, while the configuration and the plan are read,
-    // rather than in the first run's first block.
-    let _ = rayon::current_num_threads();
     let runtime_dir = runtime_dir::quiet_wayland_probe();
     if let Err(e) = install_interrupt_cleanup() {
         eprintln!("error: cannot install the interrupt handler: {e}");
@@ -445,6 +442,10 @@ fn main() -> ExitCode {
     if let Some(dir) = &runtime_dir {
         remove_on_interrupt(dir.path());
     }
+    // The thread pool's threads start here, while the configuration and the plan are read,
+    // rather than in the first run's first block; after the environment is written
+    // (`quiet_wayland_probe`), which must happen before any thread starts.
+    let _ = rayon::current_num_threads();
     let overrides = cli.command.overrides().to_vec();
     let outcome = environment::select_simd_level().and_then(|()| match cli.command {
         Command::Tableau {
