@@ -211,7 +211,7 @@ impl FastBlock {
             }
         }
         let sm = stages * m;
-        let mut block_groups = group::spare_groups();
+        let mut block_groups = group::take_spare_groups();
         block_groups.truncate(groups);
         for g in 0..groups {
             let ops = GroupOps {
