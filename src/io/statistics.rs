@@ -461,18 +461,23 @@ mod tests {
     /// Rows fed in batches (small ones, serial, and large ones, whose columns run in
     /// parallel) give the summaries of rows fed one by one, bit for bit, over every pass
     /// (the first pass's batches count without looking for bins); the batch's rows are wider
-    /// than the columns fed, and hold NaN, −∞ and both zeros.
+    /// than the columns fed, and hold NaN, ±∞ and both zeros (a column of zeros only).
     #[test]
     fn batches_of_rows_give_the_summaries_of_single_rows() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let (width, columns, members) = (5, 3, 3 * PARALLEL_ROWS + 17);
+        // Column 1 holds zeros of both signs and a few NaN only, so that its min and max
+        // are zeros.
         let rows: Vec<f64> = (0..members * width)
-            .map(|i| match i % 7 {
-                0 => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)),
-                1 if i % 1001 == 1 => f64::NAN,
-                2 if i % 997 == 2 => f64::NEG_INFINITY,
-                3 if i % 13 == 3 => -0.0,
-                4 if i % 11 == 4 => 0.0,
+            .map(|i| match (i % width, i % 7) {
+                (1, _) if i % 101 == 1 => f64::NAN,
+                (1, _) if (i / width) % 3 == 0 => -0.0,
+                (1, _) => 0.0,
+                (_, 0) => rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-30..30)),
+                (_, 1) if i % 1001 == 1 => f64::NAN,
+                (_, 2) if i % 997 == 2 => f64::NEG_INFINITY,
+                (_, 3) if i % 991 == 3 => f64::INFINITY,
+                (_, 4) if i % 11 == 4 => -0.0,
                 _ => 1.0 + rng.random_range(0.0..1e-9),
             })
             .collect();
@@ -498,6 +503,9 @@ mod tests {
             assert_eq!(batched.pass, single.pass, "batches of {batch}: passes");
             for c in 0..columns {
                 assert_eq!(batched.summary(c), single.summary(c), "batches of {batch}");
+                let (b, s) = (&batched.columns[c], &single.columns[c]);
+                let bits = |column: &Column| (column.min.to_bits(), column.max.to_bits());
+                assert_eq!(bits(b), bits(s), "batches of {batch}: the zeros' signs");
             }
         }
     }
