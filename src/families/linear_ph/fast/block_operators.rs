@@ -5,8 +5,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::group_draw::{GroupDraw, MAX_GROUP_DRAW_STATES};
-use super::setup::{self, EntryLayout, MemberParts, SetupScratch};
+use super::entry_layout::EntryLayout;
+use super::group_draw::{GroupDraw, GroupMembers, MAX_GROUP_DRAW_STATES};
+use super::group_matrices::MemberParts;
+use super::setup::{self, SetupScratch};
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, ZERO};
 use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
@@ -152,13 +154,13 @@ impl BlockOperators {
                     $($n => {
                         for first in range.clone().step_by(LANES) {
                             let members = (range.end - first).min(LANES);
-                            draw.draw::<$n, { $n * $n }>(
+                            let taken = GroupMembers {
                                 drawn,
-                                &streams,
+                                streams: &streams,
                                 first,
-                                members,
-                                scratch.matrices_mut(),
-                            )?;
+                                count: members,
+                            };
+                            draw.draw::<$n, { $n * $n }>(taken, scratch.matrices_mut())?;
                             for lane in 0..members {
                                 block.initial.extend_from_slice(&draw.x0::<$n>(lane));
                             }
