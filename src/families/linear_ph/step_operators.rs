@@ -202,39 +202,3 @@ pub fn dissipation_factor(r: &DMatrix<f64>) -> DMatrix<f64> {
         eigen.eigenvectors[(row, k)] * eigen.eigenvalues[k].sqrt()
     })
 }
-
-/// [`dissipation_factor`] of the n × n matrix `r` (column-major) for
-/// n ≤ 5, on the stack: eigenvectors scaled by √λ for the eigenvalues above 1e-14 · λ_max,
-/// written column-major into `factor`; returns the rank, or `None` for a larger n (the
-/// caller takes the heap path). nalgebra's symmetric eigen-decomposition runs the same
-/// operations on fixed-size and dynamic matrices of these sizes (checked bit for bit by
-/// `stack_factor_is_the_heap_factor`).
-pub fn stack_dissipation_factor(n: usize, r: &[f64], factor: &mut [f64]) -> Option<usize> {
-    macro_rules! sized {
-        ($($n:literal),*) => {
-            match n {
-                $($n => {
-                    let r = nalgebra::SMatrix::<f64, $n, $n>::from_column_slice(r);
-                    if r.amax() == 0.0 {
-                        return Some(0);
-                    }
-                    let eigen = nalgebra::SymmetricEigen::new(r);
-                    let largest = eigen.eigenvalues.max();
-                    let mut rank = 0;
-                    for k in 0..$n {
-                        if eigen.eigenvalues[k] > 1e-14 * largest {
-                            let scale = eigen.eigenvalues[k].sqrt();
-                            for row in 0..$n {
-                                factor[rank * $n + row] = eigen.eigenvectors[(row, k)] * scale;
-                            }
-                            rank += 1;
-                        }
-                    }
-                    Some(rank)
-                })*
-                _ => None,
-            }
-        };
-    }
-    sized!(1, 2, 3, 4, 5)
-}

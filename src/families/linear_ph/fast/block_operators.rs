@@ -5,10 +5,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::entry_layout::EntryLayout;
-use super::group_draw::{GroupDraw, GroupMembers, MAX_GROUP_DRAW_STATES};
-use super::group_matrices::MemberParts;
-use super::setup::{self, SetupScratch};
+use super::group_draw::{GroupDraw, MAX_GROUP_DRAW_STATES};
+use super::setup::{self, EntryLayout, MemberParts, SetupScratch};
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, ZERO};
 use crate::linear_ph::ensemble::MAX_STACK_INPUTS;
@@ -154,13 +152,13 @@ impl BlockOperators {
                     $($n => {
                         for first in range.clone().step_by(LANES) {
                             let members = (range.end - first).min(LANES);
-                            let taken = GroupMembers {
+                            draw.draw::<$n, { $n * $n }>(
                                 drawn,
-                                streams: &streams,
+                                &streams,
                                 first,
-                                count: members,
-                            };
-                            draw.draw::<$n, { $n * $n }>(taken, scratch.matrices_mut())?;
+                                members,
+                                scratch.matrices_mut(),
+                            )?;
                             for lane in 0..members {
                                 block.initial.extend_from_slice(&draw.x0::<$n>(lane));
                             }

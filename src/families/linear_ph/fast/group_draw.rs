@@ -14,15 +14,14 @@
 //! ```
 //!
 //! with A, C, D, E, ξ the member's standard normals, s_J = max(1, max |J_ij|), and, for
-//! the Lobatto pair, E, R and Q masked block-diagonal; the n × n products formed as
-//! nalgebra's gemm forms them for n ≤ 5: column by column, P[r, c] = Σ_k A[r, k] B[k, c]
-//! summed from the first product on. So lane l holds member l's values bit for bit
-//! (`group_draws_equal_member_draws`).
+//! the Lobatto pair, E, R and Q masked block-diagonal; the n × n products formed as nalgebra's gemm forms them for n ≤ 5: column by
+//! column, P[r, c] = Σ_k A[r, k] B[k, c] summed from the first product on. So lane l holds
+//! member l's values bit for bit (`group_draws_equal_member_draws`).
 
-use super::group_matrices::GroupMatrices;
 use super::lane_square::{
     Square, entrywise, gram, identity, lanewise, minus_transpose, product, scaled, transpose,
 };
+use super::setup::GroupMatrices;
 use super::stage_lu::add;
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
@@ -41,16 +40,6 @@ pub(super) const MAX_GROUP_DRAW_STATES: usize = 5;
 /// them.
 const MAX_ENERGY_ENTRY: f64 = 1e100;
 
-/// The members a group draw takes: members `first` … `first + count − 1` of `drawn`
-/// (1 ≤ `count` ≤ [`LANES`]), each from its stream in `streams`.
-#[derive(Clone, Copy)]
-pub(super) struct GroupMembers<'a> {
-    pub drawn: &'a DrawnLinearPhEnsemble,
-    pub streams: &'a MemberStreams,
-    pub first: usize,
-    pub count: usize,
-}
-
 /// The work of a block's group draws, reused from group to group.
 pub(super) struct GroupDraw {
     /// The group's standard normals, normal k of lane l member l's k-th.
@@ -67,12 +56,16 @@ impl GroupDraw {
         }
     }
 
-    /// Draws the members `taken` (n = `N`) into `group`, lanes past the last member
-    /// copies of the first, and checks them as [`DrawnLinearPhEnsemble::draw`] does: the
-    /// first member refused, in member order, is the error.
+    /// Draws members `first` … `first + members − 1` (1 ≤ `members` ≤ [`LANES`]; n = `N`)
+    /// into `group`, lanes past the last member copies of the first, and checks them as
+    /// [`DrawnLinearPhEnsemble::draw`] does: the first member refused, in member order,
+    /// is the error. `streams` holds the members' streams.
     pub fn draw<const N: usize, const NN: usize>(
         &mut self,
-        taken: GroupMembers,
+        drawn: &DrawnLinearPhEnsemble,
+        streams: &MemberStreams,
+        first: usize,
+        members: usize,
         group: &mut GroupMatrices,
     ) -> Result<()> {
         /// [`GroupDraw::draw_sized`] compiled with the instruction set `$feature`.
@@ -82,13 +75,16 @@ impl GroupDraw {
                 #[target_feature(enable = $feature)]
                 fn compiled<const N: usize, const NN: usize>(
                     draw: &mut GroupDraw,
-                    taken: GroupMembers,
+                    drawn: &DrawnLinearPhEnsemble,
+                    streams: &MemberStreams,
+                    first: usize,
+                    members: usize,
                     group: &mut GroupMatrices,
                 ) -> Result<()> {
-                    draw.draw_sized::<N, NN>(taken, group)
+                    draw.draw_sized::<N, NN>(drawn, streams, first, members, group)
                 }
                 // SAFETY: chosen only where `SimdLevel::get` found the instruction set.
-                unsafe { compiled::<N, NN>(self, taken, group) }
+                unsafe { compiled::<N, NN>(self, drawn, streams, first, members, group) }
             }};
         }
         #[cfg(target_arch = "x86_64")]
@@ -97,7 +93,7 @@ impl GroupDraw {
             SimdLevel::Avx2 => return with_feature!("avx2"),
             SimdLevel::Portable => {}
         }
-        self.draw_sized::<N, NN>(taken, group)
+        self.draw_sized::<N, NN>(drawn, streams, first, members, group)
     }
 
     /// [`GroupDraw::draw`], inlined into a build for each instruction set (Rust contracts
@@ -105,15 +101,12 @@ impl GroupDraw {
     #[inline(always)]
     fn draw_sized<const N: usize, const NN: usize>(
         &mut self,
-        taken: GroupMembers,
+        drawn: &DrawnLinearPhEnsemble,
+        streams: &MemberStreams,
+        first: usize,
+        members: usize,
         group: &mut GroupMatrices,
     ) -> Result<()> {
-        let GroupMembers {
-            drawn,
-            streams,
-            first,
-            count: members,
-        } = taken;
         const { assert!(N <= MAX_GROUP_DRAW_STATES && NN == N * N) };
         debug_assert!((1..=LANES).contains(&members));
         for lane in 0..LANES {
@@ -156,8 +149,8 @@ impl GroupDraw {
     /// Lane `lane`'s x0 of the last draw.
     pub fn x0<const N: usize>(&self, lane: usize) -> [f64; N] {
         let mut x0 = [0.0; N];
-        for (value, entry) in x0.iter_mut().zip(&self.x0) {
-            *value = entry[lane];
+        for (x0, entry) in x0.iter_mut().zip(&self.x0) {
+            *x0 = entry[lane];
         }
         x0
     }
@@ -348,13 +341,8 @@ mod tests {
         let mut draw = GroupDraw::new(drawn);
         let first = 3;
         let streams = drawn.streams(first..first + members);
-        let taken = GroupMembers {
-            drawn,
-            streams: &streams,
-            first,
-            count: members,
-        };
-        draw.draw::<N, NN>(taken, &mut group).unwrap();
+        draw.draw::<N, NN>(drawn, &streams, first, members, &mut group)
+            .unwrap();
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for lane in 0..LANES {
             let index = first + if lane < members { lane } else { 0 };
@@ -437,13 +425,7 @@ mod tests {
             let streams = drawn.streams(0..64);
             let (mut refused, mut accepted) = (0, 0);
             for first in (0..64).step_by(LANES) {
-                let taken = GroupMembers {
-                    drawn: &drawn,
-                    streams: &streams,
-                    first,
-                    count: LANES,
-                };
-                let got = draw.draw::<2, 4>(taken, &mut group);
+                let got = draw.draw::<2, 4>(&drawn, &streams, first, LANES, &mut group);
                 let want = (first..first + LANES).find_map(|i| drawn.draw(i).err());
                 match (got, want) {
                     (Ok(()), None) => accepted += 1,

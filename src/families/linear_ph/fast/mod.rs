@@ -31,10 +31,8 @@
 
 mod block_operators;
 mod chunk_operators;
-mod entry_layout;
 mod group;
 mod group_draw;
-mod group_matrices;
 mod lane_square;
 mod records;
 mod setup;
@@ -52,8 +50,8 @@ use crate::plan::{Recording, ResultBlock, ResultWriter};
 use block_operators::BlockOperators;
 pub use block_operators::SharedOperators;
 pub use chunk_operators::ChunkOperators;
-use entry_layout::EntryLayout;
 use group::{Group, GroupOps, Sums};
+use setup::EntryLayout;
 use snapshots::Snapshots;
 use step::{Window, advance};
 

@@ -23,13 +23,11 @@
 use nalgebra::DMatrix;
 
 use super::super::collocation_step::fill_stage_coefficients;
-use super::super::step_operators::{dissipation_factor, stack_dissipation_factor};
-use super::entry_layout::EntryLayout;
-use super::group_matrices::{GroupMatrices, MemberParts};
+use super::super::step_operators::dissipation_factor;
 use super::stage_lu::{StageFactors, add, factor_stage_matrix, mul, solve_factored_columns, sub};
 use crate::error::{Error, Result};
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
-use crate::linear_ph::LinearPhPlan;
+use crate::linear_ph::{LinearPhMember, LinearPhPlan};
 use crate::plan::Recording;
 
 /// Largest n the stack set-up builds for.
@@ -44,6 +42,85 @@ pub(super) const MAX_STAGE_INPUTS: usize = 16;
 /// Largest n whose L = (J − R) Q nalgebra forms column by column (larger dynamic products
 /// go to `matrixmultiply`, whose order the set-up leaves to nalgebra).
 const MAX_COLUMN_GEMM_STATES: usize = 5;
+
+/// A member's matrices as the set-up reads them, column-major.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MemberParts<'a> {
+    pub j: &'a [f64],
+    pub r: &'a [f64],
+    pub q: &'a [f64],
+    /// n × m.
+    pub b: &'a [f64],
+}
+
+impl MemberParts<'_> {
+    /// The matrices of `member`.
+    pub fn of(member: &LinearPhMember) -> MemberParts<'_> {
+        let system = &member.system;
+        MemberParts {
+            j: system.j.as_slice(),
+            r: system.r.as_slice(),
+            q: system.q.as_slice(),
+            b: system.b.as_slice(),
+        }
+    }
+
+    /// Whether `other` reads the same matrices (a group padded with copies of its first
+    /// member: their per-member work, done once, is copied).
+    fn is(&self, other: &MemberParts) -> bool {
+        let same = |a: &[f64], b: &[f64]| std::ptr::eq(a, b);
+        same(self.j, other.j)
+            && same(self.r, other.r)
+            && same(self.q, other.q)
+            && same(self.b, other.b)
+    }
+}
+
+/// Where a member's operators lie in a group's entries: Δ (n × p), then Y (s·m × p) with
+/// outputs or energies, then W (s·n × p, row (i·n + k) the stage i's k-th factor column,
+/// zero beyond the member's rank) and Q (n × n) with energies; all row-major.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EntryLayout {
+    pub states: usize,
+    pub stages: usize,
+    pub inputs: usize,
+    pub outputs: bool,
+    pub energy: bool,
+}
+
+impl EntryLayout {
+    pub fn new(plan: &LinearPhPlan, recording: Recording) -> Self {
+        EntryLayout {
+            states: plan.states(),
+            stages: plan.scheme.stages,
+            inputs: plan.inputs_count(),
+            outputs: recording.outputs || recording.energy,
+            energy: recording.energy,
+        }
+    }
+
+    /// p = n + s·m.
+    pub fn width(&self) -> usize {
+        self.states + self.stages * self.inputs
+    }
+
+    pub fn output_at(&self) -> usize {
+        self.states * self.width()
+    }
+
+    pub fn dissipation_at(&self) -> usize {
+        self.output_at() + usize::from(self.outputs) * self.stages * self.inputs * self.width()
+    }
+
+    pub fn q_at(&self) -> usize {
+        self.dissipation_at() + usize::from(self.energy) * self.stages * self.states * self.width()
+    }
+
+    /// Entries per member.
+    pub fn len(&self) -> usize {
+        self.q_at() + usize::from(self.energy) * self.states * self.states
+    }
+}
 
 /// Whether the stack set-up builds `plan`'s members.
 pub(super) fn fits(plan: &LinearPhPlan) -> bool {
@@ -152,6 +229,58 @@ pub(super) struct SetupScratch {
     matrices: GroupMatrices,
     work: GroupWork,
     build: BuildFn,
+}
+
+/// A group's matrices side by side, lane l member l's, column-major: J, R, Q (n × n) and
+/// B (n × m), what the set-up builds from. The fast engine's group draw writes them in
+/// place; [`SetupScratch::build`] copies members' in.
+pub(super) struct GroupMatrices {
+    pub j: Vec<Lanes>,
+    pub r: Vec<Lanes>,
+    pub q: Vec<Lanes>,
+    pub b: Vec<Lanes>,
+    /// The lanes that hold a copy of lane 0's member (a group padded past its last member,
+    /// or one member in every lane): their per-member work is lane 0's, copied.
+    pub copies: [bool; LANES],
+}
+
+impl GroupMatrices {
+    /// Room for members of `layout`.
+    fn new(layout: EntryLayout) -> Self {
+        let n = layout.states;
+        GroupMatrices {
+            j: vec![ZERO; n * n],
+            r: vec![ZERO; n * n],
+            q: vec![ZERO; n * n],
+            b: vec![ZERO; n * layout.inputs],
+            copies: [false; LANES],
+        }
+    }
+
+    /// The members of `parts` in their lanes.
+    fn load(&mut self, parts: &[MemberParts; LANES]) {
+        for (lane, part) in parts.iter().enumerate() {
+            let matrices = [
+                (&mut self.j, part.j),
+                (&mut self.r, part.r),
+                (&mut self.q, part.q),
+                (&mut self.b, part.b),
+            ];
+            for (lanes, values) in matrices {
+                for (entry, &value) in lanes.iter_mut().zip(values) {
+                    entry[lane] = value;
+                }
+            }
+            self.copies[lane] = lane > 0 && part.is(&parts[0]);
+        }
+    }
+
+    /// Lane `lane` of the n × n matrix `lanes` into `values` (column-major).
+    fn lane_of(lanes: &[Lanes], lane: usize, values: &mut [f64]) {
+        for (value, entry) in values.iter_mut().zip(lanes) {
+            *value = entry[lane];
+        }
+    }
 }
 
 /// The group's work in lanes and the per-lane values of one column v = e_col (kept
@@ -517,6 +646,228 @@ fn sum(count: usize, term: impl Fn(usize) -> Lanes) -> Lanes {
     acc
 }
 
+/// `step_operators::dissipation_factor` of the n × n matrix `r` (column-major) for
+/// n ≤ 5, on the stack: eigenvectors scaled by √λ for the eigenvalues above 1e-14 · λ_max,
+/// written column-major into `factor`; returns the rank, or `None` for a larger n (the
+/// caller takes the heap path). nalgebra's symmetric eigen-decomposition runs the same
+/// operations on fixed-size and dynamic matrices of these sizes (checked bit for bit by
+/// `stack_factor_is_the_heap_factor`).
+fn stack_dissipation_factor(n: usize, r: &[f64], factor: &mut [f64]) -> Option<usize> {
+    macro_rules! sized {
+        ($($n:literal),*) => {
+            match n {
+                $($n => {
+                    let r = nalgebra::SMatrix::<f64, $n, $n>::from_column_slice(r);
+                    if r.amax() == 0.0 {
+                        return Some(0);
+                    }
+                    let eigen = nalgebra::SymmetricEigen::new(r);
+                    let largest = eigen.eigenvalues.max();
+                    let mut rank = 0;
+                    for k in 0..$n {
+                        if eigen.eigenvalues[k] > 1e-14 * largest {
+                            let scale = eigen.eigenvalues[k].sqrt();
+                            for row in 0..$n {
+                                factor[rank * $n + row] = eigen.eigenvectors[(row, k)] * scale;
+                            }
+                            rank += 1;
+                        }
+                    }
+                    Some(rank)
+                })*
+                _ => None,
+            }
+        };
+    }
+    sized!(1, 2, 3, 4, 5)
+}
+
 #[cfg(test)]
-#[path = "setup_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::linear_ph::{LinearPh, LinearPhMember, OperatorWorkspace};
+    use crate::model::Signal;
+    use crate::tableau::{Scheme, SchemeFamily};
+    use nalgebra::DVector;
+    use rand::{Rng, SeedableRng};
+
+    /// A random member of n states and m inputs: J skew, R = C Cᵀ of rank ≤ n/2 + 1 (some
+    /// singular), Q ≻ 0, B with a zero entry; in the canonical form of the Lobatto pair
+    /// (J = [[0, I], [−I, 0]], R and Q block-diagonal) when `canonical`.
+    fn member(rng: &mut impl Rng, n: usize, m: usize, canonical: bool) -> LinearPhMember {
+        let mut normal =
+            |rows, cols| DMatrix::from_fn(rows, cols, |_, _| rng.random_range(-1.0..1.0));
+        let half = n / 2;
+        let mask = |a: DMatrix<f64>| {
+            DMatrix::from_fn(n, n, |i, k| {
+                if canonical && (i < half) != (k < half) {
+                    0.0
+                } else {
+                    a[(i, k)]
+                }
+            })
+        };
+        let a = normal(n, n);
+        let j = if canonical {
+            crate::linear_ph::model::canonical_structure(n)
+        } else {
+            &a - a.transpose()
+        };
+        let c = normal(n, half + 1);
+        let r = mask(&c * c.transpose() * 0.3);
+        let d = normal(n, n);
+        let q = mask(DMatrix::identity(n, n) + &d * d.transpose() * 0.5);
+        let mut b = normal(n, m);
+        b[(0, 0)] = 0.0;
+        let r = (&r + r.transpose()) * 0.5;
+        let q = (&q + q.transpose()) * 0.5;
+        LinearPhMember {
+            system: LinearPh::new("system", j, r, q, b).unwrap(),
+            x0: DVector::from_element(n, 0.5),
+        }
+    }
+
+    #[test]
+    fn setup_matches_step_operators() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let recordings = [
+            Recording {
+                trajectory: false,
+                energy: false,
+                outputs: false,
+            },
+            Recording {
+                trajectory: true,
+                energy: false,
+                outputs: true,
+            },
+            Recording {
+                trajectory: true,
+                energy: true,
+                outputs: true,
+            },
+        ];
+        for n in 1..=MAX_SETUP_STATES {
+            for (family, stages) in [
+                (SchemeFamily::Gauss, 1),
+                (SchemeFamily::Gauss, 2),
+                (SchemeFamily::Gauss, 3),
+                (SchemeFamily::Gauss, 4),
+                (SchemeFamily::LobattoIiia, 3),
+                (SchemeFamily::LobattoPair, 2),
+            ] {
+                if family == SchemeFamily::LobattoPair && n % 2 == 1 {
+                    continue;
+                }
+                for m in 1..=2 {
+                    let scheme = Scheme::new(family, stages).unwrap();
+                    // The second input is silent: its columns are zeroed.
+                    let inputs: Vec<Signal> = (0..m)
+                        .map(|c| {
+                            if c == 0 {
+                                Signal::Harmonic {
+                                    amplitude: 1.0,
+                                    omega: 1.0,
+                                    phase: 0.3,
+                                    offset: 0.1,
+                                }
+                            } else {
+                                Signal::Zero
+                            }
+                        })
+                        .collect();
+                    for recording in recordings {
+                        let members: Vec<LinearPhMember> = (0..LANES)
+                            .map(|_| member(&mut rng, n, m, family == SchemeFamily::LobattoPair))
+                            .collect();
+                        let plan = test_plan(scheme.clone(), &inputs, members.clone(), recording);
+                        if !fits(&plan) {
+                            continue;
+                        }
+                        let mut scratch = SetupScratch::new(&plan, recording).unwrap();
+                        let layout = scratch.layout();
+                        // Lane l holds member l, then every lane member 0 (a group of one
+                        // member, built column by column across the lanes).
+                        for one_member in [false, true] {
+                            let member_of =
+                                |lane: usize| &members[if one_member { 0 } else { lane }];
+                            let parts: [MemberParts; LANES] =
+                                std::array::from_fn(|lane| MemberParts::of(member_of(lane)));
+                            let mut out = vec![[f64::NAN; LANES]; layout.len()];
+                            let ranks = scratch.build(&parts, &mut out).unwrap();
+                            let mut work = OperatorWorkspace::default();
+                            for lane in 0..LANES {
+                                let member = member_of(lane);
+                                let general = plan
+                                    .kernel_operators_in(member, recording, &mut work)
+                                    .unwrap();
+                                let out: Vec<f64> = out.iter().map(|entry| entry[lane]).collect();
+                                let rank = ranks[lane];
+                                assert_eq!(rank, general.rank);
+                                let p = layout.width();
+                                let bits =
+                                    |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                                assert_eq!(
+                                    bits(&out[..n * p]),
+                                    bits(&general.delta),
+                                    "Δ, n = {n}, {family:?} {stages}, m = {m}, lane {lane}, one member: {one_member}"
+                                );
+                                if layout.outputs {
+                                    assert_eq!(
+                                        bits(&out[layout.output_at()..layout.dissipation_at()]),
+                                        bits(&general.output),
+                                        "Y"
+                                    );
+                                }
+                                if layout.energy {
+                                    let mut w = Vec::new();
+                                    for i in 0..stages {
+                                        for k in 0..rank {
+                                            let row = layout.dissipation_at() + (i * n + k) * p;
+                                            w.extend_from_slice(&out[row..row + p]);
+                                        }
+                                        for k in rank..n {
+                                            let row = layout.dissipation_at() + (i * n + k) * p;
+                                            assert!(out[row..row + p].iter().all(|&v| v == 0.0));
+                                        }
+                                    }
+                                    assert_eq!(bits(&w), bits(&general.dissipation), "W");
+                                    assert_eq!(bits(&out[layout.q_at()..]), bits(&general.q), "Q");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stack_factor_is_the_heap_factor() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(28);
+        for case in 0..2000 {
+            let n = 1 + case % 5;
+            let rank = rng.random_range(0..=n);
+            let c = DMatrix::from_fn(n, rank, |_, _| rng.random_range(-1.0..1.0));
+            let r = &c * c.transpose();
+            let r = (&r + r.transpose()) * 0.5;
+            let heap = dissipation_factor(&r);
+            let mut stack = [f64::NAN; 64];
+            let kept = stack_dissipation_factor(n, r.as_slice(), &mut stack).unwrap();
+            assert_eq!(kept, heap.ncols(), "{r}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&stack[..n * kept]), bits(heap.as_slice()), "{r}");
+        }
+    }
+
+    fn test_plan(
+        scheme: Scheme,
+        inputs: &[Signal],
+        members: Vec<LinearPhMember>,
+        recording: Recording,
+    ) -> LinearPhPlan {
+        LinearPhPlan::new(scheme, 0.01, 1.0, members, inputs, 1)
+            .unwrap()
+            .with_recording(recording)
+    }
+}

@@ -13,13 +13,9 @@ use crate::kernels::lanes::{LANES, Lanes};
 pub(super) struct StageFactors {
     pub(super) matrix: Vec<Lanes>,
     pub(super) pivots: Vec<[usize; LANES]>,
-}
-
-/// Whether step i's `pivot` swaps rows in any lane (usually none: the stage matrix is
-/// close to I for small h), so that the lanes' pivots are looked at one by one only then.
-#[inline(always)]
-fn swaps(pivot: &[usize; LANES], i: usize) -> bool {
-    pivot.iter().any(|&row| row != i)
+    /// Whether step i swapped rows in any lane (usually none: the stage matrix is close to
+    /// I for small h), so that a solve looks at each lane's pivot only then.
+    pub(super) swapped: Vec<bool>,
 }
 
 /// P (I − h (a^{(r)}_ij L[r, c])) = L_u U for every lane, step for step as
@@ -63,9 +59,10 @@ pub(super) fn factor_stage_matrix<const N: usize, const S: usize>(
             }
         }
         lu.pivots[i] = pivot;
+        lu.swapped[i] = pivot.iter().any(|&row| row != i);
         // Rows i and the pivot's exchanged in every column, in the lanes whose pivot is
         // not on the diagonal (few: the stage matrix is close to I for small h).
-        if swaps(&pivot, i) {
+        if lu.swapped[i] {
             for (lane, &row) in pivot.iter().enumerate() {
                 if row != i {
                     for col in 0..size {
@@ -137,7 +134,7 @@ pub(super) fn solve_factored_columns<const N: usize, const S: usize>(
     let matrix = &lu.matrix[..size * size];
     let rhs = &mut rhs[..columns * size];
     for (i, pivot) in lu.pivots[..size].iter().enumerate() {
-        if !swaps(pivot, i) {
+        if !lu.swapped[i] {
             continue;
         }
         for z in rhs.chunks_exact_mut(size) {
@@ -229,6 +226,7 @@ impl StageFactors {
         StageFactors {
             matrix: vec![[0.0; LANES]; size * size],
             pivots: vec![[0; LANES]; size],
+            swapped: vec![false; size],
         }
     }
 }
