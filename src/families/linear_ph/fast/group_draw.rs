@@ -14,9 +14,10 @@
 //! ```
 //!
 //! with A, C, D, E, ξ the member's standard normals, s_J = max(1, max |J_ij|), and, for
-//! the Lobatto pair, E, R and Q masked block-diagonal; the n × n products formed as nalgebra's gemm forms them for n ≤ 5: column by
-//! column, P[r, c] = Σ_k A[r, k] B[k, c] summed from the first product on. So lane l holds
-//! member l's values bit for bit (`group_draws_equal_member_draws`).
+//! the Lobatto pair, E, R and Q masked block-diagonal; the n × n products formed as
+//! nalgebra's gemm forms them for n ≤ 5: column by column, P[r, c] = Σ_k A[r, k] B[k, c]
+//! summed from the first product on. So lane l holds member l's values bit for bit
+//! (`group_draws_equal_member_draws`).
 
 use super::lane_square::{
     Square, entrywise, gram, identity, lanewise, minus_transpose, product, scaled, transpose,
