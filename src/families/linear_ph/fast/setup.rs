@@ -137,18 +137,23 @@ const MAX_SETUP_STAGES: usize = 4;
 /// [`SetupScratch::build_sized`] for n states and s stages.
 type BuildFn = fn(&mut SetupScratch, &mut [Lanes]) -> Result<[usize; LANES]>;
 
-/// The builder of n states and s stages, both compile-time constants in it, compiled for
-/// the instruction set the fast engines run with (wider registers for the lanes; Rust
-/// contracts no multiply-add, so the bits are the portable build's).
-fn builder(n: usize, s: usize) -> BuildFn {
+/// The builder of n states, s stages and m inputs, n and s compile-time constants in it
+/// and m too where it is 1 (the usual single input: its loops then unroll with the rest),
+/// compiled for the instruction set the fast engines run with (wider registers for the
+/// lanes; Rust contracts no multiply-add, so the bits are the portable build's).
+fn builder(n: usize, s: usize, m: usize) -> BuildFn {
     macro_rules! table {
         ($build:ident: $($n:literal),*) => {
-            match (n, s) {
+            match (n, s, m == 1) {
                 $(
-                    ($n, 1) => $build::<$n, 1>,
-                    ($n, 2) => $build::<$n, 2>,
-                    ($n, 3) => $build::<$n, 3>,
-                    ($n, 4) => $build::<$n, 4>,
+                    ($n, 1, true) => $build::<$n, 1, 1>,
+                    ($n, 2, true) => $build::<$n, 2, 1>,
+                    ($n, 3, true) => $build::<$n, 3, 1>,
+                    ($n, 4, true) => $build::<$n, 4, 1>,
+                    ($n, 1, false) => $build::<$n, 1, 0>,
+                    ($n, 2, false) => $build::<$n, 2, 0>,
+                    ($n, 3, false) => $build::<$n, 3, 0>,
+                    ($n, 4, false) => $build::<$n, 4, 0>,
                 )*
                 _ => unreachable!("the stack set-up builds n ≤ 8, s ≤ 4, not n = {n}, s = {s}"),
             }
@@ -164,45 +169,45 @@ fn builder(n: usize, s: usize) -> BuildFn {
 }
 
 /// [`SetupScratch::build_sized`] for any x86-64 (or other) CPU.
-fn build_portable<const N: usize, const S: usize>(
+fn build_portable<const N: usize, const S: usize, const M: usize>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
-    scratch.build_sized::<N, S>(out)
+    scratch.build_sized::<N, S, M>(out)
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX2.
 #[cfg(target_arch = "x86_64")]
-fn build_avx2<const N: usize, const S: usize>(
+fn build_avx2<const N: usize, const S: usize, const M: usize>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2")]
-    fn with_avx2<const N: usize, const S: usize>(
+    fn with_avx2<const N: usize, const S: usize, const M: usize>(
         scratch: &mut SetupScratch,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S>(out)
+        scratch.build_sized::<N, S, M>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX2.
-    unsafe { with_avx2::<N, S>(scratch, out) }
+    unsafe { with_avx2::<N, S, M>(scratch, out) }
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX-512 (one register per [`Lanes`]).
 #[cfg(target_arch = "x86_64")]
-fn build_avx512<const N: usize, const S: usize>(
+fn build_avx512<const N: usize, const S: usize, const M: usize>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
-    fn with_avx512<const N: usize, const S: usize>(
+    fn with_avx512<const N: usize, const S: usize, const M: usize>(
         scratch: &mut SetupScratch,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S>(out)
+        scratch.build_sized::<N, S, M>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX-512 (F, DQ, VL).
-    unsafe { with_avx512::<N, S>(scratch, out) }
+    unsafe { with_avx512::<N, S, M>(scratch, out) }
 }
 
 /// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
@@ -292,8 +297,6 @@ struct GroupWork {
     factor: Vec<Lanes>,
     /// n values.
     drift0: Vec<Lanes>,
-    /// The column's v = e_col (p values).
-    units: Vec<Lanes>,
     /// The stage right-hand sides (n·s values) of every column, then their solutions.
     rhs: Vec<Lanes>,
     /// n·s values each.
@@ -339,7 +342,7 @@ impl SetupScratch {
             factors: StageFactors::new(n * s),
             matrices: GroupMatrices::new(layout),
             work: GroupWork::new(layout),
-            build: builder(n, s),
+            build: builder(n, s, layout.inputs),
         })
     }
 
@@ -414,16 +417,19 @@ impl SetupScratch {
         }
     }
 
-    /// [`SetupScratch::build`] with n = `N` and s = `S`.
+    /// [`SetupScratch::build`] with n = `N`, s = `S`, and m = `M` (0: m read from the
+    /// layout).
     #[inline(always)]
-    fn build_sized<const N: usize, const S: usize>(
+    fn build_sized<const N: usize, const S: usize, const M: usize>(
         &mut self,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
         let layout = self.layout;
         debug_assert_eq!((layout.states, layout.stages), (N, S));
+        debug_assert!(M == 0 || M == layout.inputs);
         debug_assert_eq!(out.len(), layout.len());
-        let (n, s, m, h) = (N, S, layout.inputs, self.h);
+        let m = if M == 0 { layout.inputs } else { M };
+        let (n, s, h) = (N, S, self.h);
         let (size, sm) = (n * s, s * m);
         let p = n + sm;
         self.form_l::<N>();
@@ -478,18 +484,16 @@ impl SetupScratch {
         let batches = p.div_ceil(batch_width);
         for batch in 0..batches {
             let first = batch * batch_width;
-            set_units(&mut w.units[..p], first, one_member);
-            let units = &w.units;
-            let unit = |index: usize| &units[index];
+            let unit = |index: usize| unit_entry(index, first, one_member);
             for r in 0..n {
-                w.drift0[r] = sum(n, |c| mul(&w.l[c * n + r], unit(c)));
+                w.drift0[r] = sum(n, |c| mul(&w.l[c * n + r], &unit(c)));
             }
             let rhs = &mut w.rhs[batch * size..(batch + 1) * size];
             for i in 0..s {
                 for r in 0..n {
                     let mut acc = ZERO;
                     for j in 0..s {
-                        let forcing = sum(m, |c| mul(&group.b[c * n + r], unit(n + j * m + c)));
+                        let forcing = sum(m, |c| mul(&group.b[c * n + r], &unit(n + j * m + c)));
                         let coef = stage_coef[(r * s + i) * s + j];
                         let term = times(coef, &add(&w.drift0[r], &forcing));
                         acc = add(&acc, &term);
@@ -501,27 +505,16 @@ impl SetupScratch {
         solve_factored_columns::<N, S>(lu, &mut w.rhs[..batches * size], batches);
         for batch in 0..batches {
             let first = batch * batch_width;
-            set_units(&mut w.units[..p], first, one_member);
-            let units = &w.units;
-            let unit = |index: usize| &units[index];
+            let unit = |index: usize| unit_entry(index, first, one_member);
             let rhs = &w.rhs[batch * size..(batch + 1) * size];
-            let mut store = |row: usize, values: Lanes| {
-                if one_member {
-                    for (lane, &value) in values.iter().enumerate().take(p - first) {
-                        out[row * p + first + lane] = [value; LANES];
-                    }
-                } else {
-                    out[row * p + first] = values;
-                }
-            };
             for i in 0..s {
                 for r in 0..n {
-                    w.stage_states[i * n + r] = add(unit(r), &rhs[i * n + r]);
+                    w.stage_states[i * n + r] = add(&unit(r), &rhs[i * n + r]);
                 }
                 let xi = &w.stage_states[i * n..(i + 1) * n];
                 for r in 0..n {
                     let drift = sum(n, |c| mul(&w.l[c * n + r], &xi[c]));
-                    let forcing = sum(m, |c| mul(&group.b[c * n + r], unit(n + i * m + c)));
+                    let forcing = sum(m, |c| mul(&group.b[c * n + r], &unit(n + i * m + c)));
                     w.stage_rates[i * n + r] = add(&drift, &forcing);
                     if efforts_needed {
                         w.efforts[i * n + r] = sum(n, |c| mul(&group.q[c * n + r], &xi[c]));
@@ -530,7 +523,7 @@ impl SetupScratch {
             }
             for r in 0..n {
                 let rate = sum(s, |j| times(weights[j], &w.stage_rates[j * n + r]));
-                store(r, times(h, &rate));
+                store_row(out, p, first, one_member, r, times(h, &rate));
             }
             if layout.outputs {
                 for i in 0..s {
@@ -542,7 +535,7 @@ impl SetupScratch {
                 for i in 0..s {
                     for c in 0..m {
                         let y = sum(n, |r| mul(&group.b[c * n + r], &w.weighted[i * n + r]));
-                        store(output_at / p + i * m + c, y);
+                        store_row(out, p, first, one_member, output_at / p + i * m + c, y);
                     }
                 }
             }
@@ -564,7 +557,14 @@ impl SetupScratch {
                                 }
                             }
                         }
-                        store(dissipation_at / p + i * n + k, acc);
+                        store_row(
+                            out,
+                            p,
+                            first,
+                            one_member,
+                            dissipation_at / p + i * n + k,
+                            acc,
+                        );
                     }
                 }
             }
@@ -600,7 +600,6 @@ impl GroupWork {
             l: vec![ZERO; n * n],
             factor: vec![ZERO; n * n],
             drift0: vec![ZERO; n],
-            units: vec![ZERO; layout.width()],
             rhs: vec![ZERO; size * layout.width()],
             stage_states: vec![ZERO; size],
             stage_rates: vec![ZERO; size],
@@ -610,18 +609,44 @@ impl GroupWork {
     }
 }
 
-/// The unit vectors v = e_col of a batch of columns: column `first` in every lane, or
-/// (`one_member`, every lane the same member) column first + l in lane l.
+/// Entry `index` of the unit vectors v = e_col of a batch of columns: column `first` in
+/// every lane, or (`one_member`, every lane the same member) column first + l in lane l.
+/// Formed in registers, never stored and loaded back.
 #[inline(always)]
-fn set_units(units: &mut [Lanes], first: usize, one_member: bool) {
-    for (index, unit) in units.iter_mut().enumerate() {
-        if one_member {
-            for (lane, value) in unit.iter_mut().enumerate() {
-                *value = if index == first + lane { 1.0 } else { 0.0 };
-            }
-        } else {
-            *unit = if index == first { [1.0; LANES] } else { ZERO };
-        }
+fn unit_entry(index: usize, first: usize, one_member: bool) -> Lanes {
+    let mut unit = ZERO;
+    for (lane, value) in unit.iter_mut().enumerate() {
+        let column = if one_member { first + lane } else { first };
+        *value = if index == column { 1.0 } else { 0.0 };
+    }
+    unit
+}
+
+/// Row `row`'s entries of a batch's columns (`unit_entry`) in `out` (p columns): column
+/// `first` in every lane, or (`one_member`) column first + l from lane l, in every lane.
+#[inline(always)]
+fn store_row(
+    out: &mut [Lanes],
+    p: usize,
+    first: usize,
+    one_member: bool,
+    row: usize,
+    values: Lanes,
+) {
+    if one_member {
+        store_lanes_as_columns(out, p, first, row, &values);
+    } else {
+        out[row * p + first] = values;
+    }
+}
+
+/// [`store_row`] of a batch of one member's columns: lane l's value, in every lane, as
+/// column first + l. Out of line, so that the usual batch's values stay one vector.
+#[cold]
+#[inline(never)]
+fn store_lanes_as_columns(out: &mut [Lanes], p: usize, first: usize, row: usize, values: &Lanes) {
+    for (lane, &value) in values.iter().enumerate().take(p - first) {
+        out[row * p + first + lane] = [value; LANES];
     }
 }
 
