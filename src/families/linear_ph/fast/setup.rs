@@ -134,7 +134,7 @@ pub(super) fn fits(plan: &LinearPhPlan) -> bool {
 /// Largest stage count s the stack set-up builds for.
 const MAX_SETUP_STAGES: usize = 4;
 
-/// [`SetupScratch::build_sized`] for n states and s stages.
+/// [`SetupScratch::build_sized`] for n states, s stages, and one input or any number.
 type BuildFn = fn(&mut SetupScratch, &mut [Lanes]) -> Result<[usize; LANES]>;
 
 /// The builder of n states, s stages and m inputs, n and s compile-time constants in it
@@ -146,14 +146,14 @@ fn builder(n: usize, s: usize, m: usize) -> BuildFn {
         ($build:ident: $($n:literal),*) => {
             match (n, s, m == 1) {
                 $(
-                    ($n, 1, true) => $build::<$n, 1, 1>,
-                    ($n, 2, true) => $build::<$n, 2, 1>,
-                    ($n, 3, true) => $build::<$n, 3, 1>,
-                    ($n, 4, true) => $build::<$n, 4, 1>,
-                    ($n, 1, false) => $build::<$n, 1, 0>,
-                    ($n, 2, false) => $build::<$n, 2, 0>,
-                    ($n, 3, false) => $build::<$n, 3, 0>,
-                    ($n, 4, false) => $build::<$n, 4, 0>,
+                    ($n, 1, true) => $build::<$n, 1, true>,
+                    ($n, 2, true) => $build::<$n, 2, true>,
+                    ($n, 3, true) => $build::<$n, 3, true>,
+                    ($n, 4, true) => $build::<$n, 4, true>,
+                    ($n, 1, false) => $build::<$n, 1, false>,
+                    ($n, 2, false) => $build::<$n, 2, false>,
+                    ($n, 3, false) => $build::<$n, 3, false>,
+                    ($n, 4, false) => $build::<$n, 4, false>,
                 )*
                 _ => unreachable!("the stack set-up builds n ≤ 8, s ≤ 4, not n = {n}, s = {s}"),
             }
@@ -169,45 +169,45 @@ fn builder(n: usize, s: usize, m: usize) -> BuildFn {
 }
 
 /// [`SetupScratch::build_sized`] for any x86-64 (or other) CPU.
-fn build_portable<const N: usize, const S: usize, const M: usize>(
+fn build_portable<const N: usize, const S: usize, const ONE_INPUT: bool>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
-    scratch.build_sized::<N, S, M>(out)
+    scratch.build_sized::<N, S, ONE_INPUT>(out)
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX2.
 #[cfg(target_arch = "x86_64")]
-fn build_avx2<const N: usize, const S: usize, const M: usize>(
+fn build_avx2<const N: usize, const S: usize, const ONE_INPUT: bool>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2")]
-    fn with_avx2<const N: usize, const S: usize, const M: usize>(
+    fn with_avx2<const N: usize, const S: usize, const ONE_INPUT: bool>(
         scratch: &mut SetupScratch,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S, M>(out)
+        scratch.build_sized::<N, S, ONE_INPUT>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX2.
-    unsafe { with_avx2::<N, S, M>(scratch, out) }
+    unsafe { with_avx2::<N, S, ONE_INPUT>(scratch, out) }
 }
 
 /// [`SetupScratch::build_sized`] compiled with AVX-512 (one register per [`Lanes`]).
 #[cfg(target_arch = "x86_64")]
-fn build_avx512<const N: usize, const S: usize, const M: usize>(
+fn build_avx512<const N: usize, const S: usize, const ONE_INPUT: bool>(
     scratch: &mut SetupScratch,
     out: &mut [Lanes],
 ) -> Result<[usize; LANES]> {
     #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
-    fn with_avx512<const N: usize, const S: usize, const M: usize>(
+    fn with_avx512<const N: usize, const S: usize, const ONE_INPUT: bool>(
         scratch: &mut SetupScratch,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
-        scratch.build_sized::<N, S, M>(out)
+        scratch.build_sized::<N, S, ONE_INPUT>(out)
     }
     // SAFETY: chosen only where `SimdLevel::get` found AVX-512 (F, DQ, VL).
-    unsafe { with_avx512::<N, S, M>(scratch, out) }
+    unsafe { with_avx512::<N, S, ONE_INPUT>(scratch, out) }
 }
 
 /// What a block's members share: the scheme's coefficients, the mass matrix's Cholesky
@@ -288,8 +288,8 @@ impl GroupMatrices {
     }
 }
 
-/// The group's work in lanes and the per-lane values of one column v = e_col (kept
-/// between groups, so that nothing is allocated or cleared per group).
+/// The group's work in lanes (kept between groups, so that nothing is allocated or
+/// cleared per group).
 struct GroupWork {
     /// J − R, L, F (n × n, column-major, F zero beyond a member's rank).
     j_minus_r: Vec<Lanes>,
@@ -417,18 +417,18 @@ impl SetupScratch {
         }
     }
 
-    /// [`SetupScratch::build`] with n = `N`, s = `S`, and m = `M` (0: m read from the
-    /// layout).
+    /// [`SetupScratch::build`] with n = `N`, s = `S`, and m = 1 where `ONE_INPUT` (else m
+    /// read from the layout).
     #[inline(always)]
-    fn build_sized<const N: usize, const S: usize, const M: usize>(
+    fn build_sized<const N: usize, const S: usize, const ONE_INPUT: bool>(
         &mut self,
         out: &mut [Lanes],
     ) -> Result<[usize; LANES]> {
         let layout = self.layout;
         debug_assert_eq!((layout.states, layout.stages), (N, S));
-        debug_assert!(M == 0 || M == layout.inputs);
+        debug_assert!(!ONE_INPUT || layout.inputs == 1);
         debug_assert_eq!(out.len(), layout.len());
-        let m = if M == 0 { layout.inputs } else { M };
+        let m = if ONE_INPUT { 1 } else { layout.inputs };
         let (n, s, h) = (N, S, self.h);
         let (size, sm) = (n * s, s * m);
         let p = n + sm;
@@ -611,7 +611,7 @@ impl GroupWork {
 
 /// Entry `index` of the unit vectors v = e_col of a batch of columns: column `first` in
 /// every lane, or (`one_member`, every lane the same member) column first + l in lane l.
-/// Formed in registers, never stored and loaded back.
+/// Formed as a value, not written to memory to be read back.
 #[inline(always)]
 fn unit_entry(index: usize, first: usize, one_member: bool) -> Lanes {
     let mut unit = ZERO;
