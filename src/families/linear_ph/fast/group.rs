@@ -13,8 +13,6 @@ thread_local! {
     /// The groups of this thread's last finished block, for its next (their record rows
     /// go back to `records.rs`'s own per-thread buffers at the end of each block).
     static SPARE_GROUPS: Cell<Vec<Group>> = const { Cell::new(Vec::new()) };
-    /// The empty entries a spare group reads where it lets go of its block's operators.
-    static NO_ENTRIES: Arc<Vec<Lanes>> = Arc::new(Vec::new());
 }
 
 /// This thread's spare groups, taken (empty where it has none), to reset with
@@ -36,15 +34,14 @@ pub(super) fn keep_spare_groups(mut groups: Vec<Group>) {
     let large =
         |group: &Group| std::mem::size_of_val(group.ops.buffer.as_slice()) > KEPT_ENTRIES_BYTES;
     if groups.first().is_some_and(large) {
-        NO_ENTRIES.with(|none| {
-            for group in &mut groups {
-                group.ops = GroupOps {
-                    buffer: none.clone(),
-                    at: 0,
-                    len: 0,
-                };
-            }
-        });
+        let none = Arc::new(Vec::new());
+        for group in &mut groups {
+            group.ops = GroupOps {
+                buffer: none.clone(),
+                at: 0,
+                len: 0,
+            };
+        }
     }
     SPARE_GROUPS.set(groups);
 }

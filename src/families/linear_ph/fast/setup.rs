@@ -483,8 +483,8 @@ impl SetupScratch {
         let batch_width = if one_member { LANES } else { 1 };
         let batches = p.div_ceil(batch_width);
         for batch in 0..batches {
-            let first = batch * batch_width;
-            let unit = |index: usize| unit_entry(index, first, one_member);
+            let columns = ColumnBatch::new(batch * batch_width, p, one_member);
+            let unit = |index: usize| columns.unit(index);
             for r in 0..n {
                 w.drift0[r] = sum(n, |c| mul(&w.l[c * n + r], &unit(c)));
             }
@@ -504,8 +504,8 @@ impl SetupScratch {
         }
         solve_factored_columns::<N, S>(lu, &mut w.rhs[..batches * size], batches);
         for batch in 0..batches {
-            let first = batch * batch_width;
-            let unit = |index: usize| unit_entry(index, first, one_member);
+            let columns = ColumnBatch::new(batch * batch_width, p, one_member);
+            let unit = |index: usize| columns.unit(index);
             let rhs = &w.rhs[batch * size..(batch + 1) * size];
             for i in 0..s {
                 for r in 0..n {
@@ -523,7 +523,7 @@ impl SetupScratch {
             }
             for r in 0..n {
                 let rate = sum(s, |j| times(weights[j], &w.stage_rates[j * n + r]));
-                store_row(out, p, first, one_member, r, times(h, &rate));
+                columns.store(out, r, times(h, &rate));
             }
             if layout.outputs {
                 for i in 0..s {
@@ -535,7 +535,7 @@ impl SetupScratch {
                 for i in 0..s {
                     for c in 0..m {
                         let y = sum(n, |r| mul(&group.b[c * n + r], &w.weighted[i * n + r]));
-                        store_row(out, p, first, one_member, output_at / p + i * m + c, y);
+                        columns.store(out, output_at / p + i * m + c, y);
                     }
                 }
             }
@@ -557,14 +557,7 @@ impl SetupScratch {
                                 }
                             }
                         }
-                        store_row(
-                            out,
-                            p,
-                            first,
-                            one_member,
-                            dissipation_at / p + i * n + k,
-                            acc,
-                        );
+                        columns.store(out, dissipation_at / p + i * n + k, acc);
                     }
                 }
             }
@@ -609,38 +602,55 @@ impl GroupWork {
     }
 }
 
-/// Entry `index` of the unit vectors v = e_col of a batch of columns: column `first` in
-/// every lane, or (`one_member`, every lane the same member) column first + l in lane l.
-/// Formed as a value, not written to memory to be read back.
-#[inline(always)]
-fn unit_entry(index: usize, first: usize, one_member: bool) -> Lanes {
-    let mut unit = ZERO;
-    for (lane, value) in unit.iter_mut().enumerate() {
-        let column = if one_member { first + lane } else { first };
-        *value = if index == column { 1.0 } else { 0.0 };
-    }
-    unit
-}
-
-/// Row `row`'s entries of a batch's columns (`unit_entry`) in `out` (p columns): column
-/// `first` in every lane, or (`one_member`) column first + l from lane l, in every lane.
-#[inline(always)]
-fn store_row(
-    out: &mut [Lanes],
-    p: usize,
+/// A batch of the operators' columns, each formed from the unit vector v = e_col: column
+/// `first` in every lane, or (`one_member`, every lane the same member) column first + l
+/// in lane l; the operators have p columns.
+#[derive(Clone, Copy)]
+struct ColumnBatch {
     first: usize,
+    p: usize,
     one_member: bool,
-    row: usize,
-    values: Lanes,
-) {
-    if one_member {
-        store_lanes_as_columns(out, p, first, row, &values);
-    } else {
-        out[row * p + first] = values;
+}
+
+impl ColumnBatch {
+    #[inline(always)]
+    fn new(first: usize, p: usize, one_member: bool) -> Self {
+        ColumnBatch {
+            first,
+            p,
+            one_member,
+        }
+    }
+
+    /// Entry `index` of the batch's unit vectors, formed as a value (not written to memory
+    /// to be read back).
+    #[inline(always)]
+    fn unit(&self, index: usize) -> Lanes {
+        let mut unit = ZERO;
+        for (lane, value) in unit.iter_mut().enumerate() {
+            let column = if self.one_member {
+                self.first + lane
+            } else {
+                self.first
+            };
+            *value = if index == column { 1.0 } else { 0.0 };
+        }
+        unit
+    }
+
+    /// Row `row`'s entries of the batch's columns, `values` lane by lane, into `out` (p
+    /// entries per row).
+    #[inline(always)]
+    fn store(&self, out: &mut [Lanes], row: usize, values: Lanes) {
+        if self.one_member {
+            store_lanes_as_columns(out, self.p, self.first, row, &values);
+        } else {
+            out[row * self.p + self.first] = values;
+        }
     }
 }
 
-/// [`store_row`] of a batch of one member's columns: lane l's value, in every lane, as
+/// [`ColumnBatch::store`] of a batch of one member's columns: lane l's value, in every lane, as
 /// column first + l. Out of line, so that the usual batch's values stay one vector.
 #[cold]
 #[inline(never)]
