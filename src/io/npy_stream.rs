@@ -4,7 +4,7 @@
 //! can be read back row by row ([`read_rows`]) or in batches of rows ([`read_row_batches`]) for the summary's later passes.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -181,17 +181,23 @@ impl NpyStream {
     }
 }
 
+/// Bytes of rows [`read_rows`] reads at a time.
+const READ_ROWS_BYTES: usize = 64 << 10;
+
 /// Reads the f64 array file at `path` (as written by [`NpyStream`]) row by row of
 /// `row_values` values, in order, calling `row` for each.
 pub fn read_rows(path: &Path, row_values: usize, mut row: impl FnMut(&[f64])) -> Result<()> {
-    read_row_batches(path, row_values, 1, |rows| {
-        rows.chunks_exact(row_values.max(1)).for_each(&mut row)
+    let row_values = row_values.max(1);
+    let batch = (READ_ROWS_BYTES / (8 * row_values)).max(1);
+    read_row_batches(path, row_values, batch, |rows| {
+        rows.chunks_exact(row_values).for_each(&mut row)
     })
 }
 
 /// Reads the f64 array file at `path` (as written by [`NpyStream`]) in batches of up to
 /// `batch` rows of `row_values` values, in order, calling `rows` for each batch (whole rows,
-/// one after the other: a multiple of `row_values` values).
+/// one after the other: a multiple of `row_values` values). The file is read straight into
+/// one batch's buffer, reused from batch to batch.
 pub fn read_row_batches(
     path: &Path,
     row_values: usize,
@@ -199,34 +205,37 @@ pub fn read_row_batches(
     mut rows: impl FnMut(&[f64]),
 ) -> Result<()> {
     let io = |e| Error::io(path, e);
-    let mut reader = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut file = File::open(path).map_err(io)?;
     let mut preamble = [0u8; 10];
-    reader.read_exact(&mut preamble).map_err(io)?;
+    file.read_exact(&mut preamble).map_err(io)?;
     let header_len = u16::from_le_bytes([preamble[8], preamble[9]]) as u64;
-    reader.seek(SeekFrom::Start(10 + header_len)).map_err(io)?;
-    let row_bytes = 8 * row_values.max(1);
-    let mut bytes = vec![0u8; row_bytes * batch.max(1)];
-    let mut values = vec![0.0; bytes.len() / 8];
+    file.seek(SeekFrom::Start(10 + header_len)).map_err(io)?;
+    let row_values = row_values.max(1);
+    let mut values = vec![0.0f64; row_values * batch.max(1)];
     loop {
         // Whole rows read, up to a batch; a partial last row is not an array of these rows.
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut values);
         let mut filled = 0;
         while filled < bytes.len() {
-            match reader.read(&mut bytes[filled..]) {
+            match file.read(&mut bytes[filled..]) {
                 Ok(0) => break,
                 Ok(read) => filled += read,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io(e)),
             }
         }
-        let whole = filled / row_bytes * row_bytes;
+        let full = filled == bytes.len();
+        let whole = filled / (8 * row_values) * row_values;
         if whole == 0 {
             return Ok(());
         }
-        for (value, chunk) in values.iter_mut().zip(bytes[..whole].chunks_exact(8)) {
-            *value = f64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // The file's little-endian values in the machine's order (nothing to do on a
+        // little-endian machine).
+        for value in &mut values[..whole] {
+            *value = f64::from_bits(u64::from_le(value.to_bits()));
         }
-        rows(&values[..whole / 8]);
-        if filled < bytes.len() {
+        rows(&values[..whole]);
+        if !full {
             return Ok(());
         }
     }
@@ -277,6 +286,10 @@ mod tests {
         let mut batches = Vec::new();
         read_row_batches(&path, 2, 2, |r| batches.push(r.to_vec())).unwrap();
         assert_eq!(batches, vec![vec![1.0, 2.0, 3.0, 4.0], vec![5.0, 6.0]]);
+        // A batch that ends where the file does, then nothing more.
+        let mut batches = Vec::new();
+        read_row_batches(&path, 2, 3, |r| batches.push(r.to_vec())).unwrap();
+        assert_eq!(batches, vec![vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]);
         assert_eq!(
             std::fs::metadata(&path).unwrap().len(),
             npy_file_bytes(&[3, 2])

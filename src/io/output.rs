@@ -65,8 +65,9 @@ const SUMMARY_BYTES_PER_STATISTIC: u64 = 640;
 const NPY_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Bytes of rows the statistics' later passes read back at a time (whole rows, at least
-/// one).
-const REPLAY_BATCH_BYTES: usize = 1 << 20;
+/// one): enough that a batch's columns are fed side by side, few enough that the buffer's
+/// fresh pages cost little.
+const REPLAY_BATCH_BYTES: usize = 256 << 10;
 
 /// Rows of `width` values in a replay batch of about [`REPLAY_BATCH_BYTES`].
 fn replay_rows(width: usize) -> usize {
