@@ -19,6 +19,7 @@ pub mod paper_comparison;
 pub mod path_plot;
 pub mod plot;
 pub mod problem_spec;
+pub mod rank_selection;
 pub mod resources;
 pub mod run_arrays;
 pub mod serde_words;

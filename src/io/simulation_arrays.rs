@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::output::nonfinite_step_entry;
 use super::resources::available_memory;
 use super::run_arrays::run_arrays;
-use super::summary::{RunLabels, RunSummary, SummaryRows};
+use super::summary::{RunLabels, RunSummary};
 use crate::backend::Footprint;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
@@ -174,17 +174,7 @@ impl SimulationArrays {
             summary,
             ..
         } = self;
-        let (total_width, state_width) = (spec.totals.len(), spec.state_width);
-        let summary = summary.finish(family, labels, |rows, row| {
-            let (values, width) = match rows {
-                SummaryRows::Totals => (&totals, total_width),
-                SummaryRows::FinalStates => (&final_state, state_width),
-            };
-            if width > 0 {
-                row(values);
-            }
-            Ok(())
-        })?;
+        let summary = summary.finish_in_memory(family, labels, &totals, &final_state);
         let mut shapes = shapes.into_iter();
         let mut next_shape = || shapes.next().expect("every array has a shape");
         let times = flat("times", next_shape(), times)?;

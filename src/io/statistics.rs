@@ -8,11 +8,13 @@
 //! keys in the bins that hold the wanted ranks, until a bin is small enough to collect and
 //! sort. At most seven passes (usually two or three), with memory bounded by the number of
 //! wanted ranks — at most [`MAX_COLUMN_BYTES`] per column — whatever the number of
-//! members.
+//! members. Where every value is still in memory, the later passes are one instead
+//! ([`ColumnStatistics::complete`]): the mean, and each wanted rank's value by selection.
 
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
+use super::rank_selection::select_ranks;
 use crate::compensated::CompensatedSum;
 
 /// The quantiles every column reports.
@@ -201,6 +203,34 @@ impl Column {
         Some((*bin, work))
     }
 
+    /// Completes the statistics after the first pass from `values`, every value of the
+    /// column in member order (as a later pass would replay them): the mean summed as the
+    /// second pass sums it, and each wanted rank's value selected among the finite values.
+    /// The passes would find the same values, bit for bit: they are the order statistics,
+    /// and f64's total order is the keys' order on finite values.
+    fn complete(&mut self, values: impl Iterator<Item = f64>) {
+        let mut finite = Vec::with_capacity(usize::try_from(self.finite).unwrap_or(0));
+        for v in values.filter(|v| v.is_finite()) {
+            self.mean.add(v / self.finite as f64);
+            finite.push(v);
+        }
+        debug_assert_eq!(finite.len() as u64, self.finite);
+        let wanted = quantile_ranks(self.finite);
+        let mut ranks: Vec<usize> = wanted.iter().map(|&rank| rank as usize).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        select_ranks(&mut finite, &ranks);
+        self.ranks = wanted
+            .into_iter()
+            .map(|rank| Rank {
+                bin: Bin::ALL,
+                within: rank,
+                value: Some(finite[rank as usize]),
+            })
+            .collect();
+        self.work.clear();
+    }
+
     /// Resolves the ranks with this pass's counts; true when another pass is needed.
     fn end_pass(&mut self, pass: usize) -> bool {
         if pass == 0 {
@@ -370,6 +400,25 @@ impl ColumnStatistics {
         }
     }
 
+    /// Completes every later pass at once after the first, from all the rows in memory
+    /// (`batches`: whole rows of `width` values, every member once, in member order): the
+    /// statistics that feeding them pass by pass gives, bit for bit, without the passes'
+    /// replays. Columns are completed side by side on the thread pool.
+    pub fn complete(&mut self, batches: &[&[f64]], width: usize) {
+        debug_assert_eq!(self.pass, 0, "the first pass only is done");
+        if width == 0 {
+            return;
+        }
+        self.pass = 1;
+        self.columns
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, column)| {
+                let rows = batches.iter().flat_map(|rows| rows.chunks_exact(width));
+                column.complete(rows.map(|row| row[c]));
+            });
+    }
+
     /// Ends the current pass; true when the rows must be fed once more.
     pub fn end_pass(&mut self) -> bool {
         let pass = self.pass;
@@ -508,6 +557,79 @@ mod tests {
                 assert_eq!(bits(b), bits(s), "batches of {batch}: the zeros' signs");
             }
         }
+    }
+
+    /// Completing from the values in memory gives the statistics of the passes, bit for bit
+    /// (both zeros' signs, the mean's last bit), on spread, clustered, duplicated, signed,
+    /// subnormal, overflowing and non-finite values, a column with no finite value, and
+    /// rows wider than the columns, fed in several batches.
+    #[test]
+    fn completing_in_memory_gives_the_statistics_of_the_passes() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut spread = |_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-300..300));
+        let columns: Vec<Vec<f64>> = vec![
+            (0..20_000).map(&mut spread).collect(),
+            (0..20_000)
+                .map(|i| 1.0 + (i * 7919 % 20_000) as f64 * 1e-12)
+                .collect(),
+            (0..20_000).map(|i| (i % 3) as f64 - 1.0).collect(),
+            (0..20_000)
+                .map(|i| match i % 5 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    2 => 5e-324,
+                    3 => f64::NAN,
+                    _ => -2.5e-310,
+                })
+                .collect(),
+            (0..20_000)
+                .map(|i| match i % 4 {
+                    0 => f64::INFINITY,
+                    1 => f64::NAN,
+                    _ => f64::NEG_INFINITY,
+                })
+                .collect(),
+            (0..20_000)
+                .map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX })
+                .collect(),
+        ];
+        let (width, members) = (columns.len() + 1, columns[0].len());
+        let rows: Vec<f64> = (0..members)
+            .flat_map(|m| columns.iter().map(move |c| c[m]).chain([m as f64]))
+            .collect();
+        let batches: Vec<&[f64]> = rows.chunks(3001 * width).collect();
+        let mut passes = ColumnStatistics::new(columns.len());
+        let mut in_memory = ColumnStatistics::new(columns.len());
+        for batch in &batches {
+            passes.observe_rows(batch, width);
+            in_memory.observe_rows(batch, width);
+        }
+        while passes.end_pass() {
+            for batch in &batches {
+                passes.observe_rows(batch, width);
+            }
+        }
+        in_memory.complete(&batches, width);
+        for c in 0..columns.len() {
+            let (got, want) = (in_memory.summary(c), passes.summary(c));
+            assert_eq!(got, want, "column {c}");
+            let (got, want) = (&in_memory.columns[c], &passes.columns[c]);
+            let bits = |column: &Column| {
+                let quantiles: Vec<u64> = column
+                    .ranks
+                    .iter()
+                    .map(|r| r.value.unwrap_or(f64::NAN).to_bits())
+                    .collect();
+                let extremes = [column.min, column.max, column.mean.value()];
+                (extremes.map(f64::to_bits), quantiles)
+            };
+            assert_eq!(bits(got), bits(want), "column {c}: bits");
+        }
+        assert_eq!(
+            in_memory.summary(4)["count"],
+            0,
+            "a column with no finite value"
+        );
     }
 
     /// Exact quantiles, equal bit for bit to sorting, on spread, clustered, duplicated,

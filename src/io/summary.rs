@@ -5,9 +5,12 @@
 //! states of ensembles of at most [`SUMMARY_MEMBER_LIMIT`] members, and the members that
 //! became non-finite. It is summary.json without its list of files.
 //!
-//! Members are observed as they arrive; the statistics' later passes replay the totals and
-//! final states from wherever they were stored, so memory does not grow with the ensemble
-//! beyond [`SUMMARY_MEMBER_LIMIT`] members.
+//! Members are observed as they arrive. The statistics then complete from the totals and
+//! final states in memory where a summary keeps them, within a bound set by its maker
+//! ([`RunSummary::keeping_rows`]), or where the caller holds them all
+//! ([`RunSummary::finish_in_memory`]); otherwise their later passes replay the rows from
+//! wherever they were stored. So memory does not grow with the ensemble beyond
+//! [`SUMMARY_MEMBER_LIMIT`] members and the kept rows' bound.
 
 use serde_json::{Map, Value, json};
 
@@ -71,6 +74,19 @@ pub struct RunSummary {
     nonfinite_count: usize,
     nonfinite_first: Vec<(usize, u64)>,
     received: usize,
+    /// The members' rows, where the summary keeps them.
+    kept: Option<KeptRows>,
+}
+
+/// The totals and final states of the members received, kept in the buffers they arrived
+/// in (moved, not copied) while those take at most `limit` bytes.
+#[derive(Debug)]
+struct KeptRows {
+    totals: Vec<Vec<f64>>,
+    final_states: Vec<Vec<f64>>,
+    members: usize,
+    bytes: usize,
+    limit: usize,
 }
 
 impl RunSummary {
@@ -89,7 +105,41 @@ impl RunSummary {
             nonfinite_count: 0,
             nonfinite_first: Vec::new(),
             received: 0,
+            kept: None,
         }
+    }
+
+    /// This summary, keeping the members' totals and final states handed to
+    /// [`RunSummary::keep`] while they take at most `limit` bytes, for its statistics to
+    /// complete from memory rather than by replaying the stored rows.
+    pub fn keeping_rows(mut self, limit: usize) -> Self {
+        self.kept = Some(KeptRows {
+            totals: Vec::new(),
+            final_states: Vec::new(),
+            members: 0,
+            bytes: 0,
+            limit,
+        });
+        self
+    }
+
+    /// Keeps `members`' totals and final states, the members observed last, while the kept
+    /// rows stay within the limit of [`RunSummary::keeping_rows`]; past it, lets go of every
+    /// kept row, and the statistics replay the stored rows instead.
+    pub fn keep(&mut self, members: ResultBlock) {
+        let Some(kept) = &mut self.kept else {
+            return;
+        };
+        debug_assert_eq!(kept.members + members.len(), self.received);
+        let bytes = 8 * (members.totals.capacity() + members.final_state.capacity());
+        if kept.bytes + bytes > kept.limit {
+            self.kept = None;
+            return;
+        }
+        kept.members += members.len();
+        kept.bytes += bytes;
+        kept.totals.push(members.totals);
+        kept.final_states.push(members.final_state);
     }
 
     /// Observes members `first .. first + members.len()`, which arrive in member order.
@@ -150,26 +200,72 @@ impl RunSummary {
         &self.listed_totals[..self.listed_totals.len().min(REPORTED_MEMBERS)]
     }
 
-    /// The summary of `family`'s run as a JSON object: the statistics are completed by
-    /// replaying the stored rows (`replay(rows, batch)` calls `batch` with consecutive
-    /// members' totals or final states, whole rows one after the other, every member once
-    /// in member order).
+    /// The summary of `family`'s run as a JSON object: the statistics are completed from
+    /// the kept rows where the summary kept every member's, else by replaying the stored
+    /// rows (`replay(rows, batch)` calls `batch` with consecutive members' totals or final
+    /// states, whole rows one after the other, every member once in member order).
     pub fn finish<F: Family>(
         mut self,
         family: &F,
         labels: &RunLabels,
-        mut replay: impl FnMut(SummaryRows, &mut dyn FnMut(&[f64])) -> Result<()>,
+        replay: impl FnMut(SummaryRows, &mut dyn FnMut(&[f64])) -> Result<()>,
     ) -> Result<Map<String, Value>> {
-        let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
-        let columns = state.min(STATISTICS_STATE_COMPONENTS);
-        for (statistics, rows, width) in [
-            (&mut self.totals_statistics, SummaryRows::Totals, totals),
-            (&mut self.state_statistics, SummaryRows::FinalStates, state),
-        ] {
-            while width > 0 && statistics.end_pass() {
-                replay(rows, &mut |batch| statistics.observe_rows(batch, width))?;
+        self.complete_statistics(replay)?;
+        Ok(self.into_json(family, labels))
+    }
+
+    /// Completes the statistics from the kept rows where the summary kept every member's,
+    /// else by replaying the stored rows ([`RunSummary::finish`]'s `replay`).
+    fn complete_statistics(
+        &mut self,
+        mut replay: impl FnMut(SummaryRows, &mut dyn FnMut(&[f64])) -> Result<()>,
+    ) -> Result<()> {
+        let kept = self.kept.take();
+        match kept.filter(|kept| kept.members == self.received) {
+            Some(kept) => self.complete(&slices(&kept.totals), &slices(&kept.final_states)),
+            None => {
+                let (totals, state) = (self.spec.totals.len(), self.spec.state_width);
+                for (statistics, rows, width) in [
+                    (&mut self.totals_statistics, SummaryRows::Totals, totals),
+                    (&mut self.state_statistics, SummaryRows::FinalStates, state),
+                ] {
+                    while width > 0 && statistics.end_pass() {
+                        replay(rows, &mut |batch| statistics.observe_rows(batch, width))?;
+                    }
+                }
             }
         }
+        Ok(())
+    }
+
+    /// [`RunSummary::finish`] of a run whose members' totals and final states are all in
+    /// memory: `totals` and `final_states` hold every member's row, in member order.
+    pub fn finish_in_memory<F: Family>(
+        mut self,
+        family: &F,
+        labels: &RunLabels,
+        totals: &[f64],
+        final_states: &[f64],
+    ) -> Map<String, Value> {
+        self.complete(&[totals], &[final_states]);
+        self.into_json(family, labels)
+    }
+
+    /// Completes the statistics from every member's totals and final states in memory
+    /// (batches of whole rows, in member order).
+    fn complete(&mut self, totals: &[&[f64]], final_states: &[&[f64]]) {
+        let (totals_width, state_width) = (self.spec.totals.len(), self.spec.state_width);
+        let (totals_statistics, state_statistics) =
+            (&mut self.totals_statistics, &mut self.state_statistics);
+        rayon::join(
+            || totals_statistics.complete(totals, totals_width),
+            || state_statistics.complete(final_states, state_width),
+        );
+    }
+
+    /// The summary as a JSON object, its statistics complete.
+    fn into_json<F: Family>(self, family: &F, labels: &RunLabels) -> Map<String, Value> {
+        let columns = self.spec.state_width.min(STATISTICS_STATE_COMPONENTS);
         let grid = family.grid();
         let members = self.received;
         let mut summary = Map::new();
@@ -229,6 +325,121 @@ impl RunSummary {
             "nonfinite".into(),
             json!({"members": self.nonfinite_count, "first": listed}),
         );
-        Ok(summary)
+        summary
+    }
+}
+
+/// The buffers as slices.
+fn slices(buffers: &[Vec<f64>]) -> Vec<&[f64]> {
+    buffers.iter().map(Vec::as_slice).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{MemberResult, RecordSpec};
+
+    /// Two totals and a final state of three values per member: spread values, a NaN and
+    /// an infinity now and then, and zeros of both signs.
+    fn members(count: usize) -> Vec<MemberResult> {
+        let value = |i: usize, k: usize| match (i * 7 + k) % 97 {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => -0.0,
+            3 => 0.0,
+            r => ((i * 31 + k * 17) % 1009) as f64 * 1e-3 - 0.4 + r as f64 * 1e-9,
+        };
+        (0..count)
+            .map(|i| MemberResult {
+                final_state: (0..3).map(|k| value(i, k)).collect(),
+                trajectory: Vec::new(),
+                channels: Vec::new(),
+                totals: (3..5).map(|k| value(i, k)).collect(),
+                nonfinite_step: None,
+            })
+            .collect()
+    }
+
+    fn spec() -> RecordSpec {
+        RecordSpec {
+            state_width: 3,
+            trajectory: false,
+            channels: Vec::new(),
+            totals: vec!["a", "b"],
+            totals_group: "energy",
+        }
+    }
+
+    /// Every statistic of `summary`, numbers as their bits (so that −0 and +0 differ).
+    fn statistics_bits(summary: &RunSummary) -> Vec<String> {
+        let columns = [
+            (&summary.totals_statistics, 2),
+            (&summary.state_statistics, 3),
+        ];
+        let mut bits = Vec::new();
+        for (statistics, count) in columns {
+            for c in 0..count {
+                let mut values = vec![statistics.summary(c)];
+                while let Some(value) = values.pop() {
+                    match value {
+                        Value::Object(map) => values.extend(map.into_iter().map(|(_, v)| v)),
+                        Value::Number(n) => {
+                            bits.push(format!("{:x}", n.as_f64().unwrap().to_bits()))
+                        }
+                        other => bits.push(other.to_string()),
+                    }
+                }
+            }
+        }
+        bits
+    }
+
+    /// A summary that keeps every member's rows completes its statistics without replaying
+    /// them, to the bits the replays give; one whose rows outgrow its limit replays them,
+    /// to the same bits.
+    #[test]
+    fn kept_rows_give_the_statistics_of_the_replays() {
+        let (spec, total) = (spec(), 5000);
+        let blocks: Vec<ResultBlock> = members(total)
+            .chunks(700)
+            .map(|members| ResultBlock::from_members(&spec, 0, members.to_vec()))
+            .collect();
+        let rows = |blocks: &[ResultBlock], which: SummaryRows| -> Vec<f64> {
+            blocks
+                .iter()
+                .flat_map(|block| match which {
+                    SummaryRows::Totals => block.totals.clone(),
+                    SummaryRows::FinalStates => block.final_state.clone(),
+                })
+                .collect()
+        };
+        let replayed = |summary: &mut RunSummary| {
+            let mut replays = 0;
+            summary
+                .complete_statistics(|which, batch| {
+                    replays += 1;
+                    batch(&rows(&blocks, which));
+                    Ok(())
+                })
+                .unwrap();
+            replays
+        };
+        let mut replaying = RunSummary::new(&spec, total);
+        let mut keeping = RunSummary::new(&spec, total).keeping_rows(usize::MAX);
+        let mut outgrown = RunSummary::new(&spec, total).keeping_rows(100 << 10);
+        let mut first = 0;
+        for block in &blocks {
+            for summary in [&mut replaying, &mut keeping, &mut outgrown] {
+                summary.observe(first, block);
+                summary.keep(block.clone());
+            }
+            first += block.len();
+        }
+        assert!(replayed(&mut replaying) > 0);
+        assert_eq!(replayed(&mut keeping), 0, "kept rows are not replayed");
+        assert!(replayed(&mut outgrown) > 0, "outgrown rows are replayed");
+        let want = statistics_bits(&replaying);
+        assert_eq!(statistics_bits(&keeping), want);
+        assert_eq!(statistics_bits(&outgrown), want);
     }
 }
