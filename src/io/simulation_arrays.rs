@@ -174,7 +174,7 @@ impl SimulationArrays {
             summary,
             ..
         } = self;
-        let summary = summary.finish_in_memory(family, labels, &totals, &final_state);
+        let summary = summary.finish_in_memory(family, labels, &totals, &final_state)?;
         let mut shapes = shapes.into_iter();
         let mut next_shape = || shapes.next().expect("every array has a shape");
         let times = flat("times", next_shape(), times)?;

@@ -33,6 +33,11 @@ pub const NONFINITE_LISTED: usize = 1000;
 /// Members whose totals a report prints.
 pub const REPORTED_MEMBERS: usize = 8;
 
+/// Most bytes of the statistics' copy of their columns' values (the finite values they
+/// select among) when a run's rows are all in memory: beyond it, the statistics replay the
+/// rows pass by pass instead, with no copy.
+const IN_MEMORY_STATISTICS_BYTES: usize = 64 << 20;
+
 /// Columns with statistics: every total and the first state components.
 pub fn statistics_columns(spec: &RecordSpec) -> usize {
     spec.totals.len() + spec.state_width.min(STATISTICS_STATE_COMPONENTS)
@@ -239,16 +244,40 @@ impl RunSummary {
     }
 
     /// [`RunSummary::finish`] of a run whose members' totals and final states are all in
-    /// memory: `totals` and `final_states` hold every member's row, in member order.
+    /// memory: `totals` and `final_states` hold every member's row, in member order. The
+    /// statistics complete at once where copying their columns' values takes at most
+    /// [`IN_MEMORY_STATISTICS_BYTES`], else pass by pass over the rows.
     pub fn finish_in_memory<F: Family>(
         mut self,
         family: &F,
         labels: &RunLabels,
         totals: &[f64],
         final_states: &[f64],
-    ) -> Map<String, Value> {
-        self.complete(&[totals], &[final_states]);
-        self.into_json(family, labels)
+    ) -> Result<Map<String, Value>> {
+        self.complete_from_rows(totals, final_states, IN_MEMORY_STATISTICS_BYTES)?;
+        Ok(self.into_json(family, labels))
+    }
+
+    /// Completes the statistics from every member's rows in memory: at once where the
+    /// copy of the statistics' columns takes at most `copy_limit` bytes, else pass by pass.
+    fn complete_from_rows(
+        &mut self,
+        totals: &[f64],
+        final_states: &[f64],
+        copy_limit: usize,
+    ) -> Result<()> {
+        let columns = statistics_columns(&self.spec);
+        if self.received.saturating_mul(8 * columns) <= copy_limit {
+            self.complete(&[totals], &[final_states]);
+            return Ok(());
+        }
+        self.complete_statistics(|rows, batch| {
+            batch(match rows {
+                SummaryRows::Totals => totals,
+                SummaryRows::FinalStates => final_states,
+            });
+            Ok(())
+        })
     }
 
     /// Completes the statistics from every member's totals and final states in memory
@@ -441,5 +470,22 @@ mod tests {
         let want = statistics_bits(&replaying);
         assert_eq!(statistics_bits(&keeping), want);
         assert_eq!(statistics_bits(&outgrown), want);
+        // Rows all in memory (Python's arrays): at once, or pass by pass past the limit.
+        let (totals, final_states) = (
+            rows(&blocks, SummaryRows::Totals),
+            rows(&blocks, SummaryRows::FinalStates),
+        );
+        for copy_limit in [usize::MAX, 0] {
+            let mut in_memory = RunSummary::new(&spec, total);
+            let mut first = 0;
+            for block in &blocks {
+                in_memory.observe(first, block);
+                first += block.len();
+            }
+            in_memory
+                .complete_from_rows(&totals, &final_states, copy_limit)
+                .unwrap();
+            assert_eq!(statistics_bits(&in_memory), want, "copy limit {copy_limit}");
+        }
     }
 }
