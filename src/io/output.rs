@@ -91,7 +91,7 @@ const SUMMARY_BYTES_PER_VALUE: u64 = 32;
 /// arrive, statistics of the totals and final states as they pass, and the first members'
 /// values for the summary's lists and the printed report. Host memory does not grow with the
 /// ensemble beyond [`SUMMARY_MEMBER_LIMIT`] members and the rows kept for the statistics
-/// (at most [`KEPT_ROWS_BYTES`]).
+/// (at most 4 MiB).
 pub struct SimulationWriter {
     dir: PathBuf,
     spec: RecordSpec,

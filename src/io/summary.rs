@@ -246,7 +246,7 @@ impl RunSummary {
     /// [`RunSummary::finish`] of a run whose members' totals and final states are all in
     /// memory: `totals` and `final_states` hold every member's row, in member order. The
     /// statistics complete at once where copying their columns' values takes at most
-    /// [`IN_MEMORY_STATISTICS_BYTES`], else pass by pass over the rows.
+    /// 64 MiB, else pass by pass over the rows.
     pub fn finish_in_memory<F: Family>(
         mut self,
         family: &F,
