@@ -2,14 +2,14 @@
 //! raw sweeps, pulled back to (J, R, Q, B, x0) on the host as each chunk arrives, with the
 //! regularisation added.
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use rayon::prelude::*;
 
 use super::regularization::regularize;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::Family;
-use crate::linear_ph::step_pullback::{OperatorCotangents, system_gradient};
+use crate::linear_ph::pullback_workspace::PullbackWorkspace;
 use crate::linear_ph::{GradientPlan, LinearPhMember, Parameters};
 use crate::plan::{MemoryBudget, ResultBlock, ResultSink};
 use crate::shard::MemberRange;
@@ -45,6 +45,16 @@ pub fn parameters(member: &LinearPhMember) -> Parameters {
 /// Cost and gradient of a candidate from its raw sweep result
 /// ([cost, λ_0, Ḡ_Δ, Ḡ_C], `linear_ph::gradient_plan::raw_width`).
 pub fn finish(plan: &GradientPlan, member: &LinearPhMember, raw: &[f64]) -> Result<Evaluation> {
+    finish_in(&mut PullbackWorkspace::default(), plan, member, raw)
+}
+
+/// As [`finish`], pulling back in `workspace`'s buffers (reused from candidate to candidate).
+pub fn finish_in(
+    workspace: &mut PullbackWorkspace,
+    plan: &GradientPlan,
+    member: &LinearPhMember,
+    raw: &[f64],
+) -> Result<Evaluation> {
     let (n, m, s) = (
         plan.model.states(),
         plan.model.inputs_count(),
@@ -55,17 +65,15 @@ pub fn finish(plan: &GradientPlan, member: &LinearPhMember, raw: &[f64]) -> Resu
         .split_first()
         .expect("a raw result starts with the cost");
     let (lambda0, rest) = rest.split_at(n);
-    let (g_delta, g_output) = rest.split_at(n * p);
-    let cotangents = OperatorCotangents {
-        delta: DMatrix::from_row_slice(n, p, g_delta),
-        output: DMatrix::from_row_slice(m, n, g_output),
-    };
-    let system = system_gradient(
+    let (g_delta, rest) = rest.split_at(n * p);
+    let g_output = &rest[..m * n];
+    let system = workspace.system_gradient(
         &plan.model.scheme,
         None,
         plan.grid().h,
         &member.system,
-        &cotangents,
+        g_delta,
+        g_output,
     )?;
     let mut evaluation = Evaluation {
         cost: *cost,
@@ -125,7 +133,7 @@ impl ResultSink for Collector<'_> {
         let plan = self.plan;
         let finished: Vec<Result<Evaluation>> = (0..members.len())
             .into_par_iter()
-            .map(|offset| {
+            .map_init(PullbackWorkspace::default, |workspace, offset| {
                 let index = self.first + first + offset;
                 let nonfinite_step = members.nonfinite_step[offset];
                 if nonfinite_step.is_some() && self.overflow_is_infinite {
@@ -141,7 +149,8 @@ impl ResultSink for Collector<'_> {
                     });
                 }
                 let final_state = members.final_state(offset);
-                let evaluation = finish(plan, &plan.member(index)?, final_state)?;
+                let member = plan.model.ensemble.member_borrowed(index)?;
+                let evaluation = finish_in(workspace, plan, &member, final_state)?;
                 let data_cost = final_state[0];
                 match refuse_overflowing_regularization(plan, data_cost, &evaluation) {
                     // A trial whose penalty overflows is rejected like one whose

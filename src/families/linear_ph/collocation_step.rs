@@ -40,11 +40,11 @@
 //! stages (71) would book Σ_i b_i² of the energy the storage loses (½ at s = 2).
 //! `tests/dissipation_booking.rs` checks both, step by step.
 
-use nalgebra::linalg::{gauss_step, gauss_step_swap};
 use nalgebra::{DMatrix, DVector};
 
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
+use crate::linear_ph::lu_in_place::{factor_in_place, solve_in_place};
 use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
 
 /// A member's constant step data: the factored stage matrix and the scheme coefficients.
@@ -166,22 +166,7 @@ impl CollocationStepper {
             }
         }
         // Gaussian elimination with partial pivoting, step for step as `nalgebra::LU::new`.
-        self.swaps.clear();
-        for i in 0..size {
-            let pivot = self.lu.view_range(i.., i).icamax() + i;
-            let diag = self.lu[(pivot, i)];
-            if diag == 0.0 {
-                continue;
-            }
-            if pivot != i {
-                self.swaps.push((i, pivot));
-                self.lu.columns_range_mut(..i).swap_rows(i, pivot);
-                gauss_step_swap(&mut self.lu, diag, i, pivot);
-            } else {
-                gauss_step(&mut self.lu, diag, i);
-            }
-        }
-        if (0..size).any(|i| self.lu[(i, i)] == 0.0) {
+        if !factor_in_place(&mut self.lu, &mut self.swaps) {
             return Err(Error::Numerical {
                 context: "stage matrix".into(),
                 problem: format!("I − h (A ⊗ L) is singular at h = {h}"),
@@ -246,13 +231,7 @@ impl CollocationStepper {
             }
         }
         // P (I − h A ⊗ L) = L_u U: permute, then the two triangular solves (`LU::solve_mut`).
-        for &(i, pivot) in &self.swaps {
-            w.rhs.swap_rows(i, pivot);
-        }
-        let _ = self
-            .lu
-            .solve_lower_triangular_with_diag_mut(&mut w.rhs, 1.0);
-        let _ = self.lu.solve_upper_triangular_mut(&mut w.rhs);
+        let _ = solve_in_place(&self.lu, &self.swaps, w.rhs.as_mut_slice(), 1);
         // Stage states, rates −f_i = L x_i + B u_i, efforts e_i = Q x_i.
         for i in 0..s {
             for (r, &x_r) in x.iter().enumerate() {

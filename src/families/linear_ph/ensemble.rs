@@ -21,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::drawn_checks::{check_drawn_pd, check_drawn_psd, check_drawn_skew};
@@ -150,6 +151,14 @@ impl LinearPhEnsemble {
         match self {
             LinearPhEnsemble::List(members) => Ok(members[index].clone()),
             LinearPhEnsemble::Drawn(d) => d.draw(index),
+        }
+    }
+
+    /// Member i, borrowed where the ensemble holds its members (a list), drawn otherwise.
+    pub fn member_borrowed(&self, index: usize) -> Result<Cow<'_, LinearPhMember>> {
+        match self {
+            LinearPhEnsemble::List(members) => Ok(Cow::Borrowed(&members[index])),
+            LinearPhEnsemble::Drawn(d) => d.draw(index).map(Cow::Owned),
         }
     }
 

@@ -3,7 +3,8 @@
 //! adjoint. Everything the family owns lives here: the model ([`model`], [`mechanical`],
 //! [`chain`]), its `[system]` sections ([`spec`]) and how a config becomes its plan ([`config`]),
 //! the plan and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
-//! [`collocation_step`], the per-member [`step_operators`] and their pull-back [`step_pullback`]),
+//! [`collocation_step`] on the in-place LU [`lu_in_place`], the per-member [`step_operators`] and
+//! their pull-back [`step_pullback`], in reused buffers [`pullback_workspace`]),
 //! the GPU kernels' host side ([`kernel`], [`shape`], WGSL in `shaders/linear_ph/`), their CPU twin
 //! ([`twin`]), the reference integrator ([`reference`](mod@reference)), the fast SIMD engine
 //! ([`fast`]), the adjoint sweep ([`adjoint`], its twin [`adjoint_twin`], reference
@@ -24,10 +25,12 @@ pub mod export;
 pub mod fast;
 pub mod gradient_plan;
 pub mod kernel;
+pub mod lu_in_place;
 pub mod mechanical;
 pub mod model;
 pub mod parts;
 pub mod plan;
+pub mod pullback_workspace;
 pub mod reference;
 pub mod reference_flow;
 pub mod regularization;

@@ -272,6 +272,77 @@ mod tests {
         }
     }
 
+    /// The workspace's pullback gives this module's bits: every entry of the four gradients,
+    /// over sizes on both sides of nalgebra's small-product path (n ≤ 5 and n > 5), one to
+    /// three stages, a partitioned (Lobatto IIIA–IIIB) scheme, and one workspace reused
+    /// through every size; and the same error for a singular stage matrix.
+    #[test]
+    fn the_workspace_gives_the_pullbacks_bits() {
+        use crate::linear_ph::pullback_workspace::PullbackWorkspace;
+        let mut workspace = PullbackWorkspace::default();
+        let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let cases = [
+            (SchemeFamily::Gauss, 2, 2, 1, None),
+            (SchemeFamily::Gauss, 5, 2, 2, None),
+            (SchemeFamily::Gauss, 3, 1, 3, None),
+            (SchemeFamily::Gauss, 7, 3, 2, None),
+            (SchemeFamily::LobattoPair, 4, 2, 3, Some(2)),
+            (SchemeFamily::Gauss, 5, 2, 2, None),
+        ];
+        for (index, (family, n, m, stages, split)) in cases.into_iter().enumerate() {
+            let scheme = Scheme::new(family, stages).unwrap();
+            let p = n + stages * m;
+            let sys = system(n, m, 31 + index as u64);
+            let g_delta = DMatrix::from_fn(n, p, |i, k| ((i * 7 + k * 3) % 5) as f64 - 2.5);
+            let g_out = DMatrix::from_fn(m, n, |i, k| ((i * 5 + k) % 3) as f64 - 1.25);
+            let cot = OperatorCotangents {
+                delta: g_delta.clone(),
+                output: g_out.clone(),
+            };
+            let h = 0.07;
+            let expected = system_gradient(&scheme, split, h, &sys, &cot).unwrap();
+            let row_major = |m: &DMatrix<f64>| m.transpose().as_slice().to_vec();
+            let found = workspace
+                .system_gradient(
+                    &scheme,
+                    split,
+                    h,
+                    &sys,
+                    &row_major(&g_delta),
+                    &row_major(&g_out),
+                )
+                .unwrap();
+            for (name, a, b) in [
+                ("J", &found.j, &expected.j),
+                ("R", &found.r, &expected.r),
+                ("Q", &found.q, &expected.q),
+                ("B", &found.b, &expected.b),
+            ] {
+                assert_eq!(bits(a), bits(b), "case {index}: ∇_{name}");
+            }
+        }
+        // L = −R Q = −4 and a = ½ (implicit midpoint), so 𝒢 = 1 + 2h = 0 at h = −½.
+        let scheme = Scheme::new(SchemeFamily::Gauss, 1).unwrap();
+        let sys = LinearPh::new(
+            "singular",
+            DMatrix::zeros(1, 1),
+            DMatrix::from_element(1, 1, 1.0),
+            DMatrix::from_element(1, 1, 4.0),
+            DMatrix::from_element(1, 1, 1.0),
+        )
+        .unwrap();
+        let h = -0.5;
+        let cot = OperatorCotangents {
+            delta: DMatrix::from_element(1, 2, 1.0),
+            output: DMatrix::from_element(1, 1, 1.0),
+        };
+        let expected = system_gradient(&scheme, None, h, &sys, &cot).unwrap_err();
+        let found = workspace
+            .system_gradient(&scheme, None, h, &sys, &[1.0, 1.0], &[1.0])
+            .unwrap_err();
+        assert_eq!(found.to_string(), expected.to_string());
+    }
+
     /// ⟨Ḡ, dΔ⟩ along a random direction of (J, R, Q, B) equals the gradient's pairing:
     /// central differences of the operator itself (no time stepping involved).
     #[test]
