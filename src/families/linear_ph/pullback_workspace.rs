@@ -15,9 +15,9 @@
 //! ```
 //!
 //! The LU factorisations are nalgebra's steps in place ([`lu_in_place`](super::lu_in_place));
-//! the products are nalgebra's `gemm` into the buffers, the operation `*` itself calls.
+//! the products are those of nalgebra's `gemm`, which the operation `*` calls ([`product`]).
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, Dyn, Matrix, Storage};
 
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
@@ -75,6 +75,43 @@ fn stage_major(stages: usize, width: usize) -> impl Iterator<Item = (usize, usiz
     (0..stages).flat_map(move |stage| (0..width).map(move |component| (stage, component)))
 }
 
+/// out = a b (α = 1, β = 0) with nalgebra's `gemm`'s operations in its order: the shapes it
+/// hands to matrixmultiply (a's rows and columns and b's columns all above 5) are handed
+/// to it; the rest it computes column by column (`gemv`), out[:, c] = a[:, 0] b[0, c], then
+/// out[:, c] ← a[:, k] b[k, c] + out[:, c] for k = 1, 2, …, which this loop takes without
+/// the per-column views (a small-matrix product is mostly their overhead).
+fn product<S: Storage<f64, Dyn, Dyn>>(
+    out: &mut DMatrix<f64>,
+    a: &DMatrix<f64>,
+    b: &Matrix<f64, Dyn, Dyn, S>,
+) {
+    const SMALL_DIM: usize = 5;
+    let (rows, inner) = a.shape();
+    let cols = b.ncols();
+    debug_assert_eq!(
+        (inner, out.shape()),
+        (b.nrows(), (rows, cols)),
+        "a product's shapes"
+    );
+    if (rows > SMALL_DIM && cols > SMALL_DIM && inner > SMALL_DIM) || inner == 0 || rows == 0 {
+        out.gemm(1.0, a, b, 0.0);
+        return;
+    }
+    let a = a.as_slice();
+    for (c, column) in out.as_mut_slice().chunks_exact_mut(rows).enumerate() {
+        let first = b[(0, c)];
+        for (entry, &a_i0) in column.iter_mut().zip(&a[..rows]) {
+            *entry = a_i0 * first;
+        }
+        for (k, a_k) in a.chunks_exact(rows).enumerate().skip(1) {
+            let b_kc = b[(k, c)];
+            for (entry, &a_ik) in column.iter_mut().zip(a_k) {
+                *entry += a_ik * b_kc;
+            }
+        }
+    }
+}
+
 impl PullbackWorkspace {
     /// The gradient with respect to (J, R, Q, B), each in its structure, from the cotangents
     /// Ḡ_Δ (`delta_bar`, n × p, row-major) and Ḡ_C (`output_bar`, m × n, row-major) of the
@@ -104,14 +141,12 @@ impl PullbackWorkspace {
         }
         self.output_bar_transposed.tr_copy_from(&self.output_bar);
         // ∂/∂J = L̄ Q, ∂/∂R = −L̄ Q, ∂/∂Q = (J − R)ᵀ L̄ + B Ḡ_C, ∂/∂B = B̄ + Q Ḡ_Cᵀ.
-        self.l_bar_q.gemm(1.0, &self.l_bar, &system.q, 0.0);
+        product(&mut self.l_bar_q, &self.l_bar, &system.q);
         self.j_minus_r_transposed.tr_copy_from(&self.j_minus_r);
-        self.q_raw
-            .gemm(1.0, &self.j_minus_r_transposed, &self.l_bar, 0.0);
-        self.b_output.gemm(1.0, &system.b, &self.output_bar, 0.0);
+        product(&mut self.q_raw, &self.j_minus_r_transposed, &self.l_bar);
+        product(&mut self.b_output, &system.b, &self.output_bar);
         self.q_raw += &self.b_output;
-        self.q_output
-            .gemm(1.0, &system.q, &self.output_bar_transposed, 0.0);
+        product(&mut self.q_output, &system.q, &self.output_bar_transposed);
         let (lq, raw) = (&self.l_bar_q, &self.q_raw);
         Ok(SystemGradient {
             j: DMatrix::from_fn(n, n, |r, c| (lq[(r, c)] - lq[(c, r)]) * 0.5),
@@ -162,7 +197,7 @@ impl PullbackWorkspace {
         // L = (J − R) Q, as `LinearPh::drift` forms it.
         self.j_minus_r.copy_from(&system.j);
         self.j_minus_r -= &system.r;
-        self.drift.gemm(1.0, &self.j_minus_r, &system.q, 0.0);
+        product(&mut self.drift, &self.j_minus_r, &system.q);
         let coefficient = |c: usize, j: usize, k: usize| {
             if split.is_some_and(|half| c >= half) {
                 scheme.a_momenta[(j, k)]
@@ -255,8 +290,7 @@ impl PullbackWorkspace {
                 }
             }
             let stage_states = self.stage_states_transposed.columns(j * n, n);
-            self.stage_product
-                .gemm(1.0, &self.mu_stage, &stage_states, 0.0);
+            product(&mut self.stage_product, &self.mu_stage, &stage_states);
             self.l_bar += &self.stage_product;
             self.b_bar += self.mu_stage.columns(n + j * m, m);
         }

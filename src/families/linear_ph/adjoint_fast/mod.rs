@@ -22,7 +22,8 @@ use super::fast::stack_deltas;
 use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::kernels::{Family, FastEngine};
-use crate::linear_ph::{GradientPlan, LinearPhMember, OperatorWorkspace};
+use crate::linear_ph::{GradientPlan, LinearPhEnsemble, LinearPhMember, OperatorWorkspace};
+use std::ops::Range;
 use crate::plan::ResultBlock;
 use sweep::{GroupSweep, Problem, sweep};
 
@@ -193,6 +194,14 @@ impl FastEngine for GradientPlan {
 
     fn prepare(&self, members: Vec<LinearPhMember>) -> Result<SweepBlock> {
         SweepBlock::new(self, &members)
+    }
+
+    /// Listed candidates (identification's) are read in place rather than cloned.
+    fn prepare_range(&self, _: &(), members: Range<usize>) -> Option<Result<SweepBlock>> {
+        match &self.model.ensemble {
+            LinearPhEnsemble::List(listed) => Some(SweepBlock::new(self, &listed[members])),
+            LinearPhEnsemble::Drawn(_) => None,
+        }
     }
 
     fn run(&self, block: SweepBlock) -> Result<ResultBlock> {
