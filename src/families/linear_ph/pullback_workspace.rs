@@ -15,7 +15,7 @@
 //! ```
 //!
 //! The LU factorisations are nalgebra's steps in place ([`lu_in_place`](super::lu_in_place));
-//! the products are those of nalgebra's `gemm`, which the operation `*` calls ([`product`]).
+//! the products are those of nalgebra's `gemm`, which the operation `*` calls (`product`).
 
 use nalgebra::{DMatrix, Dyn, Matrix, Storage};
 

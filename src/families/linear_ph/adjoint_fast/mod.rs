@@ -23,8 +23,8 @@ use crate::error::Result;
 use crate::kernels::lanes::{LANES, Lanes, SimdLevel, ZERO};
 use crate::kernels::{Family, FastEngine};
 use crate::linear_ph::{GradientPlan, LinearPhEnsemble, LinearPhMember, OperatorWorkspace};
-use std::ops::Range;
 use crate::plan::ResultBlock;
+use std::ops::Range;
 use sweep::{GroupSweep, Problem, sweep};
 
 /// Bytes of one block's sweep state (operators, cotangents, checkpoints, the segment) the
