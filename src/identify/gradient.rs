@@ -65,8 +65,8 @@ pub fn finish_in(
         .split_first()
         .expect("a raw result starts with the cost");
     let (lambda0, rest) = rest.split_at(n);
-    let (g_delta, rest) = rest.split_at(n * p);
-    let g_output = &rest[..m * n];
+    let (g_delta, g_output) = rest.split_at(n * p);
+    assert_eq!(g_output.len(), m * n, "a raw result ends with Ḡ_C (m × n)");
     let system = workspace.system_gradient(
         &plan.model.scheme,
         None,

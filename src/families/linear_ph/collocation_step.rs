@@ -45,6 +45,7 @@ use nalgebra::{DMatrix, DVector};
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
 use crate::linear_ph::lu_in_place::{factor_in_place, solve_in_place};
+use crate::linear_ph::product_in_place::fit;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
 
 /// A member's constant step data: the factored stage matrix and the scheme coefficients.
@@ -103,13 +104,6 @@ pub fn fill_stage_coefficients(plan: &LinearPhPlan, n: usize, coef: &mut Vec<f64
                 coef[(r * s + i) * s + j] = a[(i, j)];
             }
         }
-    }
-}
-
-/// Makes `matrix` `rows` × `cols`, keeping its allocation when the shape is already right.
-fn fit(matrix: &mut DMatrix<f64>, rows: usize, cols: usize) {
-    if matrix.shape() != (rows, cols) {
-        *matrix = DMatrix::zeros(rows, cols);
     }
 }
 

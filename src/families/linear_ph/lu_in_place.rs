@@ -10,8 +10,11 @@ use nalgebra::DMatrix;
 /// (`icamax`), exchanges rows i and the pivot's (recorded in `swaps`, in order, as
 /// `PermutationSequence` does), scales the column below the pivot by 1/pivot
 /// (l_r = a_ri · (1/a_ii)) and updates the rest by a_rk ← (−a_ik) l_r + a_rk
-/// (`gauss_step`'s `axpy`); a column that is zero from the diagonal down is skipped, as
+/// (`gauss_step`'s `axpy`); a column whose largest |a_ri| is zero (or NaN) is skipped, as
 /// nalgebra skips it. Returns whether U's diagonal has no zero (A invertible).
+// `x = p + x`, not `x += p`: nalgebra's operand order, which decides which NaN an
+// addition of two NaNs returns.
+#[allow(clippy::assign_op_pattern)]
 pub fn factor_in_place(matrix: &mut DMatrix<f64>, swaps: &mut Vec<(usize, usize)>) -> bool {
     let size = matrix.nrows();
     debug_assert_eq!(
@@ -49,7 +52,7 @@ pub fn factor_in_place(matrix: &mut DMatrix<f64>, swaps: &mut Vec<(usize, usize)
         for column in right.chunks_exact_mut(size) {
             let minus_pivot = -column[i];
             for (entry, &l) in column[i + 1..].iter_mut().zip(multipliers.iter()) {
-                *entry += minus_pivot * l;
+                *entry = minus_pivot * l + *entry;
             }
         }
     }
@@ -63,6 +66,9 @@ pub fn factor_in_place(matrix: &mut DMatrix<f64>, swaps: &mut Vec<(usize, usize)
 /// operations of `LU::solve_mut` in its order. Each step is taken for all right-hand sides
 /// at once (the divisions of a row in one go), which does not change any one's operations.
 /// Returns false, and leaves the rows as they were, where U has a zero on its diagonal.
+// `x = p + x`, not `x += p`: nalgebra's operand order, which decides which NaN an
+// addition of two NaNs returns.
+#[allow(clippy::assign_op_pattern)]
 pub fn solve_in_place(
     lu: &DMatrix<f64>,
     swaps: &[(usize, usize)],
@@ -70,10 +76,13 @@ pub fn solve_in_place(
     width: usize,
 ) -> bool {
     let size = lu.nrows();
-    debug_assert_eq!(rows.len(), size * width, "size rows of the given width");
+    assert_eq!(rows.len(), size * width, "size rows of the given width");
     let a = lu.as_slice();
     if (0..size).any(|i| a[i * size + i] == 0.0) {
         return false;
+    }
+    if width == 0 {
+        return true;
     }
     for &(i, pivot) in swaps {
         for col in 0..width {
@@ -86,7 +95,7 @@ pub fn solve_in_place(
         let column = &a[i * size + i + 1..(i + 1) * size];
         for (row_r, &l) in below.chunks_exact_mut(width).zip(column) {
             for (entry, &y) in row_r.iter_mut().zip(row_i) {
-                *entry += -y * l;
+                *entry = -y * l + *entry;
             }
         }
     }
@@ -100,7 +109,7 @@ pub fn solve_in_place(
         let column = &a[i * size..i * size + i];
         for (row_r, &u) in above.chunks_exact_mut(width).zip(column) {
             for (entry, &z) in row_r.iter_mut().zip(row_i.iter()) {
-                *entry += -z * u;
+                *entry = -z * u + *entry;
             }
         }
     }
@@ -110,6 +119,14 @@ pub fn solve_in_place(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A matrix of entries in {−1, −0, 0, 1, 2}: ties for every pivot and signed zeros.
+    fn tied(size: usize) -> DMatrix<f64> {
+        let values = [-1.0, -0.0, 0.0, 1.0, 2.0, 1.0, -1.0];
+        DMatrix::from_fn(size, size, |r, c| {
+            values[(r * 3 + c * 5 + r * c) % values.len()]
+        })
+    }
 
     /// A matrix of entries in [−1, 1) from a fixed LCG, with `zero_column` set to zero.
     fn matrix(size: usize, seed: u64, zero_column: Option<usize>) -> DMatrix<f64> {
@@ -124,17 +141,21 @@ mod tests {
     }
 
     /// The factors, the invertibility and the solutions are nalgebra's to the bit, with
-    /// pivoting (random matrices need row exchanges) and with a singular column.
+    /// pivoting (random matrices need row exchanges), a zero column, and tied pivots with
+    /// signed zeros.
     #[test]
     fn factors_and_solutions_are_nalgebras_bits() {
-        for (size, seed, zero_column) in [
-            (1, 1, None),
-            (4, 2, None),
-            (10, 3, None),
-            (17, 4, None),
-            (6, 5, Some(2)),
-        ] {
-            let a = matrix(size, seed, zero_column);
+        let cases = [
+            (matrix(1, 1, None), 1, true),
+            (matrix(4, 2, None), 2, true),
+            (matrix(10, 3, None), 3, true),
+            (matrix(17, 4, None), 4, true),
+            (matrix(6, 5, Some(2)), 5, false),
+            (tied(5), 6, false),
+            (tied(8), 7, false),
+        ];
+        for (a, seed, random) in cases {
+            let size = a.nrows();
             let theirs = a.clone().lu();
             let mut mine = a.clone();
             let mut swaps = Vec::new();
@@ -151,7 +172,7 @@ mod tests {
                     assert_eq!(mine[(row, col)].to_bits(), expected.to_bits());
                 }
             }
-            if zero_column.is_none() {
+            if random {
                 assert!(!swaps.is_empty() || size == 1, "size {size} pivots");
             }
             let width = size.min(3);

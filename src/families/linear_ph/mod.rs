@@ -4,7 +4,8 @@
 //! [`chain`]), its `[system]` sections ([`spec`]) and how a config becomes its plan ([`config`]),
 //! the plan and its ensembles ([`plan`], [`ensemble`]), the method (the collocation stage solve
 //! [`collocation_step`] on the in-place LU [`lu_in_place`], the per-member [`step_operators`] and
-//! their pull-back [`step_pullback`], in reused buffers [`pullback_workspace`]),
+//! their pull-back [`step_pullback`], in reused buffers [`pullback_workspace`] with
+//! [`product_in_place`]),
 //! the GPU kernels' host side ([`kernel`], [`shape`], WGSL in `shaders/linear_ph/`), their CPU twin
 //! ([`twin`]), the reference integrator ([`reference`](mod@reference)), the fast SIMD engine
 //! ([`fast`]), the adjoint sweep ([`adjoint`], its twin [`adjoint_twin`], reference
@@ -30,6 +31,7 @@ pub mod mechanical;
 pub mod model;
 pub mod parts;
 pub mod plan;
+pub mod product_in_place;
 pub mod pullback_workspace;
 pub mod reference;
 pub mod reference_flow;

@@ -1,27 +1,31 @@
 //! The pullback of the step operators ([`step_pullback`](super::step_pullback)) in buffers
 //! reused from candidate to candidate. Identification pulls every candidate's cotangents
-//! back to (J, R, Q, B) on the host; with fresh matrices that took about 45 allocations and
-//! two allocating LU factorisations per candidate, more time than the candidate's sweeps.
+//! back to (J, R, Q, B) on the host; with fresh matrices and nalgebra's allocating LU, the
+//! allocations cost more than the arithmetic.
 //!
 //! [`PullbackWorkspace::system_gradient`] takes the same operations in the same order as
 //! [`step_pullback::system_gradient`](super::step_pullback::system_gradient), so it gives the
-//! same bits (tested), allocating only the four matrices it returns:
+//! same bits (tested). With a^{(c)} the stage matrix of state component c (one matrix but
+//! under a partitioned scheme) and U_j the columns of v = [x; U] that hold stage j's input:
 //!
 //! ```text
-//!   L = (J − R) Q,   𝒢[(j,r),(l,c)] = δ_jl δ_rc − (h L[r,c]) a_jl,   𝒢 g = f,
+//!   L = (J − R) Q,   𝒢[(j,r),(l,c)] = δ_jl δ_rc − (h L[r,c]) a^{(c)}_jl,   𝒢 g = f,
 //!   X_j = x + h Σ_l a_jl g_l,   μ = 𝒢^{−T} ḡ,  ḡ_(j,r) = (h b_j) Ḡ_Δ[r, ·],
-//!   L̄ = Σ_j μ_j X_jᵀ,   B̄ = Σ_j μ_j U_jᵀ,
+//!   L̄ = Σ_j μ_j X_jᵀ,   B̄ = Σ_j μ_j[:, U_j],
 //!   ∇_J = skew(L̄ Q),  ∇_R = −sym(L̄ Q),  ∇_Q = sym((J − R)ᵀ L̄ + B Ḡ_C),  ∇_B = B̄ + Q Ḡ_Cᵀ.
 //! ```
 //!
 //! The LU factorisations are nalgebra's steps in place ([`lu_in_place`](super::lu_in_place));
-//! the products are those of nalgebra's `gemm`, which the operation `*` calls (`product`).
+//! the products are nalgebra's `gemm`'s ([`product_in_place`](super::product_in_place)). For
+//! n ≤ 5 nothing is allocated but the four matrices returned; larger products go to
+//! matrixmultiply, which allocates its packing buffers itself.
 
-use nalgebra::{DMatrix, Dyn, Matrix, Storage};
+use nalgebra::DMatrix;
 
 use crate::error::{Error, Result};
 use crate::linear_ph::LinearPh;
 use crate::linear_ph::lu_in_place::{factor_in_place, solve_in_place};
+use crate::linear_ph::product_in_place::{fit, product};
 use crate::linear_ph::step_pullback::SystemGradient;
 use crate::tableau::Scheme;
 
@@ -29,87 +33,53 @@ use crate::tableau::Scheme;
 /// resized only when a candidate's sizes differ.
 #[derive(Debug, Default)]
 pub struct PullbackWorkspace {
-    /// J − R (n × n) and its transpose.
+    /// J − R (n × n).
     j_minus_r: DMatrix<f64>,
+    /// (J − R)ᵀ.
     j_minus_r_transposed: DMatrix<f64>,
     /// L = (J − R) Q (n × n).
     drift: DMatrix<f64>,
     /// 𝒢 (s n × s n), then its LU factors.
     stage_factors: DMatrix<f64>,
+    /// The row exchanges of 𝒢's factorisation.
     stage_swaps: Vec<(usize, usize)>,
     /// 𝒢ᵀ, then its LU factors.
     transposed_factors: DMatrix<f64>,
+    /// The row exchanges of 𝒢ᵀ's factorisation.
     transposed_swaps: Vec<(usize, usize)>,
     /// The forcing f for every unit vector of v = [x; U], then the rates g: row-major,
     /// s n rows (stage-major) of p = n + s m entries, one per unit vector.
     rates: Vec<f64>,
     /// The stage states, transposed (p × s n): column (j, c) holds X_j[c] for every v.
     stage_states_transposed: DMatrix<f64>,
-    /// ḡ, then μ, row-major as `rates`; and μ_j (n × p), one stage's rows.
+    /// ḡ, then μ, row-major as `rates`.
     mu: Vec<f64>,
+    /// μ_j (n × p), stage j's rows of μ.
     mu_stage: DMatrix<f64>,
-    /// Ḡ_C (m × n) and Ḡ_Cᵀ.
+    /// Ḡ_C (m × n).
     output_bar: DMatrix<f64>,
+    /// Ḡ_Cᵀ (n × m).
     output_bar_transposed: DMatrix<f64>,
-    /// μ_j X_jᵀ (n × n), L̄ (n × n) and B̄ (n × m).
+    /// μ_j X_jᵀ (n × n).
     stage_product: DMatrix<f64>,
+    /// L̄ (n × n).
     l_bar: DMatrix<f64>,
+    /// B̄ (n × m).
     b_bar: DMatrix<f64>,
-    /// L̄ Q, (J − R)ᵀ L̄ + B Ḡ_C and its second term, Q Ḡ_Cᵀ.
+    /// L̄ Q (n × n).
     l_bar_q: DMatrix<f64>,
+    /// (J − R)ᵀ L̄ + B Ḡ_C (n × n), ∇_Q before its symmetric part.
     q_raw: DMatrix<f64>,
+    /// B Ḡ_C (n × n).
     b_output: DMatrix<f64>,
+    /// Q Ḡ_Cᵀ (n × m).
     q_output: DMatrix<f64>,
-}
-
-/// Gives `matrix` the shape rows × cols, reallocating only when its shape differs.
-fn fit(matrix: &mut DMatrix<f64>, rows: usize, cols: usize) {
-    if matrix.shape() != (rows, cols) {
-        *matrix = DMatrix::zeros(rows, cols);
-    }
 }
 
 /// The pairs (stage, component) of `stages` stages of `width` components, in the order of
 /// the stacked index stage · width + component.
 fn stage_major(stages: usize, width: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..stages).flat_map(move |stage| (0..width).map(move |component| (stage, component)))
-}
-
-/// out = a b (α = 1, β = 0) with nalgebra's `gemm`'s operations in its order: the shapes it
-/// hands to matrixmultiply (a's rows and columns and b's columns all above 5) are handed
-/// to it; the rest it computes column by column (`gemv`), out[:, c] = a[:, 0] b[0, c], then
-/// out[:, c] ← a[:, k] b[k, c] + out[:, c] for k = 1, 2, …, which this loop takes without
-/// the per-column views (a small-matrix product is mostly their overhead).
-fn product<S: Storage<f64, Dyn, Dyn>>(
-    out: &mut DMatrix<f64>,
-    a: &DMatrix<f64>,
-    b: &Matrix<f64, Dyn, Dyn, S>,
-) {
-    const SMALL_DIM: usize = 5;
-    let (rows, inner) = a.shape();
-    let cols = b.ncols();
-    debug_assert_eq!(
-        (inner, out.shape()),
-        (b.nrows(), (rows, cols)),
-        "a product's shapes"
-    );
-    if (rows > SMALL_DIM && cols > SMALL_DIM && inner > SMALL_DIM) || inner == 0 || rows == 0 {
-        out.gemm(1.0, a, b, 0.0);
-        return;
-    }
-    let a = a.as_slice();
-    for (c, column) in out.as_mut_slice().chunks_exact_mut(rows).enumerate() {
-        let first = b[(0, c)];
-        for (entry, &a_i0) in column.iter_mut().zip(&a[..rows]) {
-            *entry = a_i0 * first;
-        }
-        for (k, a_k) in a.chunks_exact(rows).enumerate().skip(1) {
-            let b_kc = b[(k, c)];
-            for (entry, &a_ik) in column.iter_mut().zip(a_k) {
-                *entry += a_ik * b_kc;
-            }
-        }
-    }
 }
 
 impl PullbackWorkspace {
@@ -128,9 +98,10 @@ impl PullbackWorkspace {
     ) -> Result<SystemGradient> {
         let (n, m, s) = (system.states(), system.inputs(), scheme.stages);
         let p = n + s * m;
+        assert!(n > 0, "a system has at least one state");
         assert_eq!(delta_bar.len(), n * p, "Ḡ_Δ is n × p");
         assert_eq!(output_bar.len(), m * n, "Ḡ_C is m × n");
-        self.fit(n, m, s);
+        self.shape_buffers(n, m, s);
         self.solve_stages(scheme, split, h, system)?;
         self.pull_back(scheme, h, delta_bar)?;
         // Ḡ_C and Ḡ_Cᵀ, owned: nalgebra's products take their factors unit-stride.
@@ -157,7 +128,7 @@ impl PullbackWorkspace {
     }
 
     /// Shapes every buffer for n states, m inputs and s stages.
-    fn fit(&mut self, n: usize, m: usize, s: usize) {
+    fn shape_buffers(&mut self, n: usize, m: usize, s: usize) {
         let (p, size) = (n + s * m, s * n);
         for (matrix, rows, cols) in [
             (&mut self.j_minus_r, n, n),

@@ -244,6 +244,14 @@ mod tests {
         .unwrap()
     }
 
+    /// Cotangents Ḡ_Δ (n × p) and Ḡ_C (m × n) of small integers, less `shift`.
+    fn cotangents(n: usize, m: usize, p: usize, shift: f64) -> OperatorCotangents {
+        OperatorCotangents {
+            delta: DMatrix::from_fn(n, p, |i, k| ((i * 7 + k * 3) % 5) as f64 - 2.0 - shift),
+            output: DMatrix::from_fn(m, n, |i, k| ((i * 5 + k) % 3) as f64 - 1.0 - shift / 2.0),
+        }
+    }
+
     /// Δ from the rate form agrees with the planner's step operators (stage-increment form).
     #[test]
     fn the_rate_form_reproduces_the_step_operators() {
@@ -293,12 +301,7 @@ mod tests {
             let scheme = Scheme::new(family, stages).unwrap();
             let p = n + stages * m;
             let sys = system(n, m, 31 + index as u64);
-            let g_delta = DMatrix::from_fn(n, p, |i, k| ((i * 7 + k * 3) % 5) as f64 - 2.5);
-            let g_out = DMatrix::from_fn(m, n, |i, k| ((i * 5 + k) % 3) as f64 - 1.25);
-            let cot = OperatorCotangents {
-                delta: g_delta.clone(),
-                output: g_out.clone(),
-            };
+            let cot = cotangents(n, m, p, 0.5);
             let h = 0.07;
             let expected = system_gradient(&scheme, split, h, &sys, &cot).unwrap();
             let row_major = |m: &DMatrix<f64>| m.transpose().as_slice().to_vec();
@@ -308,8 +311,8 @@ mod tests {
                     split,
                     h,
                     &sys,
-                    &row_major(&g_delta),
-                    &row_major(&g_out),
+                    &row_major(&cot.delta),
+                    &row_major(&cot.output),
                 )
                 .unwrap();
             for (name, a, b) in [
@@ -354,12 +357,8 @@ mod tests {
             let p = n + stages * m;
             let sys = system(n, m, 11 + stages as u64);
             let dir = system(n, m, 99 + stages as u64);
-            let g_delta = DMatrix::from_fn(n, p, |i, k| ((i * 7 + k * 3) % 5) as f64 - 2.0);
-            let g_out = DMatrix::from_fn(m, n, |i, k| ((i * 5 + k) % 3) as f64 - 1.0);
-            let cot = OperatorCotangents {
-                delta: g_delta.clone(),
-                output: g_out.clone(),
-            };
+            let cot = cotangents(n, m, p, 0.0);
+            let (g_delta, g_out) = (&cot.delta, &cot.output);
             let grad = system_gradient(&scheme, None, h, &sys, &cot).unwrap();
             let (dj, dr, dq, db) = (
                 dir.j.clone(),
