@@ -44,7 +44,7 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::compensated::kahan_add;
 use crate::error::{Error, Result};
-use crate::linear_ph::lu_in_place::{factor_in_place, solve_in_place};
+use crate::linear_ph::lu_in_place::factor_in_place;
 use crate::linear_ph::product_in_place::fit;
 use crate::linear_ph::{LinearPhMember, LinearPhPlan, StepEnergy};
 
@@ -225,7 +225,15 @@ impl CollocationStepper {
             }
         }
         // P (I − h A ⊗ L) = L_u U: permute, then the two triangular solves (`LU::solve_mut`).
-        let _ = solve_in_place(&self.lu, &self.swaps, w.rhs.as_mut_slice(), 1);
+        // nalgebra's own triangular solves (`solve_in_place` gains only from many
+        // right-hand sides; a step has one).
+        for &(i, pivot) in &self.swaps {
+            w.rhs.swap_rows(i, pivot);
+        }
+        let _ = self
+            .lu
+            .solve_lower_triangular_with_diag_mut(&mut w.rhs, 1.0);
+        let _ = self.lu.solve_upper_triangular_mut(&mut w.rhs);
         // Stage states, rates −f_i = L x_i + B u_i, efforts e_i = Q x_i.
         for i in 0..s {
             for (r, &x_r) in x.iter().enumerate() {
