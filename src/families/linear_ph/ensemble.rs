@@ -148,10 +148,7 @@ impl LinearPhEnsemble {
 
     /// Member i.
     pub fn member(&self, index: usize) -> Result<LinearPhMember> {
-        match self {
-            LinearPhEnsemble::List(members) => Ok(members[index].clone()),
-            LinearPhEnsemble::Drawn(d) => d.draw(index),
-        }
+        self.member_borrowed(index).map(Cow::into_owned)
     }
 
     /// Member i, borrowed where the ensemble holds its members (a list), drawn otherwise.
