@@ -25,10 +25,19 @@ const MAX_CHUNK_MEMBERS: usize = 1 << 16;
 /// the last span's is not hidden.
 const SPAN_MEMBER_STEPS: usize = 1 << 22;
 
-/// Members of a span over `steps` steps: whole blocks, at least [`SPAN_MEMBER_STEPS`] of
-/// work.
-fn span_members(block: usize, steps: usize) -> usize {
-    SPAN_MEMBER_STEPS.div_ceil(steps.max(1)).div_ceil(block) * block
+/// Bytes of results a span holds at most (but one block): a run that records much per
+/// member hands its results to the sink in pieces this small, so that the sink writes a
+/// span while the next are computed (rather than all of them after the last block), and
+/// the spans' buffers are reused from span to span instead of faulted in fresh.
+const SPAN_RESULT_BYTES: usize = 4 << 20;
+
+/// Members of a span over `steps` steps, each with `member_bytes` bytes of results: whole
+/// blocks (at least one), at least [`SPAN_MEMBER_STEPS`] of work unless that would take
+/// more than [`SPAN_RESULT_BYTES`].
+fn span_members(block: usize, steps: usize, member_bytes: usize) -> usize {
+    let for_work = SPAN_MEMBER_STEPS.div_ceil(steps.max(1));
+    let within_bytes = SPAN_RESULT_BYTES / member_bytes.max(1);
+    for_work.min(within_bytes).div_ceil(block).max(1) * block
 }
 
 /// Blocks in flight per thread where a span holds that many: the caller's thread wakes once
@@ -102,7 +111,8 @@ pub fn run_into_within<F: Family>(
     let (spec, records) = (family.record_spec(), grid.records());
     // Spans handed to the sink as soon as their blocks are done, each within the results
     // budget's chunk, in blocks.
-    let span = span_members(block, grid.steps).min(chunk);
+    let member_bytes = spec.member_bytes(records);
+    let span = span_members(block, grid.steps, member_bytes).min(chunk);
     let blocks: Vec<Range<usize>> = (0..total)
         .step_by(span)
         .flat_map(|start| {
@@ -136,14 +146,29 @@ pub fn run_into_within<F: Family>(
     // and progress is reported after every block (a stop then waits only for the blocks in
     // flight).
     let mut first = 0;
-    let mut span_results = ResultBlock::with_capacity(spec, records, span.min(total));
+    let mut span_results: Option<ResultBlock> = None;
     let mut take = |results: ResultBlock, sink: &mut dyn ResultSink| -> Result<()> {
-        span_results.append(results);
-        let taken = first + span_results.len();
-        if taken == total || taken.is_multiple_of(span) {
-            let next = ResultBlock::with_capacity(spec, records, span.min(total - taken));
-            sink.accept(first, std::mem::replace(&mut span_results, next))?;
+        let taken = first + span_results.as_ref().map_or(0, ResultBlock::len) + results.len();
+        let span_done = taken == total || taken.is_multiple_of(span);
+        let span_so_far = match span_results.take() {
+            // A block that is a whole span goes to the sink as it is, without a copy.
+            None if span_done => results,
+            None => {
+                let mut started =
+                    ResultBlock::with_capacity(spec, records, span.min(total - first));
+                started.append(results);
+                started
+            }
+            Some(mut started) => {
+                started.append(results);
+                started
+            }
+        };
+        if span_done {
+            sink.accept(first, span_so_far)?;
             first = taken;
+        } else {
+            span_results = Some(span_so_far);
         }
         sink.progress((taken * grid.steps) as u64)
     };
@@ -155,5 +180,32 @@ pub fn run_into_within<F: Family>(
             run_in_order_on_pool(blocks.len(), window, run, |results| take(results, sink))
         }
         None => run_in_order(blocks.len(), window, run, |results| take(results, sink)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SPAN_MEMBER_STEPS, SPAN_RESULT_BYTES, span_members};
+
+    /// A span is whole blocks: enough for [`SPAN_MEMBER_STEPS`] of work where its results
+    /// are small, as many as [`SPAN_RESULT_BYTES`] holds (rounded up to a block) where they
+    /// are large, and one block where a member's results alone exceed that.
+    #[test]
+    fn spans_are_whole_blocks_of_bounded_results() {
+        let block = 32;
+        // The peer benchmark's shape: 600 steps, final states and totals only.
+        let small = span_members(block, 600, 256);
+        assert_eq!(
+            small,
+            SPAN_MEMBER_STEPS.div_ceil(600).div_ceil(block) * block
+        );
+        // 200 steps recording four energies and two outputs at every step.
+        let member_bytes = 200 * 6 * 8;
+        let large = span_members(block, 200, member_bytes);
+        assert_eq!(large % block, 0);
+        assert!(large * member_bytes <= SPAN_RESULT_BYTES + block * member_bytes);
+        assert!(large * member_bytes > SPAN_RESULT_BYTES);
+        assert!(large < SPAN_MEMBER_STEPS.div_ceil(200));
+        assert_eq!(span_members(block, 10, 2 * SPAN_RESULT_BYTES), block);
     }
 }
