@@ -56,8 +56,8 @@ impl<T: AsRef<[Lanes]> + AsMut<[Lanes]>> Buffer for T {
     }
 }
 
-/// n known at compile time, and s·m too where `SM` > 0 (the final-state step of small
-/// members, whose input loops then unroll as well); `SM` = 0 takes s·m from `sm`.
+/// n known at compile time, and s·m too where `SM` > 0 (the steps of small members, whose
+/// input loops then unroll as well); `SM` = 0 takes s·m from `sm`.
 #[derive(Clone, Copy)]
 struct Fixed<const N: usize, const SM: usize> {
     sm: usize,
@@ -153,7 +153,7 @@ fn advance_avx2(
 }
 
 /// Calls `advance_with` with the state size as [`Fixed`] when it is small (n ≤ 8), else
-/// [`Dynamic`]; a final-state step of n ≤ 2 with s·m ≤ 4 has both sizes fixed.
+/// [`Dynamic`]; a step of n ≤ 2 with s·m ≤ 4 has both sizes fixed, with energies or not.
 #[inline(always)]
 fn advance_in<S: Simd>(
     simd: S,
@@ -169,6 +169,9 @@ fn advance_in<S: Simd>(
                 $($(
                     ($small_n, $small_sm, false) =>
                         advance_with::<S, Fixed<$small_n, $small_sm>, false>(
+                            simd, Fixed { sm }, window, groups, checking),
+                    ($small_n, $small_sm, true) =>
+                        advance_with::<S, Fixed<$small_n, $small_sm>, true>(
                             simd, Fixed { sm }, window, groups, checking),
                 )*)*
                 $(
